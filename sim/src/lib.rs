@@ -1,0 +1,18 @@
+//! # fptgen-sim
+//!
+//! The model, its exact numerics and the bit-accurate simulator of fptgen.
+//! Data flows one way: a model file is parsed and validated here
+//! ([`model::load`]), its parameters loaded and checked ([`weights::load`]),
+//! and [`network::Network`] computes exactly what the generated hardware
+//! computes. The `fptgen-generator` crate lowers the same validated model to
+//! Verilog.
+
+pub mod error;
+pub mod fixed;
+pub mod model;
+pub mod network;
+pub mod reference;
+pub mod tensor;
+pub mod weights;
+
+pub use error::{Error, ModelError, Pos, TensorError};

@@ -1,0 +1,258 @@
+//! Reading and validating a model file.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_saphyr::{Location, Spanned};
+
+use super::schema::{ActivationFile, LayerFile, LayerKindFile, ModelFile, TrainableFile};
+use super::{
+    Activation, Dense, Layer, LayerOp, Model, Precision, Trainable, DEFAULT_CLOCK_PERIOD_NS,
+    DEFAULT_PART, MAX_DIM,
+};
+use crate::error::{Error, ModelError, Pos};
+use crate::fixed::Format;
+
+/// Reads and validates the model file at `path`.
+///
+/// The weights path in the file is resolved relative to the file's directory.
+pub fn load(path: &Path) -> Result<Model, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Ok(parse(&text, path)?)
+}
+
+/// Validates model-file `text`, reporting errors against `path`.
+pub fn parse(text: &str, path: &Path) -> Result<Model, ModelError> {
+    let file: ModelFile = serde_saphyr::from_str(text).map_err(|e| yaml_error(path, &e))?;
+    Checker { text, path }.model(file)
+}
+
+/// Converts a YAML/serde error into a [`ModelError`] with its position.
+fn yaml_error(path: &Path, err: &serde_saphyr::Error) -> ModelError {
+    let inner = err.without_snippet();
+    let message = strip_location_suffix(&inner.to_string());
+    match err.location() {
+        Some(loc) if loc.line() > 0 => ModelError::at(path, pos(&loc), message),
+        _ => ModelError::whole(path, message),
+    }
+}
+
+/// serde-saphyr appends " at line X, column Y" to plain messages; we print the
+/// position in front, compiler style, so drop the suffix.
+fn strip_location_suffix(msg: &str) -> String {
+    let msg = msg.trim();
+    match msg.rfind(" at line ") {
+        Some(i) if msg[i..].contains("column") => msg[..i].trim_end().to_string(),
+        _ => msg.to_string(),
+    }
+}
+
+fn pos(loc: &Location) -> Pos {
+    Pos { line: loc.line(), column: loc.column() }
+}
+
+struct Checker<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Checker<'_> {
+    fn err<T>(&self, at: &Spanned<T>, message: impl Into<String>) -> ModelError {
+        ModelError::at(self.path, pos(&at.referenced), message)
+    }
+
+    /// Position of the character `offset` bytes into the scalar at `at`,
+    /// skipping an opening quote.
+    fn pos_in_scalar(&self, at: &Spanned<String>, offset: usize) -> Pos {
+        let base = pos(&at.referenced);
+        let quoted = self
+            .text
+            .lines()
+            .nth(base.line.saturating_sub(1) as usize)
+            .and_then(|l| l.chars().nth(base.column.saturating_sub(1) as usize))
+            .is_some_and(|c| c == '"' || c == '\'');
+        let before = at.value.get(..offset).map(|s| s.chars().count()).unwrap_or(0) as u64;
+        Pos { line: base.line, column: base.column + u64::from(quoted) + before }
+    }
+
+    fn format(&self, s: &Spanned<String>, what: &str) -> Result<Format, ModelError> {
+        s.value.parse::<Format>().map_err(|e| {
+            ModelError::at(
+                self.path,
+                self.pos_in_scalar(s, e.offset()),
+                format!("bad {what} format '{}': {e}", s.value),
+            )
+        })
+    }
+
+    fn identifier(&self, s: &Spanned<String>, what: &str) -> Result<String, ModelError> {
+        let v = &s.value;
+        let mut chars = v.chars();
+        let ok_start = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        let ok_rest = chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok_start || !ok_rest || v.len() > 64 {
+            return Err(self.err(
+                s,
+                format!(
+                    "{what} '{v}' is not usable as a Verilog identifier: use 1 to 64 characters \
+                     from [A-Za-z0-9_], not starting with a digit"
+                ),
+            ));
+        }
+        if VERILOG_KEYWORDS.contains(&v.as_str()) {
+            return Err(self.err(s, format!("{what} '{v}' is a Verilog keyword")));
+        }
+        Ok(v.clone())
+    }
+
+    fn dim(&self, s: &Spanned<u64>, what: &str) -> Result<usize, ModelError> {
+        if s.value == 0 || s.value > MAX_DIM as u64 {
+            return Err(self.err(s, format!("{what} is {}; it must be between 1 and {MAX_DIM}", s.value)));
+        }
+        Ok(s.value as usize)
+    }
+
+    fn model(&self, f: ModelFile) -> Result<Model, ModelError> {
+        let name = self.identifier(&f.name, "network name")?;
+        let part = match &f.part {
+            None => DEFAULT_PART.to_string(),
+            Some(p) => {
+                let v = p.value.trim();
+                if v.is_empty() || v.contains(char::is_whitespace) {
+                    return Err(self.err(p, format!("part '{}' is not a part number", p.value)));
+                }
+                v.to_string()
+            }
+        };
+        let clock_period_ns = match &f.clock_period_ns {
+            None => DEFAULT_CLOCK_PERIOD_NS,
+            Some(c) if c.value.is_finite() && c.value > 0.0 => c.value,
+            Some(c) => {
+                return Err(self.err(c, format!("clock_period_ns is {}; it must be a positive number", c.value)))
+            }
+        };
+        if f.input.shape.value.is_empty() {
+            return Err(self.err(&f.input.shape, "input shape is empty; give at least one dimension"));
+        }
+        let mut input_shape = Vec::new();
+        for d in &f.input.shape.value {
+            input_shape.push(self.dim(d, "input dimension")?);
+        }
+        let input_len: usize = input_shape.iter().product();
+        if input_len > MAX_DIM {
+            return Err(self.err(&f.input.shape, format!("input has {input_len} values; at most {MAX_DIM} are supported")));
+        }
+        let input_format = self.format(&f.input.format, "input")?;
+        if f.weights.value.trim().is_empty() {
+            return Err(self.err(&f.weights, "weights path is empty"));
+        }
+        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let weights_path: PathBuf = dir.join(&f.weights.value);
+
+        if f.layers.value.is_empty() {
+            return Err(self.err(&f.layers, "the model has no layers"));
+        }
+        let mut layers: Vec<Layer> = Vec::new();
+        let mut names = HashSet::new();
+        for lf in &f.layers.value {
+            let (prev_len, prev_desc, prev_format) = match layers.last() {
+                None => (input_len, "the network input".to_string(), input_format),
+                Some(p) => (p.dense().outputs, format!("the previous layer '{}'", p.name), p.dense().precision.output),
+            };
+            let layer = self.layer(lf, prev_len, &prev_desc, prev_format)?;
+            if !names.insert(layer.name.clone()) {
+                return Err(self.err(&lf.name, format!("layer name '{}' is used twice", layer.name)));
+            }
+            if layer.name == name {
+                return Err(self.err(&lf.name, format!("layer name '{}' is the network's name; the top-level module needs it", layer.name)));
+            }
+            layers.push(layer);
+        }
+        Ok(Model {
+            name,
+            part,
+            clock_period_ns,
+            input_shape,
+            input_format,
+            weights_path,
+            source: self.path.to_path_buf(),
+            layers,
+        })
+    }
+
+    fn layer(&self, lf: &LayerFile, prev_len: usize, prev_desc: &str, input_format: Format) -> Result<Layer, ModelError> {
+        let name = self.identifier(&lf.name, "layer name")?;
+        match lf.kind.value {
+            LayerKindFile::Dense => {}
+        }
+        let inputs = self.dim(&lf.inputs, "inputs")?;
+        let outputs = self.dim(&lf.outputs, "outputs")?;
+        if inputs != prev_len {
+            let noun = if prev_desc == "the network input" { "values" } else { "outputs" };
+            return Err(self.err(
+                &lf.inputs,
+                format!("layer '{name}' has {inputs} inputs but {prev_desc} has {prev_len} {noun}"),
+            ));
+        }
+        let precision = Precision {
+            weight: self.format(&lf.precision.weight, "weight")?,
+            bias: self.format(&lf.precision.bias, "bias")?,
+            accum: self.format(&lf.precision.accum, "accumulator")?,
+            output: self.format(&lf.precision.output, "output")?,
+        };
+        let pe = self.fold(&lf.pe, "pe", outputs, "outputs")?;
+        let simd = self.fold(&lf.simd, "simd", inputs, "inputs")?;
+        let mut trainable = Trainable::default();
+        if let Some(t) = &lf.trainable {
+            for item in &t.value {
+                let slot = match item {
+                    TrainableFile::Weights => &mut trainable.weights,
+                    TrainableFile::Biases => &mut trainable.biases,
+                };
+                if *slot {
+                    return Err(self.err(t, format!("trainable lists {item:?} twice").to_lowercase()));
+                }
+                *slot = true;
+            }
+        }
+        let activation = match lf.activation {
+            ActivationFile::Relu => Activation::Relu,
+            ActivationFile::Linear => Activation::Linear,
+        };
+        Ok(Layer {
+            name,
+            op: LayerOp::Dense(Dense { inputs, outputs, activation, precision, pe, simd, trainable }),
+            input_format,
+        })
+    }
+
+    fn fold(&self, v: &Option<Spanned<u64>>, what: &str, dim: usize, dim_name: &str) -> Result<usize, ModelError> {
+        match v {
+            None => Ok(1),
+            Some(s) if s.value >= 1 && s.value <= dim as u64 => Ok(s.value as usize),
+            Some(s) => Err(self.err(
+                s,
+                format!("{what} is {}; it must be between 1 and the layer's {dim} {dim_name}", s.value),
+            )),
+        }
+    }
+}
+
+/// Verilog-2001 reserved words, which cannot name modules or signals.
+const VERILOG_KEYWORDS: &[&str] = &[
+    "always", "and", "assign", "automatic", "begin", "buf", "bufif0", "bufif1", "case", "casex",
+    "casez", "cell", "cmos", "config", "deassign", "default", "defparam", "design", "disable",
+    "edge", "else", "end", "endcase", "endconfig", "endfunction", "endgenerate", "endmodule",
+    "endprimitive", "endspecify", "endtable", "endtask", "event", "for", "force", "forever",
+    "fork", "function", "generate", "genvar", "highz0", "highz1", "if", "ifnone", "incdir",
+    "include", "initial", "inout", "input", "instance", "integer", "join", "large", "liblist",
+    "library", "localparam", "macromodule", "medium", "module", "nand", "negedge", "nmos", "nor",
+    "noshowcancelled", "not", "notif0", "notif1", "or", "output", "parameter", "pmos", "posedge",
+    "primitive", "pull0", "pull1", "pulldown", "pullup", "pulsestyle_onevent",
+    "pulsestyle_ondetect", "rcmos", "real", "realtime", "reg", "release", "repeat", "rnmos",
+    "rpmos", "rtran", "rtranif0", "rtranif1", "scalared", "showcancelled", "signed", "small",
+    "specify", "specparam", "strong0", "strong1", "supply0", "supply1", "table", "task", "time",
+    "tran", "tranif0", "tranif1", "tri", "tri0", "tri1", "triand", "trior", "trireg", "unsigned",
+    "use", "uwire", "vectored", "wait", "wand", "weak0", "weak1", "while", "wire", "wor", "xnor",
+    "xor", "logic", "bit", "byte", "int",
+];

@@ -1,0 +1,107 @@
+//! `fptgen`: turn a quantized network into FPGA hardware that keeps learning
+//! on the device. See the README for the model-file reference.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Generate pipelined Verilog, with on-device evolution-strategies training
+/// hardware, from a quantized network's model file.
+#[derive(Debug, Parser)]
+#[command(name = "fptgen", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate model files and their weights, and print a summary of each.
+    ///
+    /// Prints, per model: layers with shapes, formats, folding and trainable
+    /// parameters; totals of parameters, multiply-accumulates per inference
+    /// and trainable parameters. Exits non-zero on the first invalid file,
+    /// naming the file and line/column, or the tensor and index.
+    Check {
+        /// Model files (YAML).
+        #[arg(required = true, value_name = "MODEL")]
+        models: Vec<PathBuf>,
+        /// Convert weights that their format cannot represent exactly with the
+        /// format's quantization and overflow modes instead of rejecting them.
+        #[arg(long)]
+        quantize: bool,
+    },
+    /// Run bit-accurate inference on a batch of inputs.
+    ///
+    /// Inputs are a .npy array shaped [N, ...input shape] (or one sample
+    /// shaped like the input). Output is shaped [N, outputs]; without
+    /// --output it is printed, one sample per line.
+    Simulate {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Input array (.npy).
+        #[arg(long, value_name = "X.npy")]
+        inputs: PathBuf,
+        /// Write the outputs to this new .npy file instead of printing them.
+        #[arg(long, short, value_name = "Y.npy")]
+        output: Option<PathBuf>,
+        /// How to read the input values.
+        #[arg(long, value_enum, default_value_t = Kind::Float)]
+        input_kind: Kind,
+        /// How to write the output values.
+        #[arg(long, value_enum, default_value_t = Kind::Float)]
+        output_kind: Kind,
+        /// Convert weights that their format cannot represent exactly (see `check --quantize`).
+        #[arg(long)]
+        quantize: bool,
+    },
+    /// Write seeded random weights for a model, for bring-up before training.
+    ///
+    /// Writes the archive the model file names (or --output), and refuses to
+    /// replace an existing file. The seed is recorded in the archive as
+    /// `meta/seed`; the same seed always gives the same bits.
+    InitWeights {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write here instead of the path the model file names.
+        #[arg(long, short, value_name = "FILE.npz")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// How numbers are given or wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// Real values (float64 on output). Float inputs are converted to the
+    /// input format with its quantization and overflow modes.
+    Float,
+    /// Raw integer codes of the fixed-point format (value = code * 2^-F);
+    /// int64 on output.
+    Raw,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { models, quantize } => commands::check::run(&models, quantize),
+        Command::Simulate { model, inputs, output, input_kind, output_kind, quantize } => {
+            commands::simulate::run(&model, &inputs, output.as_deref(), input_kind, output_kind, quantize)
+        }
+        Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The `fptgen` commands on the examples: what a user runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fptgen_sim::network::Network;
+use fptgen_sim::tensor::{self, OutValues, Values};
+use fptgen_sim::weights::{self, Conversion};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fptgen(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fptgen")).args(args).current_dir(dir).output().expect("run fptgen");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+}
+
+#[test]
+fn check_accepts_all_three_examples() {
+    let (code, out, err) = fptgen(
+        &["check", "examples/tiny/model.yaml", "examples/jet_tagging/model.yaml", "examples/mnist/model.yaml"],
+        &root(),
+    );
+    assert_eq!(code, 0, "{err}");
+    for name in ["tiny: ok", "jet_tagging: ok", "mnist: ok"] {
+        assert!(out.contains(name), "{out}");
+    }
+    // Seed 003's MNIST network has 178,110 parameters; 784*200 + 200 = 157,000
+    // of them are in the first layer, whose 156,800 weights are trainable.
+    assert!(out.contains("total: 178110 parameters, 177800 MACs per inference, 156800 trainable parameters"), "{out}");
+}
+
+#[test]
+fn simulate_matches_the_library_on_float_and_raw_inputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model_path = root().join("examples/jet_tagging/model.yaml");
+    let model = fptgen_sim::model::load(&model_path).expect("model");
+    let params = weights::load(&model, Conversion::Exact).expect("weights");
+    let net = Network::new(model.clone(), params).expect("net");
+    let n = 9;
+    // Float inputs spanning the input range, including values that need rounding
+    // and values beyond the range of ap_fixed<16,6> (which wrap, AP_WRAP).
+    let xs: Vec<f64> = (0..n * 16).map(|i| ((i as f64) * 0.7311).sin() * 40.0).collect();
+    let xin = dir.path().join("x.npy");
+    tensor::write_npy(&xin, &[n, 16], &OutValues::F64(xs.clone())).expect("write x");
+    let yout = dir.path().join("y.npy");
+    let (code, _, err) = fptgen(
+        &["simulate", model_path.to_str().expect("utf8"), "--inputs", "x.npy", "--output", "y.npy", "--output-kind", "raw"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let y = tensor::read_npy(&yout).expect("read y");
+    assert_eq!(y.shape, vec![n, 5]);
+    let Values::Int(got) = y.values else { panic!("raw output must be integers") };
+    for s in 0..n {
+        let raw: Vec<i128> = xs[s * 16..(s + 1) * 16]
+            .iter()
+            .map(|&x| model.input_format.quantize_f64(x).expect("finite"))
+            .collect();
+        assert_eq!(net.infer(&raw).expect("infer"), got[s * 5..(s + 1) * 5].to_vec(), "sample {s}");
+    }
+    // Refuses to overwrite the output it wrote before.
+    let (code, _, err) = fptgen(
+        &["simulate", model_path.to_str().expect("utf8"), "--inputs", "x.npy", "--output", "y.npy"],
+        dir.path(),
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("y.npy") && err.contains("does not overwrite"), "{err}");
+    // Raw integer inputs out of the input format's range are rejected with the sample and index.
+    let xr = dir.path().join("xr.npy");
+    let mut raw = vec![0i64; 2 * 16];
+    raw[16 + 3] = 40000; // ap_fixed<16,6> codes are -32768..=32767
+    tensor::write_npy(&xr, &[2, 16], &OutValues::I64(raw)).expect("write xr");
+    let (code, _, err) = fptgen(
+        &["simulate", model_path.to_str().expect("utf8"), "--inputs", "xr.npy", "--input-kind", "raw"],
+        dir.path(),
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("xr.npy") && err.contains("sample 1, value 3") && err.contains("40000"), "{err}");
+    // Wrong shape is named.
+    let (code, _, err) = fptgen(&["simulate", model_path.to_str().expect("utf8"), "--inputs", "y.npy", "--input-kind", "raw"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("[9, 5]"), "{err}");
+}
+
+#[test]
+fn simulate_prints_float_outputs_for_one_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    tensor::write_npy(&dir.path().join("x.npy"), &[2], &OutValues::F64(vec![1.5, -0.75])).expect("write");
+    let model = root().join("examples/tiny/model.yaml");
+    let (code, out, err) = fptgen(&["simulate", model.to_str().expect("utf8"), "--inputs", "x.npy"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let m = fptgen_sim::model::load(&model).expect("model");
+    let net = Network::new(m.clone(), weights::load(&m, Conversion::Exact).expect("w")).expect("net");
+    let raw = [m.input_format.quantize_f64(1.5).expect("f"), m.input_format.quantize_f64(-0.75).expect("f")];
+    let want: Vec<String> = net.infer(&raw).expect("infer").iter().map(|&r| m.output_format().to_f64(r).to_string()).collect();
+    assert_eq!(out.trim(), want.join(" "));
+}
+
+#[test]
+fn init_weights_is_seeded_and_never_overwrites() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/mnist/model.yaml");
+    let m = model.to_str().expect("utf8");
+    for (name, seed) in [("a.npz", "5"), ("b.npz", "5"), ("c.npz", "6")] {
+        let (code, _, err) = fptgen(&["init-weights", m, "--seed", seed, "-o", name], dir.path());
+        assert_eq!(code, 0, "{err}");
+    }
+    let read = |n: &str| tensor::read_npz(&dir.path().join(n)).expect("npz");
+    let (a, b, c) = (read("a.npz"), read("b.npz"), read("c.npz"));
+    assert_eq!(a, b, "same seed, same bits");
+    assert_ne!(a["fc1/w"], c["fc1/w"], "another seed, other weights");
+    assert_eq!(a["meta/seed"].values, Values::Int(vec![5]));
+    let before = std::fs::read(dir.path().join("a.npz")).expect("read");
+    let (code, _, err) = fptgen(&["init-weights", m, "--seed", "7", "-o", "a.npz"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("a.npz") && err.contains("does not overwrite"), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("a.npz")).expect("read"), before);
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(dir.path()).expect("dir").map(|e| e.expect("e").file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains("partial")), "{names:?}");
+    // The written archive loads against the model (every value representable).
+    let model = fptgen_sim::model::load(&model).expect("model");
+    weights::load_from(&model, &dir.path().join("a.npz"), Conversion::Exact).expect("loads");
+}
+
+#[test]
+fn every_subcommand_documents_every_option() {
+    for (cmd, opts) in [
+        ("check", vec!["--quantize", "MODEL"]),
+        ("simulate", vec!["--inputs", "--output", "--input-kind", "--output-kind", "--quantize", "raw", "float"]),
+        ("init-weights", vec!["--seed", "--output"]),
+    ] {
+        let (code, out, err) = fptgen(&[cmd, "--help"], &root());
+        assert_eq!(code, 0, "{err}");
+        for o in opts {
+            assert!(out.contains(o), "`fptgen {cmd} --help` does not mention {o}:\n{out}");
+        }
+    }
+    let (code, _, err) = fptgen(&["simulate"], &root());
+    assert_eq!(code, 2, "usage errors exit 2: {err}");
+}

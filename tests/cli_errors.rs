@@ -1,0 +1,260 @@
+//! Every kind of bad input named in the foundation issue gets a message that
+//! names the file and line:column (or the tensor and index) and a non-zero
+//! exit from the `fptgen` binary, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fptgen_sim::tensor::{write_npz, NamedArray, OutValues};
+
+/// A valid two-layer model; tests break one thing in it at a time.
+/// Line numbers below refer to this text.
+const MODEL: &str = "\
+name: net
+clock_period_ns: 4.0
+input:
+  shape: [3]
+  format: ap_fixed<8,3>
+weights: w.npz
+layers:
+  - name: fc1
+    type: dense
+    inputs: 3
+    outputs: 2
+    activation: relu
+    precision:
+      weight: ap_fixed<4,1>
+      bias: ap_fixed<8,3>
+      accum: ap_fixed<16,6>
+      output: ap_ufixed<8,3>
+    pe: 2
+    simd: 3
+  - name: fc2
+    type: dense
+    inputs: 2
+    outputs: 1
+    activation: linear
+    precision:
+      weight: ap_fixed<4,1>
+      bias: ap_fixed<8,3>
+      accum: ap_fixed<16,6>
+      output: ap_fixed<8,3>
+";
+
+struct Case {
+    dir: tempfile::TempDir,
+}
+
+impl Case {
+    /// A directory holding `model.yaml` with `text` and a valid `w.npz`
+    /// whose arrays can be replaced.
+    fn new(text: &str) -> Case {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("model.yaml"), text).expect("write model");
+        Case { dir }
+    }
+
+    fn model(&self) -> PathBuf {
+        self.dir.path().join("model.yaml")
+    }
+
+    fn weights(&self, arrays: &[NamedArray]) {
+        write_npz(&self.dir.path().join("w.npz"), arrays).expect("write npz");
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_fptgen"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run fptgen");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "fptgen panicked: {stderr}");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    }
+
+    /// Runs `fptgen check model.yaml`, expects failure, returns stderr.
+    fn check_fails(&self) -> String {
+        let (code, _, err) = self.run(&["check", "model.yaml"]);
+        assert_eq!(code, 1, "expected exit 1, stderr: {err}");
+        assert!(err.starts_with("error: "), "stderr: {err}");
+        err
+    }
+}
+
+fn arr(name: &str, shape: &[usize], v: Vec<f64>) -> NamedArray {
+    NamedArray { name: name.into(), shape: shape.to_vec(), values: OutValues::F64(v) }
+}
+
+/// Valid weights for MODEL (all codes representable).
+fn good_weights() -> Vec<NamedArray> {
+    vec![
+        arr("fc1/w", &[2, 3], vec![0.5, -0.25, 0.125, -1.0, 0.875, 0.0]),
+        arr("fc1/b", &[2], vec![0.25, -0.5]),
+        arr("fc2/w", &[1, 2], vec![0.75, -0.625]),
+        arr("fc2/b", &[1], vec![1.5]),
+    ]
+}
+
+fn replace(mut v: Vec<NamedArray>, a: NamedArray) -> Vec<NamedArray> {
+    let i = v.iter().position(|x| x.name == a.name).expect("known tensor");
+    v[i] = a;
+    v
+}
+
+fn expect_at(err: &str, file: &Path, line: u32, col: Option<u32>, words: &[&str]) {
+    let prefix = match col {
+        Some(c) => format!("error: {}:{line}:{c}: ", file.display()),
+        None => format!("error: {}:{line}:", file.display()),
+    };
+    assert!(err.starts_with(&prefix), "expected prefix {prefix:?} in {err:?}");
+    for w in words {
+        assert!(err.contains(w), "expected {w:?} in {err:?}");
+    }
+}
+
+#[test]
+fn valid_model_passes_and_prints_summary() {
+    let c = Case::new(MODEL);
+    c.weights(&good_weights());
+    let (code, out, err) = c.run(&["check", "model.yaml"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("net: ok"), "{out}");
+    // 3*2 + 2 + 2*1 + 1 parameters, 3*2 + 2*1 MACs.
+    assert!(out.contains("total: 11 parameters, 8 MACs per inference, 0 trainable parameters"), "{out}");
+}
+
+#[test]
+fn malformed_yaml() {
+    let c = Case::new(&MODEL.replace("  shape: [3]", "  shape: [3"));
+    let err = c.check_fails();
+    // The unclosed flow sequence is reported on or after line 4.
+    assert!(err.contains("model.yaml:"), "{err}");
+    let line: u32 = err.split(':').nth(2).and_then(|s| s.trim().parse().ok()).expect("line number");
+    assert!(line >= 4, "{err}");
+}
+
+#[test]
+fn unknown_field() {
+    let c = Case::new(&MODEL.replace("    pe: 2\n", "    pe: 2\n    reuse_factor: 4\n"));
+    let err = c.check_fails();
+    expect_at(&err, Path::new("model.yaml"), 19, None, &["reuse_factor"]);
+}
+
+#[test]
+fn misspelled_layer_type() {
+    let c = Case::new(&MODEL.replacen("type: dense", "type: dnse", 1));
+    let err = c.check_fails();
+    expect_at(&err, Path::new("model.yaml"), 9, None, &["dnse", "dense"]);
+}
+
+#[test]
+fn bad_format_string_points_into_the_string() {
+    let c = Case::new(&MODEL.replacen("accum: ap_fixed<16,6>", "accum: ap_fixed<16,6,AP_RDN>", 1));
+    let err = c.check_fails();
+    // "      accum: " is 13 characters; the string starts at column 14 and the
+    // mode token "AP_RDN" 14 bytes into it, at column 28.
+    expect_at(&err, Path::new("model.yaml"), 16, Some(28), &["AP_RDN", "accumulator"]);
+}
+
+#[test]
+fn width_zero_and_above_64() {
+    for (w, what) in [("0", "width 0"), ("65", "width 65")] {
+        let c = Case::new(&MODEL.replacen("weight: ap_fixed<4,1>", &format!("weight: ap_fixed<{w},1>"), 1));
+        let err = c.check_fails();
+        expect_at(&err, Path::new("model.yaml"), 14, None, &[what, "64"]);
+    }
+}
+
+#[test]
+fn layer_input_size_mismatch() {
+    let c = Case::new(&MODEL.replace("    inputs: 2\n", "    inputs: 5\n"));
+    let err = c.check_fails();
+    expect_at(&err, Path::new("model.yaml"), 22, Some(13), &["'fc2' has 5 inputs", "'fc1' has 2 outputs"]);
+    let c = Case::new(&MODEL.replace("    inputs: 3\n", "    inputs: 4\n"));
+    let err = c.check_fails();
+    expect_at(&err, Path::new("model.yaml"), 10, Some(13), &["network input has 3 values"]);
+}
+
+#[test]
+fn pe_and_simd_out_of_range() {
+    for (from, to, line, words) in [
+        ("    pe: 2\n", "    pe: 0\n", 18, ["pe is 0", "2 outputs"]),
+        ("    pe: 2\n", "    pe: 3\n", 18, ["pe is 3", "2 outputs"]),
+        ("    simd: 3\n", "    simd: 0\n", 19, ["simd is 0", "3 inputs"]),
+        ("    simd: 3\n", "    simd: 4\n", 19, ["simd is 4", "3 inputs"]),
+    ] {
+        let c = Case::new(&MODEL.replace(from, to));
+        let err = c.check_fails();
+        expect_at(&err, Path::new("model.yaml"), line, Some(9 + (from.contains("simd") as u32) * 2), &words);
+    }
+}
+
+#[test]
+fn missing_weights_file() {
+    let c = Case::new(MODEL);
+    let err = c.check_fails();
+    assert!(err.contains("w.npz") && err.contains("not found"), "{err}");
+}
+
+#[test]
+fn tensor_missing_from_archive() {
+    let c = Case::new(MODEL);
+    let mut w = good_weights();
+    w.retain(|a| a.name != "fc2/b");
+    c.weights(&w);
+    let err = c.check_fails();
+    assert!(err.contains("w.npz: tensor 'fc2/b'") && err.contains("missing"), "{err}");
+}
+
+#[test]
+fn unexpected_tensor_in_archive() {
+    let c = Case::new(MODEL);
+    let mut w = good_weights();
+    w.push(arr("fc1/W", &[2, 3], vec![0.0; 6]));
+    c.weights(&w);
+    let err = c.check_fails();
+    assert!(err.contains("tensor 'fc1/W'") && err.contains("not a tensor of this model"), "{err}");
+}
+
+#[test]
+fn tensor_of_wrong_shape() {
+    let c = Case::new(MODEL);
+    c.weights(&replace(good_weights(), arr("fc1/w", &[3, 2], vec![0.0; 6])));
+    let err = c.check_fails();
+    assert!(err.contains("tensor 'fc1/w'") && err.contains("[3, 2]") && err.contains("[2, 3]"), "{err}");
+}
+
+#[test]
+fn value_not_representable_names_tensor_and_index() {
+    let c = Case::new(MODEL);
+    // ap_fixed<4,1> has steps of 1/8: 0.3 is not a multiple of it.
+    c.weights(&replace(good_weights(), arr("fc1/w", &[2, 3], vec![0.5, -0.25, 0.125, -1.0, 0.3, 0.0])));
+    let err = c.check_fails();
+    assert!(err.contains("tensor 'fc1/w' at index [1, 1]") && err.contains("0.3"), "{err}");
+    // Out of range: ap_fixed<4,1> holds [-1, 0.875].
+    c.weights_replace(&replace(good_weights(), arr("fc2/w", &[1, 2], vec![0.75, 1.0])));
+    let err = c.check_fails();
+    assert!(err.contains("tensor 'fc2/w' at index [0, 1]"), "{err}");
+    // With --quantize the same archive is accepted (1.0 saturates? no: AP_WRAP
+    // is the default overflow, so it wraps; either way it loads).
+    let (code, _, err) = c.run(&["check", "--quantize", "model.yaml"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn non_finite_value() {
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let c = Case::new(MODEL);
+        c.weights(&replace(good_weights(), arr("fc1/b", &[2], vec![0.25, bad])));
+        let err = c.check_fails();
+        assert!(err.contains("tensor 'fc1/b' at index [1]") && err.contains("not finite"), "{err}");
+    }
+}
+
+impl Case {
+    fn weights_replace(&self, arrays: &[NamedArray]) {
+        std::fs::remove_file(self.dir.path().join("w.npz")).expect("remove");
+        self.weights(arrays);
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The project's test command (README, "Set up"): installs what the tests need
+# when it is missing, then runs every test. CI runs exactly this (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Verilator (co-simulation) and yosys (resource estimates) come from Debian.
+missing=()
+command -v verilator >/dev/null 2>&1 || missing+=(verilator)
+command -v yosys >/dev/null 2>&1 || missing+=(yosys)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        echo "tests/run.sh: installing ${missing[*]}" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "tests/run.sh: missing ${missing[*]}; install with: sudo apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+verilator --version
+yosys -V
+
+cargo build --workspace --locked --all-targets
+cargo test --workspace --locked
