@@ -59,6 +59,56 @@ enum Command {
         #[arg(long)]
         quantize: bool,
     },
+    /// Generate the network's Verilog, memory images, Verilator harness and reports.
+    ///
+    /// Writes OUT/rtl/ (one module per layer, the top level, the library
+    /// modules used), OUT/mem/ (weight images for $readmemh), OUT/sim/ (the
+    /// Verilator C++ harness and sim/build.sh), OUT/report.json and
+    /// OUT/report.md (per layer: MACs, PE, SIMD, cycles per vector, latency;
+    /// for the network: initiation interval and latency in cycles and ns).
+    /// Refuses a non-empty OUT that fptgen did not create; writes all files
+    /// or none.
+    Generate {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Output directory.
+        #[arg(long, short, value_name = "OUT")]
+        output: PathBuf,
+        /// Convert weights that their format cannot represent exactly (see `check --quantize`).
+        #[arg(long)]
+        quantize: bool,
+    },
+    /// Co-simulate the generated Verilog against the bit-accurate simulator.
+    ///
+    /// Generates the design (into --output, or a temporary directory),
+    /// builds it with Verilator, and streams N input vectors (all-maximum,
+    /// all-minimum and zero codes, then random ones) twice: at full rate to
+    /// measure the initiation interval and latency, then with random input
+    /// gaps and random output back-pressure. Every output bit is compared
+    /// with the simulator. Prints one summary line; exits non-zero on any
+    /// mismatch (naming the vector, output and bits) or if the measured
+    /// cycles differ from report.json's.
+    Cosim {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Number of input vectors.
+        #[arg(long, default_value_t = 100)]
+        vectors: usize,
+        /// Seed of the random vectors and of the handshake patterns.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write a VCD waveform of the run to this file.
+        #[arg(long, value_name = "FILE.vcd")]
+        trace: Option<PathBuf>,
+        /// Generate into this directory (kept) instead of a temporary one.
+        #[arg(long, short, value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// Convert weights that their format cannot represent exactly (see `check --quantize`).
+        #[arg(long)]
+        quantize: bool,
+    },
     /// Write seeded random weights for a model, for bring-up before training.
     ///
     /// Writes the archive the model file names (or --output), and refuses to
@@ -94,6 +144,10 @@ fn main() -> ExitCode {
         Command::Check { models, quantize } => commands::check::run(&models, quantize),
         Command::Simulate { model, inputs, output, input_kind, output_kind, quantize } => {
             commands::simulate::run(&model, &inputs, output.as_deref(), input_kind, output_kind, quantize)
+        }
+        Command::Generate { model, output, quantize } => commands::generate::run(&model, &output, quantize),
+        Command::Cosim { model, vectors, seed, trace, output, quantize } => {
+            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize)
         }
         Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),
     };

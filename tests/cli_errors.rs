@@ -2,7 +2,7 @@
 //! names the file and line:column (or the tensor and index) and a non-zero
 //! exit from the `fptgen` binary, never a panic.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use fptgen_sim::tensor::{write_npz, NamedArray, OutValues};
@@ -52,10 +52,6 @@ impl Case {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("model.yaml"), text).expect("write model");
         Case { dir }
-    }
-
-    fn model(&self) -> PathBuf {
-        self.dir.path().join("model.yaml")
     }
 
     fn weights(&self, arrays: &[NamedArray]) {

@@ -1,11 +1,17 @@
 //! # fptgen-generator
 //!
-//! Lowers a validated [`fptgen_sim::model::Model`] to a hardware plan and
-//! renders it (Verilog, harnesses, constraints, reports) from the askama
-//! templates in `templates/` and the library modules in `rtl/`.
-//!
-//! Nothing is lowered yet: this crate currently only fixes the direction of
-//! the data flow (model file → `fptgen-sim` → `fptgen-generator` → files).
+//! Lowers a validated [`fptgen_sim::model::Model`] to a hardware plan
+//! ([`plan`]) and renders it ([`render`]): Verilog from the askama templates
+//! in `templates/` and the library modules in `rtl/`, memory images, the
+//! Verilator harness and the reports. [`output`] writes the files safely and
+//! [`cosim`] builds and runs the co-simulation against the bit-accurate
+//! simulator.
 
-/// The model type the generator consumes, re-exported for its callers.
-pub use fptgen_sim::model::Model;
+pub mod bits;
+pub mod cosim;
+pub mod output;
+pub mod plan;
+pub mod render;
+
+/// fptgen's version, written into every generated file.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -160,7 +160,7 @@ pub fn random(model: &Model, seed: u64) -> Params {
 fn draw(rng: &mut ChaCha8Rng, f: Format, bound: f64) -> i128 {
     let step = f.to_f64(1);
     let k = ((bound / step).floor() as i128).max(1);
-    let lo = (-k).max(f.min_raw());
+    let lo = (-k).max(f.lossless_min_raw());
     let hi = k.min(f.max_raw());
     if lo >= hi {
         return lo;

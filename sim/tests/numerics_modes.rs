@@ -367,6 +367,18 @@ fn u64_times_u64_product_is_exact() {
     assert_eq!(f("ap_ufixed<64,192>").mul_from(i, &u, i, &u), (1i128 << 64) - 1);
     assert_eq!(f("ap_ufixed<64,193>").mul_from(i, &u, i, &u), (1i128 << 64) - 1);
     assert_eq!(f("ap_ufixed<64,193,AP_RND>").mul_from(i, &u, i, &u), 0);
+    // In steps of 2^100 (ap_ufixed<64,164>): the product's set bits are
+    // 0 and 128..=253, so floor(product / 2^100) mod 2^64 holds bits
+    // 100..=163 of it: zeros at 100..=127, ones at 128..=163, i.e.
+    // (2^36 - 1) * 2^28 = 2^64 - 2^28. AP_SAT gives the maximum 2^64 - 1.
+    assert_eq!(
+        f("ap_ufixed<64,164>").mul_from(i, &u, i, &u),
+        (1i128 << 64) - (1i128 << 28)
+    );
+    assert_eq!(
+        f("ap_ufixed<64,164,AP_TRN,AP_SAT>").mul_from(i, &u, i, &u),
+        (1i128 << 64) - 1
+    );
     // Fixed::mul_to agrees.
     let x = Fixed::from_raw(a, u).unwrap();
     assert_eq!(x.mul_to(&x, big).raw(), (1i128 << 64) - 2);
@@ -621,6 +633,7 @@ fn parse_every_syntax() {
         ("quantized_relu(6,2)", (false, 6, 2, RndConv, Sat)),
         ("quantized_relu(6)", (false, 6, 0, RndConv, Sat)),
         ("quantized_relu(6,2,alpha=1)", (false, 6, 2, RndConv, Sat)),
+        ("quantized_relu(6,2,)", (false, 6, 2, RndConv, Sat)), // trailing comma
     ];
     for (s, expected) in cases {
         let fmt = f(s);
@@ -751,12 +764,10 @@ fn parse_every_error() {
     for (s, message, offset) in cases {
         assert_eq!(perr(s), (message, offset), "{s:?}");
     }
-    // Display adds the position and the input.
+    // Display is the message; the position and input are separate.
     let e = "ap_fixed<0,0>".parse::<Format>().unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "width 0 is out of range 1..=64 (at byte 9 of `ap_fixed<0,0>`)"
-    );
+    assert_eq!(e.to_string(), "width 0 is out of range 1..=64");
+    assert_eq!((e.offset(), e.input()), (9, Some("ap_fixed<0,0>")));
 }
 
 #[test]
@@ -770,4 +781,17 @@ fn format_new_validates() {
     let fmt = Format::new(false, 64, -1024, Quant::RndConv, Overflow::SatSym).unwrap();
     assert_eq!(fmt.frac_bits(), 1088);
     assert_eq!(fmt.to_string(), "ap_ufixed<64,-1024,AP_RND_CONV,AP_SAT_SYM>");
+}
+
+#[test]
+fn serde_as_canonical_string() {
+    // Serialized as the canonical Display string; deserialized by FromStr,
+    // so any accepted syntax works and errors are reported.
+    let fmt = f("quantized_bits(8,3)");
+    let yaml = serde_saphyr::to_string(&fmt).unwrap();
+    assert_eq!(yaml.trim(), "ap_fixed<8,4,AP_RND_CONV,AP_SAT>");
+    let back: Format = serde_saphyr::from_str("ap_ufixed< 6, 2 >").unwrap();
+    assert_eq!(back, f("ap_ufixed<6,2,AP_TRN,AP_WRAP>"));
+    let err = serde_saphyr::from_str::<Format>("ap_fixed<0,0>").unwrap_err();
+    assert!(err.to_string().contains("width 0 is out of range 1..=64"), "{err}");
 }

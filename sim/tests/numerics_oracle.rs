@@ -85,7 +85,7 @@ trait Oracle {
         fmt(self.signed(), self.width(), self.int_bits(), q, o)
     }
     /// (wrapping, saturating, checked) conversion of a double.
-    fn from_f64(&self, x: f64) -> (i128, i128, Option<i128>);
+    fn conv_f64(&self, x: f64) -> (i128, i128, Option<i128>);
     fn to_f64(&self, raw: i128) -> f64;
     /// (wrapping, saturating, checked) sum.
     fn add(&self, a: i128, b: i128) -> (i128, i128, Option<i128>);
@@ -116,7 +116,7 @@ impl<T: FixedT> Oracle for Ty<T> {
     fn int_bits(&self) -> i32 {
         T::INT_NBITS as i32
     }
-    fn from_f64(&self, x: f64) -> (i128, i128, Option<i128>) {
+    fn conv_f64(&self, x: f64) -> (i128, i128, Option<i128>) {
         (
             to_raw(T::wrapping_from_num(x)),
             to_raw(T::saturating_from_num(x)),
@@ -157,6 +157,7 @@ macro_rules! push_types {
 }
 
 /// Every type of the `fixed` crate with 8, 16, 32 or 64 bits.
+#[allow(clippy::vec_init_then_push)]
 fn all_types() -> Vec<Box<dyn Oracle>> {
     let mut v: Vec<Box<dyn Oracle>> = Vec::new();
     push_types!(v, FixedI8, [U0, U1, U2, U3, U4, U5, U6, U7, U8]);
@@ -181,8 +182,9 @@ fn type_format<T: FixedT>() -> Format {
     )
 }
 
-/// Source types of the cast tests: every width and signedness, all-integer,
-/// all-fraction and mixed.
+/// Source types of the cast tests: every width, both signednesses,
+/// all-integer, all-fraction and mixed (eight, to keep compile time down:
+/// each source is instantiated for all 248 targets).
 macro_rules! sources {
     ($($name:ident: $ty:ty),* $(,)?) => {
         /// A value of one of the source types.
@@ -224,17 +226,11 @@ macro_rules! sources {
 sources! {
     I5F3: FixedI8<U3>,
     U0F8: FixedU8<U8>,
-    I8F0: FixedI8<U0>,
-    I16F0: FixedI16<U0>,
     U7F9: FixedU16<U9>,
-    I1F15: FixedI16<U15>,
     I16F16: FixedI32<U16>,
-    U1F31: FixedU32<U31>,
     I32F32: FixedI64<U32>,
     U64F0: FixedU64<U0>,
-    I64F0: FixedI64<U0>,
     I0F64: FixedI64<U64>,
-    U0F64: FixedU64<U64>,
     U51F13: FixedU64<U13>,
 }
 
@@ -325,6 +321,7 @@ macro_rules! push_targets {
     };
 }
 
+#[allow(clippy::vec_init_then_push)]
 fn product_targets() -> Vec<Box<dyn ProdTarget>> {
     let mut v: Vec<Box<dyn ProdTarget>> = Vec::new();
     push_targets!(v, FixedI8, [U0, U1, U4, U7, U8]);
@@ -374,7 +371,7 @@ proptest! {
         for t in all_types() {
             let wrap = t.format(Quant::RndConv, Overflow::Wrap).convert_f64(x).unwrap();
             let sat = t.format(Quant::RndConv, Overflow::Sat).convert_f64(x).unwrap();
-            prop_assert_eq!(ours3(wrap, sat), t.from_f64(x), "{} from {:e}", t.name(), x);
+            prop_assert_eq!(ours3(wrap, sat), t.conv_f64(x), "{} from {:e}", t.name(), x);
         }
     }
 

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod cosim;
+pub mod generate;
 pub mod init_weights;
 pub mod simulate;
 

@@ -10,8 +10,8 @@ use super::format::Format;
 /// [`FormatError::message`] names what is wrong and what is accepted;
 /// [`FormatError::offset`] is the byte offset, into the parsed string, of
 /// the token where the problem is (0 for errors of [`Format::new`], which
-/// has no string). `Display` prints the message, followed by the offset and
-/// the input when the error comes from parsing.
+/// has no string). `Display` prints the message alone, e.g.
+/// `width 0 is out of range 1..=64`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FormatError {
     message: String,
@@ -56,15 +56,10 @@ impl FormatError {
 }
 
 impl fmt::Display for FormatError {
+    /// The message only; callers that show the input add the position from
+    /// [`FormatError::offset`] in their own terms (e.g. line and column).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.input {
-            Some(input) => write!(
-                f,
-                "{} (at byte {} of `{}`)",
-                self.message, self.offset, input
-            ),
-            None => f.write_str(&self.message),
-        }
+        f.write_str(&self.message)
     }
 }
 

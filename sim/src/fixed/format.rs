@@ -23,7 +23,8 @@ use super::modes::{Overflow, Quant};
 ///
 /// `Display` prints the canonical spelling with all four template arguments,
 /// e.g. `ap_fixed<8,3,AP_RND_CONV,AP_SAT>`, which parses back to the same
-/// format ([`std::str::FromStr`], see [`super::parse`]). Serde (de)serializes
+/// format ([`std::str::FromStr`]; the syntaxes are listed in the docs of the
+/// [`fixed`](crate::fixed) module). Serde (de)serializes
 /// a format as that string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Format {

@@ -312,6 +312,9 @@ impl<'a> Parser<'a> {
         let mut positional = 1;
         let mut seen_keyword = false;
         while self.eat_punct(',') {
+            if self.peek().is_some_and(|t| t.is_punct(')')) {
+                break; // a trailing comma, as Python allows
+            }
             // A keyword argument is a word followed by `=`.
             let is_keyword = self.toks.get(self.pos + 1).is_some_and(|t| t.is_punct('='));
             if is_keyword {

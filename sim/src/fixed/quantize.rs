@@ -30,8 +30,8 @@
 //!
 //! This is equivalent to Xilinx's formulation on the two's complement floor
 //! (`qb` = first dropped bit, `r` = any lower dropped bit, `s` = negative);
-//! `numerics_modes.rs::reference_*` checks the equivalence exhaustively on
-//! small formats against a reference written in Xilinx's formulation.
+//! the property tests `reference_*` in `sim/tests/numerics_oracle.rs` check
+//! the equivalence against a slow reference written in Xilinx's formulation.
 
 use super::error::{NonFiniteError, NotRepresentable};
 use super::exact::Exact;

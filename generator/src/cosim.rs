@@ -1,0 +1,196 @@
+//! Co-simulation: the generated Verilog under Verilator against the
+//! bit-accurate simulator, every output bit compared, cycle counts measured.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fptgen_sim::network::Network;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::bits::Bits;
+use crate::plan::NetworkPlan;
+
+/// What a co-simulation run measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CosimResult {
+    /// Vectors streamed (in each of the two phases).
+    pub vectors: usize,
+    /// Output mismatches (the harness stops at the first).
+    pub mismatches: usize,
+    /// Measured initiation interval in cycles.
+    pub ii: i64,
+    /// Measured latency in cycles.
+    pub latency: i64,
+    /// Predicted initiation interval (report.json).
+    pub predicted_ii: u64,
+    /// Predicted latency (report.json).
+    pub predicted_latency: u64,
+    /// The harness's description of the first mismatch, if any.
+    pub first_mismatch: Option<String>,
+}
+
+impl CosimResult {
+    /// True if every bit matched and the measured cycles equal the prediction.
+    pub fn passed(&self) -> bool {
+        self.mismatches == 0
+            && self.ii == self.predicted_ii as i64
+            && self.latency == self.predicted_latency as i64
+    }
+
+    /// The one-line summary `fptgen cosim` prints.
+    pub fn summary(&self) -> String {
+        format!(
+            "vectors {} mismatches {} | measured II {} latency {} | predicted II {} latency {}",
+            self.vectors, self.mismatches, self.ii, self.latency, self.predicted_ii, self.predicted_latency
+        )
+    }
+}
+
+/// Why a co-simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CosimError {
+    /// A required tool is not installed.
+    #[error("{0} not found on PATH; install it (Debian: apt-get install {0})")]
+    MissingTool(&'static str),
+    /// Verilator failed to build the design.
+    #[error("verilator build failed in {}:\n{log}", dir.display())]
+    Build {
+        /// The output directory.
+        dir: PathBuf,
+        /// The tail of the build log.
+        log: String,
+    },
+    /// The harness ended without a result line.
+    #[error("co-simulation did not complete: {0}")]
+    Harness(String),
+    /// An input vector is not valid for the network.
+    #[error("{0}")]
+    Sim(#[from] fptgen_sim::network::SimError),
+    /// A file could not be written or a program not started.
+    #[error("{}: {err}", path.display())]
+    Io {
+        /// The path concerned.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+}
+
+/// Checks that `tool` runs.
+pub fn require_tool(tool: &'static str) -> Result<(), CosimError> {
+    match Command::new(tool).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => match Command::new(tool).arg("-V").output() {
+            Ok(o) if o.status.success() => Ok(()),
+            _ => Err(CosimError::MissingTool(tool)),
+        },
+    }
+}
+
+/// Input vectors for a run: all-maximum, all-minimum and zero codes, then
+/// uniformly random codes of the input format (ChaCha8 seeded with `seed`).
+pub fn stimulus(net: &Network, vectors: usize, seed: u64) -> Vec<Vec<i128>> {
+    let m = net.model();
+    let f = m.input_format;
+    let n = m.input_len();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut v: Vec<Vec<i128>> = vec![vec![f.max_raw(); n], vec![f.min_raw(); n], vec![0; n]];
+    while v.len() < vectors {
+        v.push((0..n).map(|_| rng.random_range(f.min_raw()..=f.max_raw())).collect());
+    }
+    v.truncate(vectors.max(1));
+    v
+}
+
+fn hex_lines(vs: &[Vec<i128>], f: fptgen_sim::fixed::Format) -> String {
+    let mut s = String::new();
+    for v in vs {
+        let mut b = Bits::new();
+        for &r in v {
+            b.push(f.bits(r), f.width());
+        }
+        s += &b.to_hex();
+        s.push('\n');
+    }
+    s
+}
+
+/// Builds the design generated in `dir` with Verilator (`sim/build.sh`).
+pub fn build(dir: &Path, trace: bool) -> Result<PathBuf, CosimError> {
+    require_tool("verilator")?;
+    let mut cmd = Command::new("sh");
+    cmd.arg("sim/build.sh").current_dir(dir);
+    if trace {
+        cmd.arg("--trace");
+    }
+    let out = cmd.output().map_err(|err| CosimError::Io { path: dir.join("sim/build.sh"), err })?;
+    if !out.status.success() {
+        let log = String::from_utf8_lossy(&out.stderr) + String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        return Err(CosimError::Build { dir: dir.to_path_buf(), log: tail });
+    }
+    Ok(PathBuf::from(if trace { "sim/obj_trace" } else { "sim/obj" }))
+}
+
+/// Runs the co-simulation of the design generated in `dir` (see
+/// [`crate::render`]) for `net`: writes the stimulus and the simulator's
+/// expected outputs, builds with Verilator, runs, and parses the result.
+pub fn run(
+    dir: &Path,
+    plan: &NetworkPlan,
+    net: &Network,
+    vectors: usize,
+    seed: u64,
+    trace: Option<&Path>,
+) -> Result<CosimResult, CosimError> {
+    let dir = &std::path::absolute(dir).map_err(|err| CosimError::Io { path: dir.to_path_buf(), err })?;
+    let inputs = stimulus(net, vectors, seed);
+    let expected = net.infer_batch(&inputs)?;
+    let m = net.model();
+    let run_dir = dir.join("sim/run");
+    std::fs::create_dir_all(&run_dir).map_err(|err| CosimError::Io { path: run_dir.clone(), err })?;
+    for (name, text) in [
+        ("inputs.hex", hex_lines(&inputs, m.input_format)),
+        ("expected.hex", hex_lines(&expected, m.output_format())),
+    ] {
+        let p = run_dir.join(name);
+        std::fs::write(&p, text).map_err(|err| CosimError::Io { path: p.clone(), err })?;
+    }
+    let obj = build(dir, trace.is_some())?;
+    let exe = obj.join(format!("V{}", plan.name));
+    let mut cmd = Command::new(dir.join(&exe));
+    cmd.current_dir(dir).args(["sim/run/inputs.hex", "sim/run/expected.hex", &seed.to_string()]);
+    if let Some(t) = trace {
+        let abs = std::path::absolute(t).map_err(|err| CosimError::Io { path: t.to_path_buf(), err })?;
+        cmd.arg(abs);
+    }
+    let out = cmd.output().map_err(|err| CosimError::Io { path: dir.join(&exe), err })?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let first_mismatch = stdout.lines().find(|l| l.starts_with("MISMATCH")).map(str::to_string);
+    let result = stdout.lines().rev().find(|l| l.starts_with("RESULT ")).ok_or_else(|| {
+        CosimError::Harness(format!(
+            "exit {:?}\n{}{}",
+            out.status.code(),
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    })?;
+    let field = |k: &str| -> i64 {
+        result
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1)
+    };
+    Ok(CosimResult {
+        vectors: inputs.len(),
+        mismatches: field("mismatches").max(0) as usize,
+        ii: field("ii"),
+        latency: field("latency"),
+        predicted_ii: plan.ii,
+        predicted_latency: plan.latency,
+        first_mismatch,
+    })
+}

@@ -1,0 +1,269 @@
+//! Rendering a plan into files: Verilog from askama templates, the RTL
+//! library verbatim, memory images, the Verilator harness and the reports.
+
+use std::path::PathBuf;
+
+use askama::Template;
+use fptgen_sim::model::Model;
+use fptgen_sim::weights::Params;
+
+use crate::bits::Bits;
+use crate::plan::{LayerPlan, NetworkPlan};
+
+/// One file of the output directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Path relative to the output directory.
+    pub path: PathBuf,
+    /// Contents.
+    pub contents: Vec<u8>,
+    /// Whether to mark it executable (scripts).
+    pub executable: bool,
+}
+
+impl GeneratedFile {
+    /// A text file; a final newline is added if the text lacks one.
+    fn text(path: impl Into<PathBuf>, mut text: String) -> Self {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        GeneratedFile { path: path.into(), contents: text.into_bytes(), executable: false }
+    }
+}
+
+/// The hand-written RTL library (`rtl/`), compiled into the binary so the
+/// generator is self-contained.
+pub const RTL_LIBRARY: &[(&str, &str)] = &[
+    ("fptgen_cast.v", include_str!("../../rtl/fptgen_cast.v")),
+    ("fptgen_rom.v", include_str!("../../rtl/fptgen_rom.v")),
+    ("fptgen_ram.v", include_str!("../../rtl/fptgen_ram.v")),
+    ("fptgen_dense.v", include_str!("../../rtl/fptgen_dense.v")),
+];
+
+/// What every generated file's header says about its origin.
+#[derive(Debug, Clone)]
+pub struct GenInfo {
+    /// fptgen's version.
+    pub version: &'static str,
+    /// The model file, as given.
+    pub source: String,
+}
+
+/// Smallest width that can hold `0..n` (at least 1).
+pub fn clog2(n: usize) -> usize {
+    let mut w = 1;
+    while (1usize << w) < n {
+        w += 1;
+    }
+    w
+}
+
+/// A layer with the derived values its templates need.
+#[derive(Debug, Clone)]
+pub struct LayerView<'a> {
+    /// The layer's plan.
+    pub l: &'a LayerPlan,
+    /// MSB index of the input bus.
+    pub in_msb: usize,
+    /// MSB index of the output bus.
+    pub out_msb: usize,
+    /// Weight memory address width.
+    pub waddr_w: usize,
+    /// Weight memory column-select width.
+    pub wcol_w: usize,
+    /// Bias memory address width.
+    pub baddr_w: usize,
+    /// Bias memory column-select width.
+    pub bcol_w: usize,
+    /// Prefix of the signals feeding this layer (`in` or `<prev>_out`).
+    pub src: String,
+    /// Name of the next layer (empty for the last).
+    pub next: String,
+}
+
+fn views(n: &NetworkPlan) -> Vec<LayerView<'_>> {
+    n.layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LayerView {
+            l,
+            in_msb: l.inputs * l.x.width as usize - 1,
+            out_msb: l.outputs * l.y.width as usize - 1,
+            waddr_w: clog2(l.nf * l.sf),
+            wcol_w: clog2(l.pe * l.simd),
+            baddr_w: clog2(l.nf),
+            bcol_w: clog2(l.pe),
+            src: if i == 0 { "in".to_string() } else { format!("{}_out", n.layers[i - 1].name) },
+            next: n.layers.get(i + 1).map(|x| x.name.clone()).unwrap_or_default(),
+        })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "layer_dense.v")]
+struct LayerTemplate<'a> {
+    gen: &'a GenInfo,
+    c: &'a LayerView<'a>,
+}
+
+#[derive(Template)]
+#[template(path = "top.v")]
+struct TopTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    layers: &'a [LayerView<'a>],
+    first: &'a str,
+    last: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "harness.cpp")]
+struct HarnessTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    write_ports: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "build.sh")]
+struct BuildTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    rtl_files: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "report.md")]
+struct ReportMdTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+}
+
+impl ReportMdTemplate<'_> {
+    fn fmt1(&self, x: f64) -> String {
+        format!("{x:.1}")
+    }
+
+    fn fmt0(&self, x: f64) -> String {
+        format!("{x:.0}")
+    }
+}
+
+#[derive(Template)]
+#[template(path = "report.json")]
+struct ReportJsonTemplate {
+    json: String,
+}
+
+/// The machine-readable report (`report.json`).
+#[derive(Debug, serde::Serialize)]
+pub struct Report<'a> {
+    /// fptgen version that wrote it.
+    pub fptgen_version: &'a str,
+    /// Model file.
+    pub model: &'a str,
+    /// Inferences per second at the model's clock.
+    pub inferences_per_second: f64,
+    /// Latency in ns at the model's clock.
+    pub latency_ns: f64,
+    /// The full plan (layers, formats, folding, cycles, memories).
+    pub network: &'a NetworkPlan,
+}
+
+/// Names of the RTL files of a design, in compile order.
+pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
+    let mut v: Vec<String> = RTL_LIBRARY.iter().map(|(f, _)| f.to_string()).collect();
+    v.extend(n.layers.iter().map(|l| format!("{}.v", l.module)));
+    v.push(format!("{}.v", n.name));
+    v
+}
+
+/// Renders every file of the output directory for `model` with `params`.
+pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
+    let mut files = Vec::new();
+    for (name, text) in RTL_LIBRARY {
+        files.push(GeneratedFile::text(format!("rtl/{name}"), text.to_string()));
+    }
+    let views = views(n);
+    for c in &views {
+        files.push(GeneratedFile::text(format!("rtl/{}.v", c.l.module), LayerTemplate { gen, c }.render()?));
+    }
+    let first = n.layers.first().map(|l| l.name.as_str()).unwrap_or("");
+    let last = n.layers.last().map(|l| l.name.as_str()).unwrap_or("");
+    files.push(GeneratedFile::text(
+        format!("rtl/{}.v", n.name),
+        TopTemplate { gen, n, layers: &views, first, last }.render()?,
+    ));
+    for (l, p) in model.layers.iter().zip(&params.layers) {
+        let plan = n.layers.iter().find(|x| x.name == l.name);
+        if let Some(lp) = plan {
+            let d = l.dense();
+            files.push(GeneratedFile::text(lp.wmem.file.clone(), weight_image(lp, &p.weights, d.precision.weight)));
+            files.push(GeneratedFile::text(lp.bmem.file.clone(), bias_image(lp, &p.biases, d.precision.bias)));
+        }
+    }
+    let write_ports = views
+        .iter()
+        .flat_map(|c| {
+            let mut v = Vec::new();
+            if c.l.trainable.weights {
+                v.extend(["w_wr_en", "w_wr_addr", "w_wr_col", "w_wr_data"].map(|s| format!("{}_{s}", c.l.name)));
+            }
+            if c.l.trainable.biases {
+                v.extend(["b_wr_en", "b_wr_addr", "b_wr_col", "b_wr_data"].map(|s| format!("{}_{s}", c.l.name)));
+            }
+            v
+        })
+        .collect();
+    files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, write_ports }.render()?));
+    let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n) }.render()?);
+    build.executable = true;
+    files.push(build);
+    let report = Report {
+        fptgen_version: gen.version,
+        model: &gen.source,
+        inferences_per_second: n.inferences_per_second(),
+        latency_ns: n.latency_ns(),
+        network: n,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| askama::Error::Custom(Box::new(e)))?;
+    files.push(GeneratedFile::text("report.json", ReportJsonTemplate { json }.render()?));
+    files.push(GeneratedFile::text("report.md", ReportMdTemplate { gen, n }.render()?));
+    Ok(files)
+}
+
+/// The weight memory image: word `nf*SF + sf`, column `p*SIMD + s` holds
+/// `w[nf*PE + p][sf*SIMD + s]` (0 for padding), column 0 least significant.
+pub fn weight_image(l: &LayerPlan, raw: &[i128], f: fptgen_sim::fixed::Format) -> String {
+    let mut out = String::new();
+    for nf in 0..l.nf {
+        for sf in 0..l.sf {
+            let mut b = Bits::new();
+            for p in 0..l.pe {
+                for s in 0..l.simd {
+                    let (o, i) = (nf * l.pe + p, sf * l.simd + s);
+                    let v = if o < l.outputs && i < l.inputs { f.bits(raw[o * l.inputs + i]) } else { 0 };
+                    b.push(v, f.width());
+                }
+            }
+            out += &b.to_hex();
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The bias memory image: word `nf`, column `p` holds `b[nf*PE + p]`.
+pub fn bias_image(l: &LayerPlan, raw: &[i128], f: fptgen_sim::fixed::Format) -> String {
+    let mut out = String::new();
+    for nf in 0..l.nf {
+        let mut b = Bits::new();
+        for p in 0..l.pe {
+            let o = nf * l.pe + p;
+            b.push(if o < l.outputs { f.bits(raw[o]) } else { 0 }, f.width());
+        }
+        out += &b.to_hex();
+        out.push('\n');
+    }
+    out
+}

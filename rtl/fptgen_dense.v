@@ -1,0 +1,398 @@
+/*
+ * fptgen RTL library: folded dense (fully connected) layer.
+ *
+ * y[o] = cast<Y>(act(acc[o])), acc[o] = cast<A>(b[o]) then, for i = 0..IN-1
+ * in order, acc = cast<A>(acc + cast<A>(w[o][i] * x[i])): exactly the
+ * arithmetic of fptgen's bit-accurate simulator (docs/numerics.md, "Layer
+ * arithmetic"), every cast by fptgen_cast.
+ *
+ * Folding as in FINN's MVAU: PE output neurons in parallel, SIMD inputs per
+ * cycle. A vector takes NF*SF cycles (NF = ceil(OUT/PE) neuron folds,
+ * SF = ceil(IN/SIMD) synapse folds); fold (nf, sf) computes neurons
+ * nf*PE .. nf*PE+PE-1 over inputs sf*SIMD .. sf*SIMD+SIMD-1, adding the SIMD
+ * products to the accumulator one after another in input order (so even a
+ * saturating accumulator matches the simulator). Padding inputs are zero and
+ * padding weights are zero; adding a zero product leaves any accumulator
+ * unchanged.
+ *
+ * Pipeline: issue (counters, x slice, memory address) -> s1 (memory data,
+ * registered x slice) -> accumulate (acc registers; on the last synapse fold
+ * the activation and output cast go to the output buffer). A vector is
+ * accepted on an edge, its last fold is issued NF*SF-1 cycles later (the
+ * next vector can be accepted on that edge: initiation interval NF*SF), and
+ * its output is valid NF*SF+1 edges after acceptance. in/out are valid/ready
+ * streams of whole vectors (element k at bits [k*W +: W]); when the output
+ * register is full and not taken, the whole pipeline stalls and nothing is
+ * lost.
+ *
+ * Parameters are read from fptgen_rom (frozen) or fptgen_ram (trainable,
+ * with a one-column write port per tensor).
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_dense #(
+    // Inputs per vector
+    parameter integer IN = 4,
+    // Outputs per vector
+    parameter integer OUT = 4,
+    // Output neurons computed in parallel (1..OUT)
+    parameter integer PE = 1,
+    // Inputs consumed per cycle (1..IN)
+    parameter integer SIMD = 1,
+    // Input format: width, fraction bits, signed (1) or unsigned (0)
+    parameter integer X_W = 8,
+    parameter integer X_F = 4,
+    parameter integer X_S = 1,
+    // Weight format
+    parameter integer W_W = 8,
+    parameter integer W_F = 4,
+    parameter integer W_S = 1,
+    // Bias format
+    parameter integer B_W = 8,
+    parameter integer B_F = 4,
+    parameter integer B_S = 1,
+    // Accumulator format and its quantization / overflow modes (fptgen_cast codes)
+    parameter integer A_W = 24,
+    parameter integer A_F = 8,
+    parameter integer A_S = 1,
+    parameter integer A_Q = 0,
+    parameter integer A_O = 0,
+    // Output format and modes
+    parameter integer Y_W = 8,
+    parameter integer Y_F = 4,
+    parameter integer Y_S = 1,
+    parameter integer Y_Q = 0,
+    parameter integer Y_O = 0,
+    // 1: relu on the accumulator; 0: linear
+    parameter integer RELU = 1,
+    // Weight memory: NF*SF words of PE*SIMD columns; address and column-select widths
+    parameter integer WA_W = 4,
+    parameter integer WC_W = 1,
+    // 1: weights writable (block RAM); 0: ROM
+    parameter integer W_WRITABLE = 0,
+    // 1: block memory; 0: distributed
+    parameter integer W_BLOCK = 1,
+    // Weight memory image
+    parameter W_FILE = "w.hex",
+    // Bias memory: NF words of PE columns; address and column-select widths
+    parameter integer BA_W = 1,
+    parameter integer BC_W = 1,
+    // 1: biases writable; 0: ROM
+    parameter integer B_WRITABLE = 0,
+    // 1: block memory; 0: distributed
+    parameter integer B_BLOCK = 0,
+    // Bias memory image
+    parameter B_FILE = "b.hex"
+) (
+    input  wire               clk,
+    input  wire               rst,
+
+    input  wire [IN*X_W-1:0]  in_data,
+    input  wire               in_valid,
+    output wire               in_ready,
+
+    output wire [OUT*Y_W-1:0] out_data,
+    output wire               out_valid,
+    input  wire               out_ready,
+
+    // Parameter write ports, used only when the tensor is writable
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire               w_wr_en,
+    input  wire [WA_W-1:0]    w_wr_addr,
+    input  wire [WC_W-1:0]    w_wr_col,
+    input  wire [W_W-1:0]     w_wr_data,
+    input  wire               b_wr_en,
+    input  wire [BA_W-1:0]    b_wr_addr,
+    input  wire [BC_W-1:0]    b_wr_col,
+    input  wire [B_W-1:0]     b_wr_data
+    /* verilator lint_on UNUSEDSIGNAL */
+);
+
+localparam integer NF = (OUT + PE - 1) / PE;
+localparam integer SF = (IN + SIMD - 1) / SIMD;
+localparam integer XP = SF * SIMD;          // inputs including zero padding
+localparam integer P_W = W_W + X_W + 2;     // exact signed product
+localparam integer P_F = W_F + X_F;
+
+function integer clog2;
+    input integer value;
+    integer v;
+    begin
+        clog2 = 1;
+        v = value - 1;
+        while (v > 1) begin
+            clog2 = clog2 + 1;
+            v = v >> 1;
+        end
+    end
+endfunction
+
+localparam integer NF_W = clog2(NF);
+localparam integer SF_W = clog2(SF);
+
+initial begin
+    if (PE < 1 || PE > OUT || SIMD < 1 || SIMD > IN) begin
+        $error("Error: fptgen_dense needs 1 <= PE <= OUT and 1 <= SIMD <= IN (instance %m)");
+        $finish;
+    end
+    if ((NF * SF - 1) >> WA_W != 0 || (PE * SIMD - 1) >> WC_W != 0 ||
+            (NF - 1) >> BA_W != 0 || (PE - 1) >> BC_W != 0) begin
+        $error("Error: fptgen_dense memory address widths are too small (instance %m)");
+        $finish;
+    end
+end
+
+localparam integer NF_LAST_I = NF - 1;
+localparam integer SF_LAST_I = SF - 1;
+localparam integer WA_LAST_I = NF * SF - 1;
+localparam [NF_W-1:0] NF_LAST = NF_LAST_I[NF_W-1:0];
+localparam [SF_W-1:0] SF_LAST = SF_LAST_I[SF_W-1:0];
+localparam [WA_W-1:0] WA_LAST = WA_LAST_I[WA_W-1:0];
+
+// ---------------------------------------------------------------------------
+// Issue: input vector register and fold counters
+reg [XP*X_W-1:0] x_reg;
+reg              busy_reg;
+reg [NF_W-1:0]   nf_reg;
+reg [SF_W-1:0]   sf_reg;
+reg [WA_W-1:0]   waddr_reg;
+
+wire stall;
+wire last_sf = (sf_reg == SF_LAST);
+wire last_nf = (nf_reg == NF_LAST);
+wire issue_last = busy_reg && last_sf && last_nf;
+
+assign in_ready = !stall && (!busy_reg || issue_last);
+wire accept = in_valid && in_ready;
+
+always @(posedge clk) begin
+    if (rst) begin
+        busy_reg <= 1'b0;
+        nf_reg <= {NF_W{1'b0}};
+        sf_reg <= {SF_W{1'b0}};
+        waddr_reg <= {WA_W{1'b0}};
+    end else if (!stall) begin
+        if (busy_reg) begin
+            if (last_sf) begin
+                sf_reg <= {SF_W{1'b0}};
+                nf_reg <= last_nf ? {NF_W{1'b0}} : nf_reg + 1'b1;
+            end else begin
+                sf_reg <= sf_reg + 1'b1;
+            end
+            waddr_reg <= (waddr_reg == WA_LAST) ? {WA_W{1'b0}} : waddr_reg + 1'b1;
+        end
+        if (accept) begin
+            busy_reg <= 1'b1;
+        end else if (issue_last) begin
+            busy_reg <= 1'b0;
+        end
+    end
+end
+
+generate
+    if (XP > IN) begin : g_x_pad
+        always @(posedge clk) begin
+            if (accept) begin
+                x_reg <= {{((XP - IN) * X_W){1'b0}}, in_data};
+            end
+        end
+    end else begin : g_x_nopad
+        always @(posedge clk) begin
+            if (accept) begin
+                x_reg <= in_data;
+            end
+        end
+    end
+endgenerate
+
+// The SIMD inputs of each synapse fold
+wire [SIMD*X_W-1:0] x_fold [0:SF-1];
+generate
+    genvar f;
+    for (f = 0; f < SF; f = f + 1) begin : g_x_fold
+        assign x_fold[f] = x_reg[f*SIMD*X_W +: SIMD*X_W];
+    end
+endgenerate
+
+// ---------------------------------------------------------------------------
+// s1: parameter memories (one-cycle read) and the registered x slice
+reg                 s1_valid_reg;
+reg                 s1_first_reg;
+reg                 s1_last_reg;
+reg                 s1_done_reg;
+reg [NF_W-1:0]      s1_nf_reg;
+reg [SIMD*X_W-1:0]  s1_x_reg;
+
+always @(posedge clk) begin
+    if (rst) begin
+        s1_valid_reg <= 1'b0;
+    end else if (!stall) begin
+        s1_valid_reg <= busy_reg;
+    end
+end
+
+always @(posedge clk) begin
+    if (!stall) begin
+        s1_first_reg <= (sf_reg == {SF_W{1'b0}});
+        s1_last_reg <= last_sf;
+        s1_done_reg <= last_sf && last_nf;
+        s1_nf_reg <= nf_reg;
+        s1_x_reg <= x_fold[sf_reg];
+    end
+end
+
+wire [PE*SIMD*W_W-1:0] w_rd;
+wire [PE*B_W-1:0]      b_rd;
+wire [BA_W-1:0]        baddr;
+
+generate
+    if (BA_W > NF_W) begin : g_baddr_ext
+        assign baddr = {{(BA_W - NF_W){1'b0}}, nf_reg};
+    end else begin : g_baddr
+        assign baddr = nf_reg[BA_W-1:0];
+    end
+
+    if (W_WRITABLE != 0) begin : g_wmem_ram
+        fptgen_ram #(
+            .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W), .ADDR_W(WA_W), .COL_SEL_W(WC_W),
+            .BLOCK(W_BLOCK), .INIT_FILE(W_FILE)
+        ) u_wmem (
+            .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd),
+            .wr_en(w_wr_en), .wr_addr(w_wr_addr), .wr_col(w_wr_col), .wr_data(w_wr_data)
+        );
+    end else begin : g_wmem_rom
+        fptgen_rom #(
+            .DEPTH(NF * SF), .WIDTH(PE * SIMD * W_W), .ADDR_W(WA_W), .BLOCK(W_BLOCK), .INIT_FILE(W_FILE)
+        ) u_wmem (
+            .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd)
+        );
+    end
+
+    if (B_WRITABLE != 0) begin : g_bmem_ram
+        fptgen_ram #(
+            .DEPTH(NF), .COLS(PE), .COL_W(B_W), .ADDR_W(BA_W), .COL_SEL_W(BC_W),
+            .BLOCK(B_BLOCK), .INIT_FILE(B_FILE)
+        ) u_bmem (
+            .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd),
+            .wr_en(b_wr_en), .wr_addr(b_wr_addr), .wr_col(b_wr_col), .wr_data(b_wr_data)
+        );
+    end else begin : g_bmem_rom
+        fptgen_rom #(
+            .DEPTH(NF), .WIDTH(PE * B_W), .ADDR_W(BA_W), .BLOCK(B_BLOCK), .INIT_FILE(B_FILE)
+        ) u_bmem (
+            .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd)
+        );
+    end
+endgenerate
+
+// ---------------------------------------------------------------------------
+// Accumulate: per PE, bias then SIMD products in input order
+wire [PE*Y_W-1:0] y_fold;   // activation + output cast of each PE's final sum
+
+generate
+    genvar p, l;
+    for (p = 0; p < PE; p = p + 1) begin : g_pe
+        reg  [A_W-1:0] acc_reg;
+        wire [A_W-1:0] chain [0:SIMD];
+        wire [A_W-1:0] bias_acc;
+        wire [B_W-1:0] b = b_rd[p*B_W +: B_W];
+
+        fptgen_cast #(
+            .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+        ) u_bias_cast (
+            .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
+            .out(bias_acc)
+        );
+
+        assign chain[0] = s1_first_reg ? bias_acc : acc_reg;
+
+        for (l = 0; l < SIMD; l = l + 1) begin : g_lane
+            wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
+            wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+            wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
+            wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
+            wire signed [P_W-1:0] prod = w_ext * x_ext;
+            wire [A_W-1:0] prod_acc;
+            wire [A_W+1:0] sum;
+
+            fptgen_cast #(
+                .IN_W(P_W), .IN_F(P_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+            ) u_prod_cast (
+                .in(prod),
+                .out(prod_acc)
+            );
+
+            assign sum = {{2{A_S != 0 ? chain[l][A_W-1] : 1'b0}}, chain[l]}
+                       + {{2{A_S != 0 ? prod_acc[A_W-1] : 1'b0}}, prod_acc};
+
+            fptgen_cast #(
+                .IN_W(A_W + 2), .IN_F(A_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+            ) u_sum_cast (
+                .in(sum),
+                .out(chain[l+1])
+            );
+        end
+
+        always @(posedge clk) begin
+            if (s1_valid_reg && !stall) begin
+                acc_reg <= chain[SIMD];
+            end
+        end
+
+        wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && chain[SIMD][A_W-1]) ? {A_W{1'b0}} : chain[SIMD];
+
+        fptgen_cast #(
+            .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
+        ) u_out_cast (
+            .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
+            .out(y_fold[p*Y_W +: Y_W])
+        );
+    end
+endgenerate
+
+// ---------------------------------------------------------------------------
+// Output: collect folds; the last fold of a vector loads the output register
+reg  [OUT*Y_W-1:0] y_buf_reg;
+wire [OUT*Y_W-1:0] y_next;
+reg  [OUT*Y_W-1:0] out_data_reg;
+reg                out_valid_reg;
+
+generate
+    genvar o;
+    for (o = 0; o < OUT; o = o + 1) begin : g_out
+        localparam integer FOLD_I = o / PE;
+        localparam [NF_W-1:0] FOLD = FOLD_I[NF_W-1:0];
+        assign y_next[o*Y_W +: Y_W] = (s1_nf_reg == FOLD) ? y_fold[(o % PE)*Y_W +: Y_W] : y_buf_reg[o*Y_W +: Y_W];
+    end
+endgenerate
+
+assign stall = s1_valid_reg && s1_done_reg && out_valid_reg && !out_ready;
+
+always @(posedge clk) begin
+    if (s1_valid_reg && s1_last_reg && !stall) begin
+        y_buf_reg <= y_next;
+    end
+    if (s1_valid_reg && s1_done_reg && !stall) begin
+        out_data_reg <= y_next;
+    end
+end
+
+always @(posedge clk) begin
+    if (rst) begin
+        out_valid_reg <= 1'b0;
+    end else if (s1_valid_reg && s1_done_reg && !stall) begin
+        out_valid_reg <= 1'b1;
+    end else if (out_ready) begin
+        out_valid_reg <= 1'b0;
+    end
+end
+
+assign out_data = out_data_reg;
+assign out_valid = out_valid_reg;
+
+endmodule
+
+`resetall

@@ -1,0 +1,295 @@
+{% import "macros.txt" as m %}
+/*
+{% call m::header(" *", gen) %}{% endcall %}
+ *
+ * Verilator co-simulation harness for {= n.name =}.
+ *
+ * usage: V{= n.name =} INPUTS.hex EXPECTED.hex SEED [TRACE.vcd]
+ *   INPUTS.hex    one input vector per line, hex, element k at bits [k*{= n.x.width =} +: {= n.x.width =}]
+ *   EXPECTED.hex  the simulator's output for each vector, same layout ({= n.y.width =}-bit elements)
+ *
+ * Phase A streams every vector with in_valid and out_ready held high and
+ * measures latency (edges from accepting vector 0 to its output being
+ * valid) and the initiation interval (edges between successive outputs,
+ * which must be constant once the pipeline is full). Phase B resets and
+ * streams every vector again with random input gaps and random output
+ * back-pressure (xorshift64 seeded with SEED). Every output of both phases
+ * is compared bit for bit with EXPECTED; the first difference stops the run
+ * with the vector, the output element and the bits named. The last line is
+ *   RESULT vectors=N mismatches=M ii=I latency=L
+ */
+
+#include "V{= n.name =}.h"
+#include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kInElems = {= n.inputs =};
+constexpr int kInW = {= n.x.width =};
+constexpr int kOutElems = {= n.outputs =};
+constexpr int kOutW = {= n.y.width =};
+constexpr int kOutBits = kOutElems * kOutW;
+
+using Words = std::vector<uint32_t>;  // little-endian 32-bit words
+
+Words parse_hex(const std::string& s, int bits) {
+    Words w((bits + 31) / 32, 0);
+    int pos = 0;  // bit position of the current digit
+    for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
+        const char c = s[i];
+        uint32_t d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else continue;
+        for (int b = 0; b < 4; ++b, ++pos) {
+            if (pos < bits && ((d >> b) & 1)) w[pos / 32] |= 1u << (pos % 32);
+        }
+    }
+    return w;
+}
+
+std::vector<Words> read_vectors(const char* path, int bits) {
+    std::ifstream f(path);
+    if (!f) {
+        std::fprintf(stderr, "ERROR cannot open %s\n", path);
+        std::exit(3);
+    }
+    std::vector<Words> v;
+    std::string line;
+    while (std::getline(f, line)) {
+        if (!line.empty()) v.push_back(parse_hex(line, bits));
+    }
+    return v;
+}
+
+template <typename T>
+void set_sig(T& sig, const Words& w) {
+    uint64_t v = w[0];
+    if (w.size() > 1) v |= static_cast<uint64_t>(w[1]) << 32;
+    sig = static_cast<T>(v);
+}
+
+template <std::size_t N>
+void set_sig(VlWide<N>& sig, const Words& w) {
+    for (std::size_t i = 0; i < N; ++i) sig[i] = i < w.size() ? w[i] : 0;
+}
+
+template <typename T>
+Words get_sig(const T& sig, int bits) {
+    const uint64_t v = static_cast<uint64_t>(sig);
+    Words w((bits + 31) / 32, 0);
+    w[0] = static_cast<uint32_t>(v);
+    if (w.size() > 1) w[1] = static_cast<uint32_t>(v >> 32);
+    return w;
+}
+
+template <std::size_t N>
+Words get_sig(const VlWide<N>& sig, int bits) {
+    Words w((bits + 31) / 32, 0);
+    for (std::size_t i = 0; i < w.size() && i < N; ++i) w[i] = sig[i];
+    return w;
+}
+
+uint64_t field(const Words& w, int lo, int width) {
+    uint64_t v = 0;
+    for (int b = 0; b < width; ++b) {
+        const int p = lo + b;
+        if ((w[p / 32] >> (p % 32)) & 1) v |= 1ull << b;
+    }
+    return v;
+}
+
+struct Rng {
+    uint64_t s;
+    explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
+    uint64_t next() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    }
+    bool chance(int percent) { return static_cast<int>(next() % 100) < percent; }
+};
+
+struct Sim {
+    VerilatedContext* ctx;
+    V{= n.name =}* top;
+#if VM_TRACE
+    VerilatedVcdC* vcd = nullptr;
+#endif
+    uint64_t cycle = 0;
+
+    void dump() {
+#if VM_TRACE
+        if (vcd) vcd->dump(2 * cycle + (top->clk ? 1 : 0));
+#endif
+    }
+    // One rising edge. Inputs are set and evaluated while clk is low; the
+    // VCD shows that pre-edge state at time 2*cycle and the edge at 2*cycle+1.
+    void edge() {
+        top->eval();
+        dump();
+        top->clk = 1;
+        top->eval();
+        dump();
+        ++cycle;
+        top->clk = 0;
+        top->eval();
+    }
+    void reset() {
+        top->rst = 1;
+        top->in_valid = 0;
+        top->out_ready = 0;
+        for (int i = 0; i < 4; ++i) edge();
+        top->rst = 0;
+        top->eval();
+    }
+};
+
+[[noreturn]] void mismatch(char phase, size_t vec, const Words& got, const Words& want) {
+    for (int e = 0; e < kOutElems; ++e) {
+        const uint64_t g = field(got, e * kOutW, kOutW);
+        const uint64_t x = field(want, e * kOutW, kOutW);
+        if (g != x) {
+            std::printf("MISMATCH phase=%c vector=%zu output=%d signal=out_data[%d:%d] got=0x%llx expected=0x%llx\n",
+                        phase, vec, e, e * kOutW + kOutW - 1, e * kOutW,
+                        static_cast<unsigned long long>(g), static_cast<unsigned long long>(x));
+            std::printf("RESULT vectors=%zu mismatches=1 ii=0 latency=0\n", vec);
+            std::exit(1);
+        }
+    }
+    std::exit(4);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        std::fprintf(stderr, "usage: %s INPUTS.hex EXPECTED.hex SEED [TRACE.vcd]\n", argv[0]);
+        return 3;
+    }
+    const std::vector<Words> inputs = read_vectors(argv[1], kInElems * kInW);
+    const std::vector<Words> expected = read_vectors(argv[2], kOutBits);
+    Rng rng(std::strtoull(argv[3], nullptr, 10));
+    if (inputs.size() != expected.size() || inputs.empty()) {
+        std::fprintf(stderr, "ERROR %zu input vectors but %zu expected outputs\n", inputs.size(), expected.size());
+        return 3;
+    }
+    const size_t n = inputs.size();
+
+    Sim sim;
+    sim.ctx = new VerilatedContext;
+    sim.ctx->commandArgs(argc, argv);
+#if VM_TRACE
+    sim.ctx->traceEverOn(true);
+#endif
+    sim.top = new V{= n.name =}{sim.ctx};
+#if VM_TRACE
+    if (argc > 4) {
+        sim.vcd = new VerilatedVcdC;
+        sim.top->trace(sim.vcd, 99);
+        sim.vcd->open(argv[4]);
+    }
+#endif
+{%- for p in write_ports %}
+    sim.top->{= p =} = 0;
+{%- endfor %}
+    sim.top->clk = 0;
+    sim.top->eval();
+
+    const uint64_t limit = (n + 16) * ({= n.ii =} + {= n.latency =} + 4) * 8 + 1000;
+
+    // Phase A: full rate, outputs always ready.
+    sim.reset();
+    size_t sent = 0, recv = 0;
+    int64_t first_accept = -1;
+    std::vector<uint64_t> valid_at;  // edge after which output k became valid
+    sim.top->out_ready = 1;
+    while (recv < n) {
+        if (sim.cycle > limit) {
+            std::printf("TIMEOUT phase=A after %llu cycles: %zu of %zu outputs\n", static_cast<unsigned long long>(sim.cycle), recv, n);
+            return 2;
+        }
+        sim.top->in_valid = sent < n;
+        if (sent < n) set_sig(sim.top->in_data, inputs[sent]);
+        sim.top->eval();
+        const bool take_in = sim.top->in_valid && sim.top->in_ready;
+        // out_ready is high, so every cycle with out_valid is one output.
+        if (sim.top->out_valid) {
+            valid_at.push_back(sim.cycle);
+            const Words got = get_sig(sim.top->out_data, kOutBits);
+            if (got != expected[recv]) mismatch('A', recv, got, expected[recv]);
+            ++recv;
+        }
+        sim.edge();
+        if (take_in) {
+            if (first_accept < 0) first_accept = static_cast<int64_t>(sim.cycle);
+            ++sent;
+        }
+    }
+    const long long latency = static_cast<long long>(valid_at[0]) - first_accept;
+    long long ii = 0;
+    bool steady = true;
+    // Intervals in the second half of the run: the pipeline is full by then.
+    for (size_t k = valid_at.size() / 2 + 1; k < valid_at.size(); ++k) {
+        const long long d = static_cast<long long>(valid_at[k] - valid_at[k - 1]);
+        if (ii == 0) ii = d;
+        if (d != ii) steady = false;
+    }
+    if (n < 2) ii = {= n.ii =};
+    if (!steady) {
+        std::printf("UNSTEADY phase=A output intervals vary:");
+        for (size_t k = 1; k < valid_at.size(); ++k) std::printf(" %llu", static_cast<unsigned long long>(valid_at[k] - valid_at[k - 1]));
+        std::printf("\n");
+        ii = -1;
+    }
+
+    // Phase B: random input gaps and output back-pressure.
+    sim.reset();
+    sent = 0;
+    recv = 0;
+    bool presenting = false;
+    const uint64_t start = sim.cycle;
+    while (recv < n) {
+        if (sim.cycle - start > limit * 4) {
+            std::printf("TIMEOUT phase=B after %llu cycles: %zu of %zu outputs\n", static_cast<unsigned long long>(sim.cycle - start), recv, n);
+            return 2;
+        }
+        // A presented vector stays valid and unchanged until accepted.
+        if (!presenting && sent < n && rng.chance(70)) presenting = true;
+        sim.top->in_valid = presenting;
+        if (presenting) set_sig(sim.top->in_data, inputs[sent]);
+        sim.top->out_ready = rng.chance(50);
+        sim.top->eval();
+        const bool take_in = sim.top->in_valid && sim.top->in_ready;
+        if (sim.top->out_valid && sim.top->out_ready) {
+            const Words got = get_sig(sim.top->out_data, kOutBits);
+            if (got != expected[recv]) mismatch('B', recv, got, expected[recv]);
+            ++recv;
+        }
+        sim.edge();
+        if (take_in) {
+            ++sent;
+            presenting = false;
+        }
+    }
+#if VM_TRACE
+    if (sim.vcd) sim.vcd->close();
+#endif
+    sim.top->final();
+    std::printf("RESULT vectors=%zu mismatches=0 ii=%lld latency=%lld\n", n, ii, latency);
+    delete sim.top;
+    delete sim.ctx;
+    return 0;
+}

@@ -1,0 +1,72 @@
+{% import "macros.txt" as m %}
+/*
+{% call m::header(" *", gen) %}{% endcall %}
+ *
+ * Network {= n.name =}: {= n.layers.len() =} layers, {= n.inputs =} inputs ({= n.x.name =}),
+ * {= n.outputs =} outputs ({= n.y.name =}). Target {= n.part =} at {= n.clock_period_ns =} ns.
+ * Initiation interval {= n.ii =} cycles, latency {= n.latency =} cycles (see report.md).
+ *
+ * Streams carry whole vectors: element k at bits [k*W +: W]. rst is
+ * synchronous and active high.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module {= n.name =} (
+    input  wire                   clk,
+    input  wire                   rst,
+    input  wire [{= n.in_bits() - 1 =}:0]  in_data,
+    input  wire                   in_valid,
+    output wire                   in_ready,
+    output wire [{= n.out_bits() - 1 =}:0]  out_data,
+    output wire                   out_valid,
+    input  wire                   out_ready{% for c in layers %}{% if c.l.trainable.weights %},
+    // {= c.l.name =} weight write port
+    input  wire                   {= c.l.name =}_w_wr_en,
+    input  wire [{= c.waddr_w - 1 =}:0]  {= c.l.name =}_w_wr_addr,
+    input  wire [{= c.wcol_w - 1 =}:0]  {= c.l.name =}_w_wr_col,
+    input  wire [{= c.l.w.width - 1 =}:0]  {= c.l.name =}_w_wr_data{% endif %}{% if c.l.trainable.biases %},
+    // {= c.l.name =} bias write port
+    input  wire                   {= c.l.name =}_b_wr_en,
+    input  wire [{= c.baddr_w - 1 =}:0]  {= c.l.name =}_b_wr_addr,
+    input  wire [{= c.bcol_w - 1 =}:0]  {= c.l.name =}_b_wr_col,
+    input  wire [{= c.l.b.width - 1 =}:0]  {= c.l.name =}_b_wr_data{% endif %}{% endfor %}
+);
+{% for c in layers %}
+// {= c.l.name =}: dense {= c.l.outputs =}x{= c.l.inputs =}, {= c.l.cycles =} cycles per vector
+wire [{= c.out_msb =}:0] {= c.l.name =}_out_data;
+wire {= c.l.name =}_out_valid;
+wire {= c.l.name =}_out_ready;
+wire {= c.l.name =}_in_ready;
+
+{= c.l.module =} u_{= c.l.name =} (
+    .clk(clk),
+    .rst(rst),
+    .in_data({= c.src =}_data),
+    .in_valid({= c.src =}_valid),
+    .in_ready({= c.l.name =}_in_ready),
+    .out_data({= c.l.name =}_out_data),
+    .out_valid({= c.l.name =}_out_valid),
+    .out_ready({= c.l.name =}_out_ready){% if c.l.trainable.weights %},
+    .w_wr_en({= c.l.name =}_w_wr_en),
+    .w_wr_addr({= c.l.name =}_w_wr_addr),
+    .w_wr_col({= c.l.name =}_w_wr_col),
+    .w_wr_data({= c.l.name =}_w_wr_data){% endif %}{% if c.l.trainable.biases %},
+    .b_wr_en({= c.l.name =}_b_wr_en),
+    .b_wr_addr({= c.l.name =}_b_wr_addr),
+    .b_wr_col({= c.l.name =}_b_wr_col),
+    .b_wr_data({= c.l.name =}_b_wr_data){% endif %}
+);
+{% endfor %}
+assign in_ready = {= first =}_in_ready;
+{%- for c in layers %}{% if !loop.last %}
+assign {= c.l.name =}_out_ready = {= c.next =}_in_ready;{% endif %}{% endfor %}
+assign {= last =}_out_ready = out_ready;
+assign out_data = {= last =}_out_data;
+assign out_valid = {= last =}_out_valid;
+
+endmodule
+
+`resetall

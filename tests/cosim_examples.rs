@@ -1,0 +1,193 @@
+//! `fptgen generate` and `fptgen cosim` on the examples: every output bit
+//! equal to the simulator's, measured cycles equal to report.json's, the
+//! generated Verilog lint-clean, and the per-layer handshakes visible in the
+//! VCD trace. Needs Verilator: the test fails (it does not skip) without it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fptgen(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fptgen")).args(args).current_dir(dir).output().expect("run fptgen");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+}
+
+fn require(tool: &str) {
+    let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+        || Command::new(tool).arg("-V").output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(ok, "{tool} is not installed: run `bash tests/run.sh` (it installs it) or `apt-get install {tool}`");
+}
+
+/// Parses "vectors N mismatches M | measured II a latency b | predicted II c latency d".
+fn parse_summary(line: &str) -> [i64; 6] {
+    let nums: Vec<i64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    assert_eq!(nums.len(), 6, "summary line: {line}");
+    [nums[0], nums[1], nums[2], nums[3], nums[4], nums[5]]
+}
+
+fn cosim_example(name: &str, vectors: usize) {
+    require("verilator");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join(format!("examples/{name}/model.yaml"));
+    let out = dir.path().join("out");
+    let (code, stdout, err) = fptgen(
+        &["cosim", model.to_str().expect("utf8"), "--vectors", &vectors.to_string(), "--seed", "7", "-o", out.to_str().expect("utf8")],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "cosim {name} failed:\n{stdout}\n{err}");
+    let [n, mismatches, ii, lat, pii, plat] = parse_summary(stdout.trim());
+    assert_eq!((n, mismatches), (vectors as i64, 0), "{stdout}");
+    assert_eq!((ii, lat), (pii, plat), "{stdout}");
+    // The prediction printed is the one report.json holds.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).expect("report.json")).expect("json");
+    assert_eq!(report["network"]["ii"].as_i64(), Some(pii));
+    assert_eq!(report["network"]["latency"].as_i64(), Some(plat));
+    lint(&out);
+}
+
+/// `verilator --lint-only -Wall` on the generated design: no warning at all.
+fn lint(out: &Path) {
+    let rtl: Vec<PathBuf> = std::fs::read_dir(out.join("rtl")).expect("rtl").map(|e| e.expect("entry").path()).collect();
+    let top = std::fs::read_to_string(out.join("report.json")).expect("report");
+    let top: serde_json::Value = serde_json::from_str(&top).expect("json");
+    let top = top["network"]["name"].as_str().expect("name").to_string();
+    let o = Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", &top])
+        .args(&rtl)
+        .current_dir(out)
+        .output()
+        .expect("verilator");
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && !log.contains("%Warning"), "lint of {}:\n{log}", out.display());
+}
+
+#[test]
+fn cosim_tiny() {
+    cosim_example("tiny", 200);
+}
+
+#[test]
+fn cosim_jet_tagging() {
+    cosim_example("jet_tagging", 100);
+}
+
+#[test]
+fn cosim_mnist() {
+    cosim_example("mnist", 24);
+}
+
+#[test]
+fn generate_refuses_foreign_directories_and_regenerates_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/tiny/model.yaml");
+    let m = model.to_str().expect("utf8");
+    // A non-empty directory fptgen did not create.
+    std::fs::create_dir(dir.path().join("mine")).expect("mkdir");
+    std::fs::write(dir.path().join("mine/notes.txt"), "keep").expect("write");
+    let (code, _, err) = fptgen(&["generate", m, "-o", "mine"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("mine") && err.contains("not created by fptgen"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path().join("mine")).expect("dir").count(), 1, "nothing added");
+    // A new directory, then again into the same one (its own), keeping a user file.
+    let (code, out, err) = fptgen(&["generate", m, "-o", "gen"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("II 1 cycles"), "{out}");
+    for f in ["rtl/tiny.v", "rtl/tiny_fc1.v", "rtl/fptgen_dense.v", "mem/fc1_w.hex", "mem/fc1_b.hex", "sim/harness.cpp", "sim/build.sh", "report.json", "report.md"] {
+        assert!(dir.path().join("gen").join(f).is_file(), "missing {f}");
+    }
+    std::fs::write(dir.path().join("gen/user.txt"), "mine").expect("write");
+    let (code, _, err) = fptgen(&["generate", m, "-o", "gen"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("gen/user.txt")).expect("kept"), "mine");
+    // No staging directory is left behind.
+    let names: Vec<String> = std::fs::read_dir(dir.path()).expect("dir").map(|e| e.expect("e").file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains("partial")), "{names:?}");
+    // A file in the way that fptgen did not write is not replaced.
+    std::fs::remove_file(dir.path().join("gen/report.md")).expect("rm");
+    std::fs::write(dir.path().join("gen/report.md"), "user's").expect("write");
+    let manifest = std::fs::read_to_string(dir.path().join("gen/.fptgen-manifest")).expect("manifest");
+    std::fs::write(dir.path().join("gen/.fptgen-manifest"), manifest.replace("report.md\n", "")).expect("write");
+    let (code, _, err) = fptgen(&["generate", m, "-o", "gen"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("gen/report.md")).expect("kept"), "user's");
+}
+
+/// The VCD written by `--trace` shows, for every layer, exactly one input and
+/// one output handshake per vector and phase (the harness streams the vectors
+/// twice), on rising clock edges.
+#[test]
+fn trace_shows_every_layer_handshake() {
+    require("verilator");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/jet_tagging/model.yaml");
+    let vectors = 12;
+    let (code, stdout, err) = fptgen(
+        &["cosim", model.to_str().expect("utf8"), "--vectors", &vectors.to_string(), "--trace", "t.vcd", "-o", "out"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stdout}\n{err}");
+    let file = std::io::BufReader::new(std::fs::File::open(dir.path().join("t.vcd")).expect("vcd written"));
+    let mut parser = vcd::Parser::new(file);
+    let header = parser.parse_header().expect("vcd header");
+    // signal codes of (scope, name) for the layer instances and the clock
+    let mut codes: HashMap<(String, String), vcd::IdCode> = HashMap::new();
+    fn walk(items: &[vcd::ScopeItem], scope: &str, codes: &mut HashMap<(String, String), vcd::IdCode>) {
+        for it in items {
+            match it {
+                vcd::ScopeItem::Scope(s) => walk(&s.items, &s.identifier, codes),
+                vcd::ScopeItem::Var(v) => {
+                    codes.entry((scope.to_string(), v.reference.clone())).or_insert(v.code);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&header.items, "", &mut codes);
+    let layers = ["fc1", "fc2", "fc3", "fc4"];
+    let mut watch: Vec<(String, vcd::IdCode, vcd::IdCode)> = Vec::new();
+    for l in layers {
+        let scope = format!("u_{l}");
+        for (v, r) in [("in_valid", "in_ready"), ("out_valid", "out_ready")] {
+            let cv = codes.get(&(scope.clone(), v.to_string())).unwrap_or_else(|| panic!("{scope}.{v} not in the trace"));
+            let cr = codes.get(&(scope.clone(), r.to_string())).unwrap_or_else(|| panic!("{scope}.{r} not in the trace"));
+            watch.push((format!("{l}.{v}"), *cv, *cr));
+        }
+    }
+    let clk = *codes.get(&("jet_tagging".to_string(), "clk".to_string())).expect("clk in the trace");
+    // Changes are applied a timestamp at a time, so a rising clock is judged
+    // on the values of the previous timestamp (the state before the edge).
+    let mut value: HashMap<vcd::IdCode, bool> = HashMap::new();
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut pending: Vec<(vcd::IdCode, bool)> = Vec::new();
+    let mut flush = |pending: &mut Vec<(vcd::IdCode, bool)>, value: &mut HashMap<vcd::IdCode, bool>| {
+        let rises = pending.iter().any(|&(id, h)| id == clk && h) && !value.get(&clk).copied().unwrap_or(false);
+        if rises {
+            for (name, cv, cr) in &watch {
+                if value.get(cv).copied().unwrap_or(false) && value.get(cr).copied().unwrap_or(false) {
+                    *counts.entry(name.clone()).or_default() += 1;
+                }
+            }
+        }
+        for (id, h) in pending.drain(..) {
+            value.insert(id, h);
+        }
+    };
+    for cmd in parser {
+        match cmd.expect("vcd command") {
+            vcd::Command::Timestamp(_) => flush(&mut pending, &mut value),
+            vcd::Command::ChangeScalar(id, v) => pending.push((id, v == vcd::Value::V1)),
+            _ => {}
+        }
+    }
+    flush(&mut pending, &mut value);
+    for (name, _, _) in &watch {
+        assert_eq!(counts.get(name).copied().unwrap_or(0), 2 * vectors, "handshakes of {name}");
+    }
+}
