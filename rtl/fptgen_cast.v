@@ -68,9 +68,17 @@
  *                     OUT_W = 1 the range is {0}); unsigned: as AP_SAT
  *
  * Bits that a mode ignores (the dropped bits under AP_TRN, the bits below
- * qb under AP_RND, the bits above the word under AP_WRAP) are collected in
- * wires named unused_*, Verilator's idiom for "deliberately unused"; they
- * drive nothing and synthesis removes them.
+ * qb under AP_RND, the sign under AP_RND_MIN_INF and AP_RND_CONV, the bits
+ * above the word under AP_WRAP) are collected in wires named unused_*,
+ * Verilator's idiom for "deliberately unused" (its default
+ * --unused-regexp); they drive nothing and synthesis removes them. AP_TRN
+ * with AP_WRAP is pure wiring.
+ *
+ * Illegal parameters (IN_W < 1, OUT_W outside 1..64, OUT_SIGNED, QUANT or
+ * OVF out of range) stop elaboration/simulation with $error and $finish,
+ * as in verilog-axis. IN_F and OUT_F may be any integers.
+ *
+ * Checked bit for bit against the simulator by generator/tests/rtl_cast.rs.
  */
 
 `resetall

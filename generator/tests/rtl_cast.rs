@@ -7,12 +7,13 @@
 //! * `cast_matches_quantize_exact`: ~150 parameter sets chosen with a fixed
 //!   seed (every QUANT x OVF combination several times, both signednesses,
 //!   rounding, left shifts, equal fractions, everything dropped, negative and
-//!   oversized F, output widths 1, 2, 63 and 64, inputs up to 130 bits, and
+//!   oversized F, output widths 1, 2, 63 and 64, inputs up to 140 bits, and
 //!   the casts a dense layer makes) become one instance each in a generated
 //!   top, which Verilator builds once with `-Wall` (warnings are fatal, so
 //!   this is also the lint of every set). 300 inputs per set (edge cases
 //!   around every rounding tie and range limit, then seeded random ones) go
-//!   through the model and every output bit is compared with the simulator.
+//!   through the model and every output bit is compared with the simulator
+//!   (inputs of at most 8 bits get every value of the word).
 //! * `cast_synthesizes_for_ultrascale`: yosys `synth_xilinx -family xcu` on a
 //!   few representative sets; prints their cell counts.
 //! * `cast_stops_on_illegal_parameters`: an out-of-range OUT_W stops the
@@ -64,10 +65,18 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run(cmd: &mut Command, what: &str, dir: &Path) -> String {
-    let out = cmd.current_dir(dir).output().unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    let out = cmd
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{what} failed ({}), files in {}:\n{stdout}\n{stderr}", out.status, dir.display());
+    assert!(
+        out.status.success(),
+        "{what} failed ({}), files in {}:\n{stdout}\n{stderr}",
+        out.status,
+        dir.display()
+    );
     stdout
 }
 
@@ -114,10 +123,6 @@ impl Rng {
     fn signed_bits(&mut self, w: u32) -> i128 {
         (self.u128() as i128) >> (128 - w)
     }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[(self.next() % items.len() as u64) as usize]
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -159,10 +164,34 @@ struct CastSet {
 
 impl CastSet {
     #[allow(clippy::too_many_arguments)]
-    fn new(in_w: u32, in_f: i32, out_w: u32, out_f: i32, signed: bool, quant: Quant, ovf: Overflow, why: &str) -> CastSet {
-        assert!((1..=140).contains(&in_w) && (1..=64).contains(&out_w), "{why}");
-        assert!((-1100..=1100).contains(&in_f) && (-1100..=1100).contains(&out_f), "{why}");
-        CastSet { in_w, in_f, out_w, out_f, signed, quant, ovf, why: why.to_string() }
+    fn new(
+        in_w: u32,
+        in_f: i32,
+        out_w: u32,
+        out_f: i32,
+        signed: bool,
+        quant: Quant,
+        ovf: Overflow,
+        why: &str,
+    ) -> CastSet {
+        assert!(
+            (1..=140).contains(&in_w) && (1..=64).contains(&out_w),
+            "{why}"
+        );
+        assert!(
+            (-1100..=1100).contains(&in_f) && (-1100..=1100).contains(&out_f),
+            "{why}"
+        );
+        CastSet {
+            in_w,
+            in_f,
+            out_w,
+            out_f,
+            signed,
+            quant,
+            ovf,
+            why: why.to_string(),
+        }
     }
 
     fn shift(&self) -> i64 {
@@ -177,8 +206,11 @@ impl CastSet {
     /// by the same amount (`adj = F - OUT_F`).
     fn reference(&self) -> (Format, i32) {
         let w = self.out_w as i32;
-        let f = self.out_f.clamp(w - Format::MAX_INT_BITS, w - Format::MIN_INT_BITS);
-        let fmt = Format::new(self.signed, self.out_w, w - f, self.quant, self.ovf).expect("reference format");
+        let f = self
+            .out_f
+            .clamp(w - Format::MAX_INT_BITS, w - Format::MIN_INT_BITS);
+        let fmt = Format::new(self.signed, self.out_w, w - f, self.quant, self.ovf)
+            .expect("reference format");
         (fmt, f - self.out_f)
     }
 
@@ -197,18 +229,24 @@ impl CastSet {
 
     fn describe(&self) -> String {
         format!(
-            "fptgen_cast #({}) [{}; target {}{}]",
+            "fptgen_cast #({}) [{}; target {}<{},{},{},{}>]",
             self.verilog_params(),
             self.why,
             if self.signed { "ap_fixed" } else { "ap_ufixed" },
-            format_args!("<{},{},{},{}>", self.out_w, self.out_w as i32 - self.out_f, self.quant, self.ovf)
+            self.out_w,
+            self.out_w as i32 - self.out_f,
+            self.quant,
+            self.ovf
         )
     }
 
     /// Smallest and largest output code, as integers.
     fn out_range(&self) -> (i128, i128) {
         if self.signed {
-            (-(1i128 << (self.out_w - 1)), (1i128 << (self.out_w - 1)) - 1)
+            (
+                -(1i128 << (self.out_w - 1)),
+                (1i128 << (self.out_w - 1)) - 1,
+            )
         } else {
             (0, (1i128 << self.out_w) - 1)
         }
@@ -217,6 +255,7 @@ impl CastSet {
 
 /// The hand-picked sets: what a dense layer instantiates, and every corner
 /// of the bit-level algorithm.
+#[rustfmt::skip]
 fn fixed_sets() -> Vec<CastSet> {
     use Overflow::*;
     use Quant::*;
@@ -276,6 +315,7 @@ fn fixed_sets() -> Vec<CastSet> {
         s(20, 1100, 16, -1100, true, RndInf, Sat, "IN_F=1100, OUT_F=-1100: everything dropped"),
         s(20, -1100, 16, 1100, true, Rnd, SatZero, "IN_F=-1100, OUT_F=1100: left shift by 2200"),
         s(20, -1100, 16, 1100, false, Trn, Wrap, "IN_F=-1100, OUT_F=1100, WRAP: always 0"),
+        s(140, 1100, 64, -1100, true, RndConv, SatSym, "IN_W=140, everything dropped"),
         s(30, 1100, 12, 1090, true, RndConv, SatSym, "F > W on both sides"),
         s(16, 30, 8, 20, true, RndMinInf, Sat, "OUT_F > OUT_W (I = -12)"),
         s(16, -4, 8, -6, false, RndZero, Sat, "negative F on both sides"),
@@ -298,7 +338,16 @@ fn random_sets(rng: &mut Rng) -> Vec<CastSet> {
                         let out_w = rng.range(1, 32) as u32;
                         let shift = rng.range(1, i64::from(in_w).min(12)) as i32;
                         let out_f = rng.range(-8, 24) as i32;
-                        CastSet::new(in_w, out_f + shift, out_w, out_f, signed, quant, ovf, "random: rounding")
+                        CastSet::new(
+                            in_w,
+                            out_f + shift,
+                            out_w,
+                            out_f,
+                            signed,
+                            quant,
+                            ovf,
+                            "random: rounding",
+                        )
                     }
                     1 => {
                         // Left shift or equal fractions.
@@ -306,7 +355,16 @@ fn random_sets(rng: &mut Rng) -> Vec<CastSet> {
                         let out_w = rng.range(1, 64) as u32;
                         let shift = rng.range(-12, 0) as i32;
                         let out_f = rng.range(-20, 40) as i32;
-                        CastSet::new(in_w, out_f + shift, out_w, out_f, signed, quant, ovf, "random: left shift / equal")
+                        CastSet::new(
+                            in_w,
+                            out_f + shift,
+                            out_w,
+                            out_f,
+                            signed,
+                            quant,
+                            ovf,
+                            "random: left shift / equal",
+                        )
                     }
                     2 => {
                         // Extremes.
@@ -315,19 +373,35 @@ fn random_sets(rng: &mut Rng) -> Vec<CastSet> {
                         let (in_f, out_f, why) = match rng.next() % 4 {
                             0 => {
                                 let out_f = rng.range(-10, 10) as i32;
-                                (out_f + in_w as i32 + rng.range(0, 6) as i32, out_f, "random: everything dropped")
+                                (
+                                    out_f + in_w as i32 + rng.range(0, 6) as i32,
+                                    out_f,
+                                    "random: everything dropped",
+                                )
                             }
                             1 => {
                                 let out_f = out_w as i32 + rng.range(1, 40) as i32;
-                                (out_f + rng.range(-6, 10) as i32, out_f, "random: OUT_F > OUT_W")
+                                (
+                                    out_f + rng.range(-6, 10) as i32,
+                                    out_f,
+                                    "random: OUT_F > OUT_W",
+                                )
                             }
                             2 => {
                                 let out_f = -(rng.range(1, 40) as i32);
-                                (out_f + rng.range(-6, 10) as i32, out_f, "random: negative F")
+                                (
+                                    out_f + rng.range(-6, 10) as i32,
+                                    out_f,
+                                    "random: negative F",
+                                )
                             }
                             _ => {
                                 let out_f = rng.range(-4, 4) as i32;
-                                (out_f - out_w as i32 - rng.range(-1, 20) as i32, out_f, "random: big left shift")
+                                (
+                                    out_f - out_w as i32 - rng.range(-1, 20) as i32,
+                                    out_f,
+                                    "random: big left shift",
+                                )
                             }
                         };
                         CastSet::new(in_w, in_f, out_w, out_f, signed, quant, ovf, why)
@@ -338,7 +412,16 @@ fn random_sets(rng: &mut Rng) -> Vec<CastSet> {
                         let out_w = rng.range(32, 64) as u32;
                         let out_f = rng.range(-10, 60) as i32;
                         let shift = rng.range(-8, 70) as i32;
-                        CastSet::new(in_w, out_f + shift, out_w, out_f, signed, quant, ovf, "random: wide input")
+                        CastSet::new(
+                            in_w,
+                            out_f + shift,
+                            out_w,
+                            out_f,
+                            signed,
+                            quant,
+                            ovf,
+                            "random: wide input",
+                        )
                     }
                 };
                 sets.push(set);
@@ -443,14 +526,21 @@ impl Input {
     fn hex(&self, w: u32) -> String {
         let x = self.bits(w);
         let digits = w.div_ceil(4);
-        (0..digits).rev().map(|d| char::from_digit(((x[(d / 16) as usize] >> ((d % 16) * 4)) & 0xf) as u32, 16).unwrap()).collect()
+        (0..digits)
+            .rev()
+            .map(|d| {
+                char::from_digit(((x[(d / 16) as usize] >> ((d % 16) * 4)) & 0xf) as u32, 16)
+                    .unwrap()
+            })
+            .collect()
     }
 }
 
 /// Exact-value helpers for `Format::mul_from`: a format with `f` fraction
 /// bits (only its `F` matters there).
 fn frac_format(f: i32) -> Format {
-    Format::new(true, 64, 64 - f, Quant::Trn, Overflow::Wrap).expect("fraction format for a product")
+    Format::new(true, 64, 64 - f, Quant::Trn, Overflow::Wrap)
+        .expect("fraction format for a product")
 }
 
 /// The simulator's output bits for `input` (a value with `set.in_f`
@@ -478,12 +568,45 @@ fn edge_values(set: &CastSet, w: u32, shift: i64, rng: &mut Rng) -> Vec<i128> {
     let min_in = -(1i128 << (w - 1));
     let max_in = (1i128 << (w - 1)) - 1;
     let (lo, hi) = set.out_range();
-    let mut v = vec![0, 1, -1, 2, -2, 3, -3, min_in, min_in + 1, min_in + 2, max_in, max_in - 1, max_in - 2, min_in / 2, max_in / 2];
+    let mut v = vec![
+        0,
+        1,
+        -1,
+        2,
+        -2,
+        3,
+        -3,
+        min_in,
+        min_in + 1,
+        min_in + 2,
+        max_in,
+        max_in - 1,
+        max_in - 2,
+        min_in / 2,
+        max_in / 2,
+    ];
     if shift > 0 && shift <= 125 {
         // floor(v) values: small ones and both ends of the output range
         // (saturation limits, -max for AP_SAT_SYM), then dropped-bit
         // patterns around the ties.
-        let mut bases = vec![0, 1, -1, 2, -2, 3, -3, hi, hi - 1, hi + 1, lo, lo + 1, lo - 1, -hi, -hi - 1, -hi + 1];
+        let mut bases = vec![
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            3,
+            -3,
+            hi,
+            hi - 1,
+            hi + 1,
+            lo,
+            lo + 1,
+            lo - 1,
+            -hi,
+            -hi - 1,
+            -hi + 1,
+        ];
         for _ in 0..3 {
             bases.push(rng.range_i128(lo, hi));
         }
@@ -504,7 +627,15 @@ fn edge_values(set: &CastSet, w: u32, shift: i64, rng: &mut Rng) -> Vec<i128> {
         // Values whose left-shifted copy lands next to a range limit.
         let l = (-shift) as u32;
         for b in [hi, lo, -hi, 0] {
-            let m0 = if l >= 127 { if b < 0 { -1 } else { 0 } } else { b >> l };
+            let m0 = if l >= 127 {
+                if b < 0 {
+                    -1
+                } else {
+                    0
+                }
+            } else {
+                b >> l
+            };
             v.extend([m0 - 1, m0, m0 + 1, m0 + 2]);
         }
     }
@@ -524,10 +655,15 @@ fn random_value(set: &CastSet, w: u32, shift: i64, rng: &mut Rng) -> i128 {
     let t = rng.range_i128(lo - 3, hi + 3);
     let m = if shift > 0 && shift <= 120 {
         let d = shift as u32;
-        t.checked_mul(1i128 << d).and_then(|x| x.checked_add(rng.range_i128(0, (1i128 << d) - 1)))
+        t.checked_mul(1i128 << d)
+            .and_then(|x| x.checked_add(rng.range_i128(0, (1i128 << d) - 1)))
     } else if shift <= 0 {
         let l = (-shift) as u32;
-        Some(if l >= 127 { rng.range_i128(-1, 0) } else { t >> l })
+        Some(if l >= 127 {
+            rng.range_i128(-1, 0)
+        } else {
+            t >> l
+        })
     } else {
         None
     };
@@ -537,51 +673,67 @@ fn random_value(set: &CastSet, w: u32, shift: i64, rng: &mut Rng) -> i128 {
     }
 }
 
-/// `VECTORS` inputs for `set`: edge cases first, then random ones.
+/// `VECTORS` inputs for `set`: edge cases first, then random ones. Inputs of
+/// at most 8 bits get every value of the word.
 fn inputs_for(set: &CastSet, rng: &mut Rng) -> Vec<Input> {
+    const EDGE_MAX: usize = 230;
     let shift = set.shift();
     let mut out: Vec<Input> = Vec::new();
-    let mut push = |out: &mut Vec<Input>, x: Input| {
+    let push = |out: &mut Vec<Input>, x: Input| {
         if x.fits(set.in_w) && !out.contains(&x) {
             out.push(x);
         }
     };
-    const EDGE_MAX: usize = 230;
     if set.in_w <= 127 {
         for m in edge_values(set, set.in_w, shift, rng) {
             push(&mut out, Input::Int(m));
         }
         out.truncate(EDGE_MAX);
-        while out.len() < VECTORS {
-            let m = random_value(set, set.in_w, shift, rng);
-            push(&mut out, Input::Int(m));
-            if out.len() < VECTORS && rng.next() % 8 == 0 {
-                // Duplicates are skipped; narrow inputs may have fewer than
-                // VECTORS values, so allow repeats once the word is covered.
-                if set.in_w < 9 {
-                    out.push(Input::Int(m));
-                }
+        if set.in_w <= 8 {
+            // Exhaustive, then repeats to keep every set at VECTORS rows.
+            let half = 1i128 << (set.in_w - 1);
+            for m in -half..half {
+                push(&mut out, Input::Int(m));
+            }
+            while out.len() < VECTORS {
+                out.push(Input::Int(rng.signed_bits(set.in_w)));
             }
         }
+        while out.len() < VECTORS {
+            push(
+                &mut out,
+                Input::Int(random_value(set, set.in_w, shift, rng)),
+            );
+        }
     } else {
-        // Wider than i128: plain values (which use the low 127 bits), the
-        // same edge cases scaled by 2^k to reach the top of the word, and
-        // random full-width products.
+        // Wider than i128: the extreme codes of the word (2^(IN_W-1) - 1 is
+        // odd and needs a product), the edge cases of a 127-bit input scaled
+        // by 2^k to reach the top of the word, the plain 127-bit edge cases,
+        // and random full-width products.
         let k = set.in_w - 127;
-        let mut edges = Vec::new();
+        let m64 = 1i128 << 64;
+        let top = 1i128 << 63;
+        let mut edges = vec![
+            Input::Product {
+                a: m64 - 1,
+                b: m64 - 1,
+            },
+            Input::Product {
+                a: -m64 - 1,
+                b: m64 - 1,
+            },
+            Input::Product {
+                a: m64 + 1,
+                b: m64 - 1,
+            },
+            Input::Product { a: -top, b: top },
+        ];
         for m in edge_values(set, 127, shift - i64::from(k), rng) {
             edges.push(Input::Scaled { a: m, k });
         }
         for m in edge_values(set, 127, shift, rng) {
             edges.push(Input::Int(m));
         }
-        // The extreme codes of the word: max = 2^(IN_W-1) - 1 is odd and
-        // needs a product.
-        let top = 1i128 << 63;
-        edges.push(Input::Product { a: i128::from(u64::MAX), b: i128::from(u64::MAX) });
-        edges.push(Input::Product { a: -(1i128 << 64) - 1, b: (1i128 << 64) - 1 });
-        edges.push(Input::Product { a: (1i128 << 64) + 1, b: (1i128 << 64) - 1 });
-        edges.push(Input::Product { a: -top, b: top });
         for x in edges {
             push(&mut out, x);
         }
@@ -590,7 +742,10 @@ fn inputs_for(set: &CastSet, rng: &mut Rng) -> Vec<Input> {
         let h2 = set.in_w - 1 - h1;
         while out.len() < VECTORS {
             let x = match rng.next() % 3 {
-                0 => Input::Scaled { a: random_value(set, 127, shift - i64::from(k), rng), k },
+                0 => Input::Scaled {
+                    a: random_value(set, 127, shift - i64::from(k), rng),
+                    k,
+                },
                 1 => Input::Int(random_value(set, 127, shift, rng)),
                 _ => {
                     // |a| < 2^h1, |b| < 2^h2: |a * b| < 2^(IN_W - 1)
@@ -617,7 +772,10 @@ struct BitVec {
 
 impl BitVec {
     fn new(width: usize) -> BitVec {
-        BitVec { width, words: vec![0; width.div_ceil(64)] }
+        BitVec {
+            width,
+            words: vec![0; width.div_ceil(64)],
+        }
     }
 
     fn set_field(&mut self, offset: usize, width: u32, value: &Wide) {
@@ -640,12 +798,21 @@ impl BitVec {
 
     fn to_hex(&self) -> String {
         let digits = self.width.div_ceil(4);
-        (0..digits).rev().map(|d| char::from_digit(((self.words[d / 16] >> ((d % 16) * 4)) & 0xf) as u32, 16).unwrap()).collect()
+        (0..digits)
+            .rev()
+            .map(|d| {
+                char::from_digit(((self.words[d / 16] >> ((d % 16) * 4)) & 0xf) as u32, 16).unwrap()
+            })
+            .collect()
     }
 
     fn from_hex(width: usize, hex: &str) -> BitVec {
         let mut v = BitVec::new(width);
-        assert_eq!(hex.len(), width.div_ceil(4), "output line has the wrong length");
+        assert_eq!(
+            hex.len(),
+            width.div_ceil(4),
+            "output line has the wrong length"
+        );
         for (d, c) in hex.chars().rev().enumerate() {
             let nib = u64::from(c.to_digit(16).expect("hex digit"));
             v.words[d / 16] |= nib << ((d % 16) * 4);
@@ -670,9 +837,19 @@ fn top_verilog(name: &str, sets: &[CastSet]) -> (String, Vec<usize>, Vec<usize>,
         ow += s.out_w as usize;
     }
     let mut v = String::new();
-    writeln!(v, "// Generated by generator/tests/rtl_cast.rs: one fptgen_cast per parameter set.").unwrap();
+    writeln!(
+        v,
+        "// Generated by generator/tests/rtl_cast.rs: one fptgen_cast per parameter set."
+    )
+    .unwrap();
     writeln!(v, "`timescale 1ns / 1ps\n`default_nettype none\n").unwrap();
-    writeln!(v, "module {name} (\n    input  wire [{}:0] cast_in,\n    output wire [{}:0] cast_out\n);\n", iw - 1, ow - 1).unwrap();
+    writeln!(
+        v,
+        "module {name} (\n    input  wire [{}:0] cast_in,\n    output wire [{}:0] cast_out\n);\n",
+        iw - 1,
+        ow - 1
+    )
+    .unwrap();
     for (k, s) in sets.iter().enumerate() {
         writeln!(v, "// {}", s.why).unwrap();
         writeln!(
@@ -770,7 +947,20 @@ fn cast_matches_quantize_exact() {
     // lint of every parameter set.
     run(
         Command::new("verilator")
-            .args(["--cc", "--exe", "--build", "-Wall", "-j", "2", "--top-module", top, "-Mdir", "obj", "-o", "vcast"])
+            .args([
+                "--cc",
+                "--exe",
+                "--build",
+                "-Wall",
+                "-j",
+                "2",
+                "--top-module",
+                top,
+                "-Mdir",
+                "obj",
+                "-o",
+                "vcast",
+            ])
             .args(["-MAKEFLAGS", "OPT_FAST=-O1"])
             .arg(format!("{top}.v"))
             .arg(rtl_cast())
@@ -780,15 +970,14 @@ fn cast_matches_quantize_exact() {
     );
     let built = started.elapsed();
 
-    let mut stdin = String::new();
-    for j in 0..VECTORS {
-        let mut v = BitVec::new(in_w);
-        for (k, s) in sets.iter().enumerate() {
-            v.set_field(in_off[k], s.in_w, &inputs[k][j].bits(s.in_w));
+    // Row j drives input j of every set at once.
+    let mut rows: Vec<BitVec> = (0..VECTORS).map(|_| BitVec::new(in_w)).collect();
+    for (k, s) in sets.iter().enumerate() {
+        for (row, x) in rows.iter_mut().zip(&inputs[k]) {
+            row.set_field(in_off[k], s.in_w, &x.bits(s.in_w));
         }
-        stdin.push_str(&v.to_hex());
-        stdin.push('\n');
     }
+    let stdin: String = rows.iter().map(|r| r.to_hex() + "\n").collect();
     let mut child = Command::new(dir.join("obj/vcast"))
         .current_dir(&dir)
         .stdin(Stdio::piped())
@@ -799,27 +988,53 @@ fn cast_matches_quantize_exact() {
     let writer = std::thread::spawn(move || pipe.write_all(stdin.as_bytes()));
     let output = child.wait_with_output().expect("Verilator model output");
     writer.join().unwrap().expect("write vectors");
-    assert!(output.status.success(), "Verilator model failed: {}", output.status);
-    let lines: Vec<&str> = std::str::from_utf8(&output.stdout).unwrap().lines().collect();
+    assert!(
+        output.status.success(),
+        "Verilator model failed: {}",
+        output.status
+    );
+    let lines: Vec<&str> = std::str::from_utf8(&output.stdout)
+        .unwrap()
+        .lines()
+        .collect();
     assert_eq!(lines.len(), VECTORS, "one output line per vector");
 
-    for (j, line) in lines.iter().enumerate() {
-        let got_all = BitVec::from_hex(out_w, line);
-        for (k, s) in sets.iter().enumerate() {
+    // Set by set; report the first mismatch and how many there are.
+    let outputs: Vec<BitVec> = lines.iter().map(|l| BitVec::from_hex(out_w, l)).collect();
+    let mut first = None;
+    let (mut bad, mut bad_sets) = (0usize, 0usize);
+    for (k, s) in sets.iter().enumerate() {
+        let mut set_bad = false;
+        for (j, got_all) in outputs.iter().enumerate() {
             let x = inputs[k][j];
             let got = got_all.field(out_off[k], s.out_w);
             let want = expected_bits(s, x);
-            assert!(
-                got == want,
-                "fptgen_cast disagrees with Format::quantize_exact\n  set #{k}: {}\n  input: {x:?} = 0x{} ({} bits, {} fraction bits)\n  got:      {got:0w$b}\n  expected: {want:0w$b}\n  (files in {})",
-                s.describe(),
-                x.hex(s.in_w),
-                s.in_w,
-                s.in_f,
-                dir.display(),
-                w = s.out_w as usize
-            );
+            if got != want {
+                bad += 1;
+                set_bad = true;
+                first.get_or_insert_with(|| {
+                    format!(
+                        "set #{k}: {}\n  input: {x:?} = 0x{} ({} bits, {} fraction bits)\n  \
+                         got:      {got:0w$b}\n  expected: {want:0w$b}",
+                        s.describe(),
+                        x.hex(s.in_w),
+                        s.in_w,
+                        s.in_f,
+                        w = s.out_w as usize
+                    )
+                });
+            }
         }
+        bad_sets += usize::from(set_bad);
+    }
+    if let Some(first) = first {
+        panic!(
+            "fptgen_cast disagrees with Format::quantize_exact on {bad} of {} casts in {bad_sets} \
+             of {} parameter sets; the first:\n  {first}\n  (files in {})",
+            sets.len() * VECTORS,
+            sets.len(),
+            dir.display()
+        );
     }
     eprintln!(
         "rtl_cast: {} parameter sets x {VECTORS} inputs = {} casts checked bit for bit; \
@@ -837,55 +1052,121 @@ fn cast_synthesizes_for_ultrascale() {
     require_tool("yosys", "-V");
     use Overflow::*;
     use Quant::*;
+    #[rustfmt::skip]
     let reps = [
         ("prod_to_acc", CastSet::new(34, 20, 24, 16, true, RndConv, Sat, "16x16 product -> ap_fixed<24,8,RND_CONV,SAT>")),
         ("sum_to_acc", CastSet::new(26, 12, 24, 12, true, Trn, Sat, "(W+2)-bit sum -> ap_fixed<24,12,TRN,SAT>")),
         ("acc_to_out", CastSet::new(25, 16, 8, 5, true, Rnd, SatSym, "accumulator -> ap_fixed<8,3,RND,SAT_SYM>")),
         ("acc_to_relu", CastSet::new(25, 16, 8, 5, false, RndConv, Sat, "accumulator -> quantized_relu(8,3)")),
+        ("wide_prod", CastSet::new(130, 120, 64, 60, true, RndInf, SatZero, "130-bit product -> ap_fixed<64,4,RND_INF,SAT_ZERO>")),
         ("wide_wrap", CastSet::new(130, 120, 64, 48, true, Trn, Wrap, "130-bit product -> ap_fixed<64,16> (wiring only)")),
     ];
     let dir = scratch("rtl_cast_synth");
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\n\n");
+
+    // One top; each set sits in a keep_hierarchy wrapper, so that after
+    // -flatten every wrapper holds exactly one cast and `stat` counts it.
+    let mut v = String::from("// Generated by generator/tests/rtl_cast.rs\n`timescale 1ns / 1ps\n`default_nettype none\n\n");
+    let (mut iw, mut ow) = (0u32, 0u32);
+    let mut inst = String::new();
     for (name, s) in &reps {
         writeln!(
             v,
-            "// {}\nmodule rep_{name} (input wire [{}:0] in, output wire [{}:0] out);\nfptgen_cast #({}) u_cast (.in(in), .out(out));\nendmodule\n",
+            "// {}\n(* keep_hierarchy *)\nmodule rep_{name} (input wire [{}:0] in, output wire [{}:0] out);\n\
+             fptgen_cast #({}) u_cast (.in(in), .out(out));\nendmodule\n",
             s.why,
             s.in_w - 1,
             s.out_w - 1,
             s.verilog_params()
         )
         .unwrap();
-    }
-    fs::write(dir.join("reps.v"), v).unwrap();
-    // One yosys run; each wrapper is synthesized as its own top (flattened),
-    // then `stat` reports it.
-    let mut script = format!("read_verilog {}\nread_verilog reps.v\ndesign -save read\n", rtl_cast().display());
-    for (name, _) in &reps {
         writeln!(
-            script,
-            "design -load read\nsynth_xilinx -family xcu -flatten -noiopad -top rep_{name}\ncheck -assert\ntee -q -o stat_{name}.txt stat"
+            inst,
+            "rep_{name} u_{name} (.in(in[{iw} +: {}]), .out(out[{ow} +: {}]));",
+            s.in_w, s.out_w
         )
         .unwrap();
+        iw += s.in_w;
+        ow += s.out_w;
     }
+    writeln!(
+        v,
+        "module synth_top (input wire [{}:0] in, output wire [{}:0] out);\n{inst}endmodule",
+        iw - 1,
+        ow - 1
+    )
+    .unwrap();
+    fs::write(dir.join("synth_top.v"), v).unwrap();
+
+    // The standard flow, and the same without the MUXF7/8/9 wide-LUT
+    // cascades that ABC likes for wide comparisons.
+    let script = format!(
+        "read_verilog {}\nread_verilog synth_top.v\ndesign -save read\n\
+         synth_xilinx -family xcu -flatten -top synth_top\ncheck -assert\ntee -q -o stat.txt stat\n\
+         design -load read\n\
+         synth_xilinx -family xcu -flatten -nowidelut -top synth_top\ncheck -assert\ntee -q -o stat_nowidelut.txt stat\n",
+        rtl_cast().display()
+    );
     fs::write(dir.join("synth.ys"), script).unwrap();
     let started = std::time::Instant::now();
-    run(Command::new("yosys").args(["-q", "-s", "synth.ys"]), "yosys synth_xilinx -family xcu", &dir);
+    run(
+        Command::new("yosys").args(["-q", "-s", "synth.ys"]),
+        "yosys synth_xilinx -family xcu",
+        &dir,
+    );
+
     let mut report = String::new();
-    for (name, s) in &reps {
-        let stat = fs::read_to_string(dir.join(format!("stat_{name}.txt"))).expect("stat output");
-        let cells: Vec<String> = stat
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.starts_with("Number of") && !l.is_empty() && !l.starts_with("===") && !l.starts_with("Estimated"))
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect();
-        let total = stat.lines().find(|l| l.contains("Number of cells")).map(|l| l.split_whitespace().last().unwrap_or("?").to_string());
-        assert!(total.is_some(), "no cell count for {name}:\n{stat}");
-        writeln!(report, "  {name} [{}]: {} cells: {}", s.why, total.unwrap(), cells.join(", ")).unwrap();
+    for (file, flow) in [
+        ("stat.txt", "synth_xilinx -family xcu"),
+        ("stat_nowidelut.txt", "... -nowidelut"),
+    ] {
+        let stat = fs::read_to_string(dir.join(file)).expect("stat output");
+        writeln!(report, "  {flow}:").unwrap();
+        for (name, s) in &reps {
+            let cells = module_cells(&stat, &format!("rep_{name}"));
+            let total: u64 = cells.iter().map(|(_, n)| n).sum();
+            let list: Vec<String> = cells.iter().map(|(c, n)| format!("{c} {n}")).collect();
+            writeln!(
+                report,
+                "    {name:12} {total:4} cells ({}) [{}]",
+                list.join(", "),
+                s.why
+            )
+            .unwrap();
+        }
     }
-    eprintln!("rtl_cast: yosys synth_xilinx -family xcu ({:.1} s)\n{report}", started.elapsed().as_secs_f64());
+    // Pure wiring stays wiring.
+    let stat = fs::read_to_string(dir.join("stat.txt")).unwrap();
+    assert!(
+        module_cells(&stat, "rep_wide_wrap").is_empty(),
+        "AP_TRN + AP_WRAP must be wiring only:\n{stat}"
+    );
+    eprintln!(
+        "rtl_cast: yosys ({:.1} s)\n{report}",
+        started.elapsed().as_secs_f64()
+    );
     fs::remove_dir_all(&dir).ok();
+}
+
+/// The cell types and counts `stat` lists for `module`.
+fn module_cells(stat: &str, module: &str) -> Vec<(String, u64)> {
+    let header = format!("=== {module} ===");
+    let body = stat
+        .split(&header)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no stat for {module}:\n{stat}"));
+    let body = body.split("===").next().unwrap();
+    let after = body.split("Number of cells:").nth(1).unwrap_or("");
+    after
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (cell, n) = (it.next()?, it.next()?);
+            Some((cell.to_string(), n.parse().ok()?))
+        })
+        .collect()
 }
 
 #[test]
@@ -902,16 +1183,40 @@ fn cast_stops_on_illegal_parameters() {
     .unwrap();
     run(
         Command::new("verilator")
-            .args(["--binary", "-j", "2", "-Wno-fatal", "--top-module", "bad_top", "-Mdir", "obj", "-o", "vbad"])
+            .args([
+                "--binary",
+                "-j",
+                "2",
+                "-Wno-fatal",
+                "--top-module",
+                "bad_top",
+                "-Mdir",
+                "obj",
+                "-o",
+                "vbad",
+            ])
             .args(["-MAKEFLAGS", "OPT_FAST=-O0"])
             .arg("bad_top.v")
             .arg(rtl_cast()),
         "verilator build of an illegal parameter set",
         &dir,
     );
-    let out = Command::new(dir.join("obj/vbad")).current_dir(&dir).output().expect("run");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(!out.status.success(), "OUT_W = 65 must stop the simulation:\n{text}");
-    assert!(text.contains("fptgen_cast needs 1 <= OUT_W <= 64"), "{text}");
+    let out = Command::new(dir.join("obj/vbad"))
+        .current_dir(&dir)
+        .output()
+        .expect("run");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "OUT_W = 65 must stop the simulation:\n{text}"
+    );
+    assert!(
+        text.contains("fptgen_cast needs 1 <= OUT_W <= 64"),
+        "{text}"
+    );
     fs::remove_dir_all(&dir).ok();
 }
