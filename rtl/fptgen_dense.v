@@ -25,8 +25,8 @@
  * register is full and not taken, the whole pipeline stalls and nothing is
  * lost.
  *
- * Parameters are read from fptgen_rom (frozen) or fptgen_ram (trainable,
- * with a one-column write port per tensor).
+ * Parameters are read from fptgen_param_mem: a ROM for frozen tensors, a
+ * block RAM with a one-column write port for trainable ones.
  */
 
 `resetall
@@ -73,8 +73,8 @@ module fptgen_dense #(
     parameter integer WC_W = 1,
     // 1: weights writable (block RAM); 0: ROM
     parameter integer W_WRITABLE = 0,
-    // 1: block memory; 0: distributed
-    parameter integer W_BLOCK = 1,
+    // Vivado ram_style/rom_style of the weight memory: "block" or "auto"
+    parameter W_STYLE = "block",
     // Weight memory image
     parameter W_FILE = "w.hex",
     // Bias memory: NF words of PE columns; address and column-select widths
@@ -82,8 +82,8 @@ module fptgen_dense #(
     parameter integer BC_W = 1,
     // 1: biases writable; 0: ROM
     parameter integer B_WRITABLE = 0,
-    // 1: block memory; 0: distributed
-    parameter integer B_BLOCK = 0,
+    // Vivado ram_style/rom_style of the bias memory
+    parameter B_STYLE = "auto",
     // Bias memory image
     parameter B_FILE = "b.hex"
 ) (
@@ -98,8 +98,7 @@ module fptgen_dense #(
     output wire               out_valid,
     input  wire               out_ready,
 
-    // Parameter write ports, used only when the tensor is writable
-    /* verilator lint_off UNUSEDSIGNAL */
+    // Parameter write ports (ignored for read-only tensors)
     input  wire               w_wr_en,
     input  wire [WA_W-1:0]    w_wr_addr,
     input  wire [WC_W-1:0]    w_wr_col,
@@ -108,7 +107,6 @@ module fptgen_dense #(
     input  wire [BA_W-1:0]    b_wr_addr,
     input  wire [BC_W-1:0]    b_wr_col,
     input  wire [B_W-1:0]     b_wr_data
-    /* verilator lint_on UNUSEDSIGNAL */
 );
 
 localparam integer NF = (OUT + PE - 1) / PE;
@@ -255,37 +253,22 @@ generate
         assign baddr = nf_reg[BA_W-1:0];
     end
 
-    if (W_WRITABLE != 0) begin : g_wmem_ram
-        fptgen_ram #(
-            .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W), .ADDR_W(WA_W), .COL_SEL_W(WC_W),
-            .BLOCK(W_BLOCK), .INIT_FILE(W_FILE)
-        ) u_wmem (
-            .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd),
-            .wr_en(w_wr_en), .wr_addr(w_wr_addr), .wr_col(w_wr_col), .wr_data(w_wr_data)
-        );
-    end else begin : g_wmem_rom
-        fptgen_rom #(
-            .DEPTH(NF * SF), .WIDTH(PE * SIMD * W_W), .ADDR_W(WA_W), .BLOCK(W_BLOCK), .INIT_FILE(W_FILE)
-        ) u_wmem (
-            .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd)
-        );
-    end
+    // Write ports of frozen tensors are tied off by the layer wrapper.
+    fptgen_param_mem #(
+        .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W), .ADDR_W(WA_W), .COL_SEL_W(WC_W),
+        .WRITABLE(W_WRITABLE), .STYLE(W_STYLE), .INIT_FILE(W_FILE)
+    ) u_wmem (
+        .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd),
+        .wr_en(w_wr_en), .wr_addr(w_wr_addr), .wr_col(w_wr_col), .wr_data(w_wr_data)
+    );
 
-    if (B_WRITABLE != 0) begin : g_bmem_ram
-        fptgen_ram #(
-            .DEPTH(NF), .COLS(PE), .COL_W(B_W), .ADDR_W(BA_W), .COL_SEL_W(BC_W),
-            .BLOCK(B_BLOCK), .INIT_FILE(B_FILE)
-        ) u_bmem (
-            .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd),
-            .wr_en(b_wr_en), .wr_addr(b_wr_addr), .wr_col(b_wr_col), .wr_data(b_wr_data)
-        );
-    end else begin : g_bmem_rom
-        fptgen_rom #(
-            .DEPTH(NF), .WIDTH(PE * B_W), .ADDR_W(BA_W), .BLOCK(B_BLOCK), .INIT_FILE(B_FILE)
-        ) u_bmem (
-            .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd)
-        );
-    end
+    fptgen_param_mem #(
+        .DEPTH(NF), .COLS(PE), .COL_W(B_W), .ADDR_W(BA_W), .COL_SEL_W(BC_W),
+        .WRITABLE(B_WRITABLE), .STYLE(B_STYLE), .INIT_FILE(B_FILE)
+    ) u_bmem (
+        .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd),
+        .wr_en(b_wr_en), .wr_addr(b_wr_addr), .wr_col(b_wr_col), .wr_data(b_wr_data)
+    );
 endgenerate
 
 // ---------------------------------------------------------------------------

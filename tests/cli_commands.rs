@@ -1,22 +1,13 @@
 //! The `fptgen` commands on the examples: what a user runs.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::{fptgen, root};
 
 use fptgen_sim::network::Network;
 use fptgen_sim::tensor::{self, OutValues, Values};
 use fptgen_sim::weights::{self, Conversion};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fptgen(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fptgen")).args(args).current_dir(dir).output().expect("run fptgen");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!err.contains("panicked"), "{err}");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), err)
-}
 
 #[test]
 fn check_accepts_all_three_examples() {

@@ -3,7 +3,8 @@
 //! exit from the `fptgen` binary, never a panic.
 
 use std::path::Path;
-use std::process::Command;
+
+mod common;
 
 use fptgen_sim::tensor::{write_npz, NamedArray, OutValues};
 
@@ -59,14 +60,7 @@ impl Case {
     }
 
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_fptgen"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .output()
-            .expect("run fptgen");
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!stderr.contains("panicked"), "fptgen panicked: {stderr}");
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+        common::fptgen(args, self.dir.path())
     }
 
     /// Runs `fptgen check model.yaml`, expects failure, returns stderr.

@@ -7,22 +7,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{fptgen, require, root};
 
-fn fptgen(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fptgen")).args(args).current_dir(dir).output().expect("run fptgen");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!err.contains("panicked"), "{err}");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), err)
-}
 
-fn require(tool: &str) {
-    let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
-        || Command::new(tool).arg("-V").output().map(|o| o.status.success()).unwrap_or(false);
-    assert!(ok, "{tool} is not installed: run `bash tests/run.sh` (it installs it) or `apt-get install {tool}`");
-}
 
 /// Parses "vectors N mismatches M | measured II a latency b | predicted II c latency d".
 fn parse_summary(line: &str) -> [i64; 6] {

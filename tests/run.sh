@@ -21,5 +21,4 @@ fi
 verilator --version
 yosys -V
 
-cargo build --workspace --locked --all-targets
 cargo test --workspace --locked

@@ -98,7 +98,7 @@ pub struct MemPlan {
     pub col_width: u32,
     /// ROM or writable RAM.
     pub kind: MemKind,
-    /// `ram_style`/`rom_style` attribute: "block" or "distributed".
+    /// Vivado `ram_style`/`rom_style`: "block", or "auto" for small frozen tables.
     pub style: &'static str,
     /// Image file, relative to the output directory.
     pub file: String,
@@ -221,8 +221,8 @@ impl NetworkPlan {
     }
 }
 
-/// Memories with at least this many bits go to block RAM; smaller ones to
-/// LUTs/registers, where a BRAM would be mostly empty.
+/// Memories with at least this many bits go to block RAM; smaller frozen
+/// ones are left to the tools ("auto"), where a BRAM would be mostly empty.
 const BLOCK_MIN_BITS: u64 = 4096;
 
 /// Lowers a validated model to its hardware plan.
@@ -241,7 +241,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
                     cols,
                     col_width: width,
                     kind: if writable { MemKind::Ram } else { MemKind::Rom },
-                    style: "distributed",
+                    style: "auto",
                     file: format!("mem/{}_{suffix}.hex", l.name),
                 };
                 if writable || m.bits() >= BLOCK_MIN_BITS {

@@ -35,8 +35,7 @@ impl GeneratedFile {
 /// generator is self-contained.
 pub const RTL_LIBRARY: &[(&str, &str)] = &[
     ("fptgen_cast.v", include_str!("../../rtl/fptgen_cast.v")),
-    ("fptgen_rom.v", include_str!("../../rtl/fptgen_rom.v")),
-    ("fptgen_ram.v", include_str!("../../rtl/fptgen_ram.v")),
+    ("fptgen_param_mem.v", include_str!("../../rtl/fptgen_param_mem.v")),
     ("fptgen_dense.v", include_str!("../../rtl/fptgen_dense.v")),
 ];
 

@@ -128,26 +128,8 @@ impl Rng {
 // ---------------------------------------------------------------------------
 // Parameter sets
 
-fn quant_code(q: Quant) -> u32 {
-    match q {
-        Quant::Trn => 0,
-        Quant::TrnZero => 1,
-        Quant::Rnd => 2,
-        Quant::RndZero => 3,
-        Quant::RndMinInf => 4,
-        Quant::RndInf => 5,
-        Quant::RndConv => 6,
-    }
-}
-
-fn ovf_code(o: Overflow) -> u32 {
-    match o {
-        Overflow::Wrap => 0,
-        Overflow::Sat => 1,
-        Overflow::SatZero => 2,
-        Overflow::SatSym => 3,
-    }
-}
+// The generator's encodings: this test checks that the RTL implements them.
+use fptgen_generator::plan::{ovf_code, quant_code};
 
 /// One `fptgen_cast` parameterization.
 #[derive(Clone, Debug)]

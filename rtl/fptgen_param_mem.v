@@ -1,0 +1,98 @@
+/*
+ * fptgen RTL library: parameter memory.
+ *
+ * DEPTH words of COLS columns of COL_W bits (one parameter per column,
+ * column 0 in the least significant bits), initialised from a $readmemh
+ * image (one hex word per line, word 0 first).
+ *
+ * Read: synchronous with enable; rd_data shows the word addressed on the
+ * last rising edge with rd_en high, so a stalled pipeline holds its read.
+ *
+ * Write (WRITABLE = 1, trainable parameters): one column of one word per
+ * cycle, so training hardware updates a single parameter without a
+ * read-modify-write. With WRITABLE = 0 the memory is a ROM and the write
+ * port is ignored.
+ *
+ * STYLE is passed to Vivado as ram_style/rom_style ("block" keeps trainable
+ * parameters in block RAM, never fused into logic; "auto" lets the tools
+ * choose, which suits small frozen tables).
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_param_mem #(
+    // Number of words (>= 1)
+    parameter integer DEPTH = 16,
+    // Columns (parameters) per word (>= 1)
+    parameter integer COLS = 1,
+    // Bits per column (>= 1)
+    parameter integer COL_W = 8,
+    // Address width (>= 1, 2^ADDR_W >= DEPTH)
+    parameter integer ADDR_W = 4,
+    // Column-select width of the write port (>= 1, 2^COL_SEL_W >= COLS)
+    parameter integer COL_SEL_W = 1,
+    // 1: write port enabled; 0: read-only
+    parameter integer WRITABLE = 0,
+    // Vivado ram_style / rom_style: "block" or "auto" (read only by the
+    // synthesis attribute below, which Verilator does not count as a use)
+    /* verilator lint_off UNUSEDPARAM */
+    parameter STYLE = "block",
+    /* verilator lint_on UNUSEDPARAM */
+    // $readmemh image
+    parameter INIT_FILE = "mem.hex"
+) (
+    input  wire                  clk,
+    input  wire                  rd_en,
+    input  wire [ADDR_W-1:0]     rd_addr,
+    output wire [COLS*COL_W-1:0] rd_data,
+    input  wire                  wr_en,
+    input  wire [ADDR_W-1:0]     wr_addr,
+    input  wire [COL_SEL_W-1:0]  wr_col,
+    input  wire [COL_W-1:0]      wr_data
+);
+
+initial begin
+    if (DEPTH < 1 || COLS < 1 || COL_W < 1 || ADDR_W < 1 || COL_SEL_W < 1 ||
+            (DEPTH - 1) >> ADDR_W != 0 || (COLS - 1) >> COL_SEL_W != 0) begin
+        $error("Error: fptgen_param_mem parameters are inconsistent (instance %m)");
+        $finish;
+    end
+end
+
+(* ram_style = STYLE, rom_style = STYLE *)
+reg [COLS*COL_W-1:0] mem [0:DEPTH-1];
+reg [COLS*COL_W-1:0] rd_data_reg;
+
+initial $readmemh(INIT_FILE, mem);
+
+always @(posedge clk) begin
+    if (rd_en) begin
+        rd_data_reg <= mem[rd_addr];
+    end
+end
+
+assign rd_data = rd_data_reg;
+
+generate
+    genvar c;
+    if (WRITABLE != 0) begin : g_write
+        for (c = 0; c < COLS; c = c + 1) begin : g_col
+            localparam integer COL_I = c;
+            localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
+            always @(posedge clk) begin
+                if (wr_en && wr_col == COL) begin
+                    mem[wr_addr][c*COL_W +: COL_W] <= wr_data;
+                end
+            end
+        end
+    end else begin : g_read_only
+        // The write port of a ROM drives nothing.
+        wire unused_write = ^{wr_en, wr_addr, wr_col, wr_data};
+    end
+endgenerate
+
+endmodule
+
+`resetall

@@ -1,0 +1,27 @@
+//! Helpers shared by the integration tests of the `fptgen` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the `fptgen` binary in `dir`; returns exit code, stdout and stderr.
+/// Fails the test if fptgen panicked.
+pub fn fptgen(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fptgen")).args(args).current_dir(dir).output().expect("run fptgen");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "fptgen panicked: {err}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+}
+
+/// Fails (never skips) when an external tool the test needs is missing.
+pub fn require(tool: &str) {
+    let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+        || Command::new(tool).arg("-V").output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(ok, "{tool} is not installed: run `bash tests/run.sh` (it installs it) or `apt-get install {tool}`");
+}
