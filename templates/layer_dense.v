@@ -1,5 +1,5 @@
-{% import "macros.txt" as m %}
-{%- macro fmt(p, f, modes) %}
+{% import "macros.txt" as m -%}
+{%- macro fmt(p, f, modes) -%}
     .{= p =}_W({= f.width =}), .{= p =}_F({= f.frac =}), .{= p =}_S({= f.signed =}),{% if modes %} .{= p =}_Q({= f.quant =}), .{= p =}_O({= f.ovf =}),{% endif %}  // {= f.name =}
 {%- endmacro %}
 /*
@@ -7,8 +7,8 @@
  *
  * Layer {= c.l.name =}: dense {= c.l.outputs =}x{= c.l.inputs =}{% if c.l.relu == 1 %}, relu{% else %}, linear{% endif %}.
  *   input    {= c.l.x.name =}
- *   weights  {= c.l.w.name =} ({= c.l.wmem.kind|fmt("{:?}") =}, {= c.l.wmem.depth =} x {= c.l.wmem.cols =} x {= c.l.wmem.col_width =} bits, {= c.l.wmem.style =}, {= c.l.wmem.file =})
- *   biases   {= c.l.b.name =} ({= c.l.bmem.kind|fmt("{:?}") =}, {= c.l.bmem.depth =} x {= c.l.bmem.cols =} x {= c.l.bmem.col_width =} bits, {= c.l.bmem.style =}, {= c.l.bmem.file =})
+ *   weights  {= c.l.w.name =} ({= c.l.wmem.kind =}, {= c.l.wmem.depth =} x {= c.l.wmem.cols =} x {= c.l.wmem.col_width =} bits, {= c.l.wmem.style =}, {= c.l.wmem.file =})
+ *   biases   {= c.l.b.name =} ({= c.l.bmem.kind =}, {= c.l.bmem.depth =} x {= c.l.bmem.cols =} x {= c.l.bmem.col_width =} bits, {= c.l.bmem.style =}, {= c.l.bmem.file =})
  *   accum    {= c.l.acc.name =}
  *   output   {= c.l.y.name =}
  *   folding  PE={= c.l.pe =} SIMD={= c.l.simd =}: {= c.l.nf =} neuron folds x {= c.l.sf =} synapse folds
@@ -20,24 +20,24 @@
 `default_nettype none
 
 module {= c.l.module =} (
-    input  wire                   clk,
-    input  wire                   rst,
-    input  wire [{= c.in_msb =}:0]  in_data,
-    input  wire                   in_valid,
-    output wire                   in_ready,
-    output wire [{= c.out_msb =}:0]  out_data,
-    output wire                   out_valid,
-    input  wire                   out_ready{% if c.l.trainable.weights %},
+    input  wire clk,
+    input  wire rst,
+    input  wire [{= c.in_msb =}:0] in_data,
+    input  wire in_valid,
+    output wire in_ready,
+    output wire [{= c.out_msb =}:0] out_data,
+    output wire out_valid,
+    input  wire out_ready{% if c.l.trainable.weights %},
     // weight write port: word address, column = pe*{= c.l.simd =} + lane
-    input  wire                   w_wr_en,
-    input  wire [{= c.waddr_w - 1 =}:0]  w_wr_addr,
-    input  wire [{= c.wcol_w - 1 =}:0]  w_wr_col,
-    input  wire [{= c.l.w.width - 1 =}:0]  w_wr_data{% endif %}{% if c.l.trainable.biases %},
+    input  wire w_wr_en,
+    input  wire [{= c.waddr_w - 1 =}:0] w_wr_addr,
+    input  wire [{= c.wcol_w - 1 =}:0] w_wr_col,
+    input  wire [{= c.l.w.width - 1 =}:0] w_wr_data{% endif %}{% if c.l.trainable.biases %},
     // bias write port: word address (neuron fold), column = pe
-    input  wire                   b_wr_en,
-    input  wire [{= c.baddr_w - 1 =}:0]  b_wr_addr,
-    input  wire [{= c.bcol_w - 1 =}:0]  b_wr_col,
-    input  wire [{= c.l.b.width - 1 =}:0]  b_wr_data{% endif %}
+    input  wire b_wr_en,
+    input  wire [{= c.baddr_w - 1 =}:0] b_wr_addr,
+    input  wire [{= c.bcol_w - 1 =}:0] b_wr_col,
+    input  wire [{= c.l.b.width - 1 =}:0] b_wr_data{% endif %}
 );
 
 fptgen_dense #(

@@ -1,4 +1,4 @@
-{% import "macros.txt" as m %}
+{% import "macros.txt" as m -%}
 /*
 {% call m::header(" *", gen) %}{% endcall %}
  *
@@ -15,24 +15,24 @@
 `default_nettype none
 
 module {= n.name =} (
-    input  wire                   clk,
-    input  wire                   rst,
-    input  wire [{= n.in_bits() - 1 =}:0]  in_data,
-    input  wire                   in_valid,
-    output wire                   in_ready,
-    output wire [{= n.out_bits() - 1 =}:0]  out_data,
-    output wire                   out_valid,
-    input  wire                   out_ready{% for c in layers %}{% if c.l.trainable.weights %},
+    input  wire clk,
+    input  wire rst,
+    input  wire [{= n.in_bits() - 1 =}:0] in_data,
+    input  wire in_valid,
+    output wire in_ready,
+    output wire [{= n.out_bits() - 1 =}:0] out_data,
+    output wire out_valid,
+    input  wire out_ready{% for c in layers %}{% if c.l.trainable.weights %},
     // {= c.l.name =} weight write port
-    input  wire                   {= c.l.name =}_w_wr_en,
-    input  wire [{= c.waddr_w - 1 =}:0]  {= c.l.name =}_w_wr_addr,
-    input  wire [{= c.wcol_w - 1 =}:0]  {= c.l.name =}_w_wr_col,
-    input  wire [{= c.l.w.width - 1 =}:0]  {= c.l.name =}_w_wr_data{% endif %}{% if c.l.trainable.biases %},
+    input  wire {= c.l.name =}_w_wr_en,
+    input  wire [{= c.waddr_w - 1 =}:0] {= c.l.name =}_w_wr_addr,
+    input  wire [{= c.wcol_w - 1 =}:0] {= c.l.name =}_w_wr_col,
+    input  wire [{= c.l.w.width - 1 =}:0] {= c.l.name =}_w_wr_data{% endif %}{% if c.l.trainable.biases %},
     // {= c.l.name =} bias write port
-    input  wire                   {= c.l.name =}_b_wr_en,
-    input  wire [{= c.baddr_w - 1 =}:0]  {= c.l.name =}_b_wr_addr,
-    input  wire [{= c.bcol_w - 1 =}:0]  {= c.l.name =}_b_wr_col,
-    input  wire [{= c.l.b.width - 1 =}:0]  {= c.l.name =}_b_wr_data{% endif %}{% endfor %}
+    input  wire {= c.l.name =}_b_wr_en,
+    input  wire [{= c.baddr_w - 1 =}:0] {= c.l.name =}_b_wr_addr,
+    input  wire [{= c.bcol_w - 1 =}:0] {= c.l.name =}_b_wr_col,
+    input  wire [{= c.l.b.width - 1 =}:0] {= c.l.name =}_b_wr_data{% endif %}{% endfor %}
 );
 {% for c in layers %}
 // {= c.l.name =}: dense {= c.l.outputs =}x{= c.l.inputs =}, {= c.l.cycles =} cycles per vector

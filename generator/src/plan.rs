@@ -64,6 +64,15 @@ pub fn ovf_code(o: Overflow) -> u32 {
     }
 }
 
+impl std::fmt::Display for MemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MemKind::Rom => "ROM",
+            MemKind::Ram => "RAM",
+        })
+    }
+}
+
 impl From<Format> for HwFormat {
     fn from(f: Format) -> Self {
         HwFormat {
