@@ -1,0 +1,227 @@
+//! `rtl/fptgen_itb.v` (with `rtl/fptgen_po2.v`) in Verilator against the ES
+//! block of docs/training.md, written here independently: noise values,
+//! perturbation with clamping, the saturating gradient accumulator under
+//! power-of-two and exact loss quantization, and the rounded, clamped update.
+//! Random operations every cycle on 16 parameter sets, every output bit of
+//! every cycle compared. Fails (does not skip) without Verilator.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::{require_tool, run, scratch};
+
+#[derive(Debug, Clone, Copy)]
+struct Set {
+    p_w: u32,
+    p_s: bool,
+    uniform: bool,
+    noise_bits: u32,
+    sigma: u32,
+    lr: u32,
+    exact: bool,
+}
+
+impl Set {
+    fn min(&self) -> i128 {
+        if self.p_s { -(1i128 << (self.p_w - 1)) } else { 0 }
+    }
+    fn max(&self) -> i128 {
+        if self.p_s { (1i128 << (self.p_w - 1)) - 1 } else { (1i128 << self.p_w) - 1 }
+    }
+    fn clamp(&self, v: i128) -> i128 {
+        v.clamp(self.min(), self.max())
+    }
+    fn bits(&self, v: i128) -> u64 {
+        (v as u128 & ((1u128 << self.p_w) - 1)) as u64
+    }
+    fn from_bits(&self, b: u64) -> i128 {
+        let v = i128::from(b) & ((1i128 << self.p_w) - 1);
+        if self.p_s && (v >> (self.p_w - 1)) & 1 == 1 { v - (1i128 << self.p_w) } else { v }
+    }
+    /// The noise value that `noise_bits` give.
+    fn noise(&self, bits: u64) -> i128 {
+        if self.uniform {
+            let v = i128::from(bits) & ((1i128 << self.noise_bits) - 1);
+            if (v >> (self.noise_bits - 1)) & 1 == 1 { v - (1i128 << self.noise_bits) } else { v }
+        } else if bits & 1 == 1 {
+            1
+        } else {
+            -1
+        }
+    }
+}
+
+/// Q(s) = sign(s) * 2^floor(log2 |s|), by repeated halving.
+fn po2(s: i128) -> i128 {
+    if s == 0 {
+        return 0;
+    }
+    let mut m = s.abs();
+    let mut p = 1i128;
+    while m > 1 {
+        m /= 2;
+        p *= 2;
+    }
+    s.signum() * p
+}
+
+/// g / 2^lr rounded to nearest, ties to even, by exact rational comparison.
+fn round_div(g: i128, lr: u32) -> i128 {
+    let d = 1i128 << lr;
+    let q = g.div_euclid(d);
+    let r = g.rem_euclid(d);
+    if 2 * r > d || (2 * r == d && q % 2 != 0) { q + 1 } else { q }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+const CYCLES: usize = 4000;
+
+fn signal(rng: &mut Rng) -> i128 {
+    let limit = 1i128 << 32;
+    match rng.next() % 6 {
+        0 => 0,
+        1 => (rng.next() % 9) as i128 - 4,
+        // The signal is a 33-bit two's complement number: [-2^32, 2^32 - 1].
+        2 => -limit,
+        3 => if rng.chance(50) { limit - 1 } else { -limit + 1 },
+        _ => (rng.next() as i128 % (2 * limit)) - limit,
+    }
+}
+
+#[test]
+fn itb_matches_the_reference() {
+    require_tool("verilator", "--version");
+    let sets = [
+        Set { p_w: 8, p_s: true, uniform: false, noise_bits: 1, sigma: 0, lr: 4, exact: false },
+        Set { p_w: 4, p_s: true, uniform: false, noise_bits: 1, sigma: 1, lr: 0, exact: false },
+        Set { p_w: 4, p_s: false, uniform: true, noise_bits: 3, sigma: 0, lr: 2, exact: false },
+        Set { p_w: 1, p_s: true, uniform: false, noise_bits: 1, sigma: 0, lr: 1, exact: true },
+        Set { p_w: 1, p_s: false, uniform: true, noise_bits: 1, sigma: 2, lr: 31, exact: false },
+        Set { p_w: 16, p_s: true, uniform: true, noise_bits: 8, sigma: 3, lr: 7, exact: true },
+        Set { p_w: 16, p_s: false, uniform: true, noise_bits: 16, sigma: 0, lr: 12, exact: false },
+        Set { p_w: 6, p_s: true, uniform: true, noise_bits: 32, sigma: 0, lr: 20, exact: true },
+        Set { p_w: 6, p_s: true, uniform: true, noise_bits: 32, sigma: 0, lr: 5, exact: false },
+        Set { p_w: 32, p_s: true, uniform: false, noise_bits: 1, sigma: 31, lr: 0, exact: false },
+        Set { p_w: 64, p_s: true, uniform: true, noise_bits: 5, sigma: 7, lr: 3, exact: true },
+        Set { p_w: 64, p_s: false, uniform: false, noise_bits: 1, sigma: 10, lr: 1, exact: false },
+        Set { p_w: 12, p_s: true, uniform: true, noise_bits: 2, sigma: 4, lr: 9, exact: false },
+        Set { p_w: 3, p_s: false, uniform: false, noise_bits: 1, sigma: 1, lr: 3, exact: true },
+        Set { p_w: 24, p_s: true, uniform: true, noise_bits: 12, sigma: 5, lr: 16, exact: false },
+        Set { p_w: 8, p_s: false, uniform: true, noise_bits: 4, sigma: 2, lr: 6, exact: true },
+    ];
+    let dir = scratch("rtl_itb");
+    // Top: per set its own fptgen_po2 and fptgen_itb.
+    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule itb_top (\n    input wire clk,\n    input wire rst");
+    for (i, s) in sets.iter().enumerate() {
+        write!(v, ",\n    input wire [{}:0] nb{i}, input wire draw{i}, input wire neg{i}, input wire [{pm}:0] param{i}, input wire acc{i}, input wire [32:0] sig{i}, input wire clr{i}, output wire [{pm}:0] pert{i}, output wire [{pm}:0] upd{i}, output wire [31:0] grad{i}", s.noise_bits - 1, pm = s.p_w - 1).unwrap();
+    }
+    v += "\n);\n";
+    for (i, s) in sets.iter().enumerate() {
+        write!(
+            v,
+            "wire z{i}, n{i};\nwire [5:0] x{i};\nfptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}));\n\
+             fptgen_itb #(.P_W({}), .P_S({}), .UNIFORM({}), .NOISE_BITS({}), .SIGMA({}), .LR_SHIFT({}), .EXACT({})) itb{i} (\n\
+             .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .negate(neg{i}), .param(param{i}), .perturbed(pert{i}),\n\
+             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .clear(clr{i}), .updated(upd{i}), .grad(grad{i}));\n",
+            s.p_w, u8::from(s.p_s), u8::from(s.uniform), s.noise_bits, s.sigma, s.lr, u8::from(s.exact)
+        )
+        .unwrap();
+    }
+    v += "endmodule\n`default_nettype wire\n";
+    fs::write(dir.join("itb_top.v"), v).unwrap();
+
+    // Stimulus: one line per cycle, 7 hex fields per set.
+    let mut rng = Rng(0x17b0_5eed);
+    let mut stim = String::new();
+    let mut cycles = Vec::new();
+    for t in 0..CYCLES {
+        let mut row = Vec::new();
+        for s in &sets {
+            let noise = rng.next() & ((1u64 << s.noise_bits) - 1);
+            let param = s.bits(s.from_bits(rng.next()));
+            let sig = signal(&mut rng);
+            // Cycle 0 draws the first noise value and accumulates nothing.
+            let (draw, acc) = if t == 0 { (true, false) } else { (rng.chance(30), rng.chance(40)) };
+            let r = [noise, u64::from(draw), u64::from(rng.chance(50)), param, u64::from(acc), (sig as u64) & ((1u64 << 33) - 1), u64::from(rng.chance(4))];
+            for x in r {
+                write!(stim, "{x:x} ").unwrap();
+            }
+            row.push((r, sig));
+        }
+        stim.push('\n');
+        cycles.push(row);
+    }
+    fs::write(dir.join("stim.txt"), stim).unwrap();
+
+    let mut c = String::from("#include \"Vitb_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\n#include <cstdint>\nint main(int argc, char** argv) {\n    VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vitb_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    top.clk = 0; top.rst = 1; top.eval(); top.clk = 1; top.eval(); top.clk = 0; top.rst = 0; top.eval();\n");
+    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{\n        unsigned long long r[7];").unwrap();
+    for i in 0..sets.len() {
+        writeln!(c, "        for (int k = 0; k < 7; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        top.nb{i} = r[0]; top.draw{i} = r[1]; top.neg{i} = r[2]; top.param{i} = r[3]; top.acc{i} = r[4]; top.sig{i} = r[5]; top.clr{i} = r[6];").unwrap();
+    }
+    c += "        top.eval();\n";
+    for i in 0..sets.len() {
+        writeln!(c, "        std::printf(\"%llx %llx %llx \", (unsigned long long)top.pert{i}, (unsigned long long)top.upd{i}, (unsigned long long)top.grad{i});").unwrap();
+    }
+    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
+    fs::write(dir.join("main.cpp"), c).unwrap();
+    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl");
+    run(
+        Command::new("verilator")
+            .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", "itb_top", "-Mdir", "obj", "-o", "vitb"])
+            .arg("itb_top.v")
+            .args(["fptgen_itb.v", "fptgen_po2.v", "fptgen_cast.v"].map(|f| rtl.join(f)))
+            .arg(dir.join("main.cpp")),
+        "verilator build",
+        &dir,
+    );
+    let out = run(&mut Command::new(dir.join("obj/vitb")), "simulation", &dir);
+
+    // Reference state per set: noise value (None before the first draw), gradient.
+    let mut e: Vec<Option<i128>> = vec![None; sets.len()];
+    let mut g: Vec<i128> = vec![0; sets.len()];
+    let mut lines = 0;
+    for (t, line) in out.lines().enumerate() {
+        let f: Vec<u64> = line.split_whitespace().map(|x| u64::from_str_radix(x, 16).unwrap()).collect();
+        for (i, s) in sets.iter().enumerate() {
+            let ([noise, draw, neg, param, acc, _, clr], sig) = cycles[t][i];
+            let p = s.from_bits(param);
+            let ctx = format!("cycle {t}, set {i} {s:?}");
+            if let Some(ev) = e[i] {
+                let d = if neg == 1 { -ev } else { ev } << s.sigma;
+                assert_eq!(f[3 * i], s.bits(s.clamp(p + d)), "{ctx}: perturbed");
+            }
+            assert_eq!(f[3 * i + 1], s.bits(s.clamp(p - round_div(g[i], s.lr))), "{ctx}: updated (G = {})", g[i]);
+            assert_eq!(f[3 * i + 2], (g[i] as i32) as u32 as u64, "{ctx}: grad");
+            // The clock edge.
+            if clr == 1 {
+                g[i] = 0;
+            } else if acc == 1 {
+                let ev = e[i].expect("cycle 0 draws");
+                let q = if s.exact { sig } else { po2(sig) };
+                g[i] = (g[i] + q * ev).clamp(i128::from(i32::MIN), i128::from(i32::MAX));
+            }
+            if draw == 1 {
+                e[i] = Some(s.noise(noise));
+            }
+        }
+        lines += 1;
+    }
+    assert_eq!(lines, CYCLES);
+    let _ = fs::remove_dir_all(&dir);
+}

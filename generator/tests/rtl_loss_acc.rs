@@ -1,0 +1,141 @@
+//! `rtl/fptgen_loss_acc.v` in Verilator against docs/training.md's loss:
+//! the saturating unsigned 32-bit sum of |y - t| over outputs and samples,
+//! in raw codes. Several output formats, random and extreme samples, clears;
+//! every cycle's loss compared. Fails (does not skip) without Verilator.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::{require_tool, run, scratch};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+const CYCLES: usize = 3000;
+
+/// (outputs, width, signed)
+const SETS: [(usize, u32, bool); 6] = [(10, 8, true), (10, 16, true), (5, 6, false), (1, 40, false), (3, 64, true), (7, 1, true)];
+
+fn value(bits: u64, w: u32, signed: bool) -> i128 {
+    let v = i128::from(bits) & ((1i128 << w) - 1);
+    if signed && (v >> (w - 1)) & 1 == 1 { v - (1i128 << w) } else { v }
+}
+
+#[test]
+fn loss_accumulator_matches_the_reference() {
+    require_tool("verilator", "--version");
+    let dir = scratch("rtl_loss_acc");
+    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule loss_top (\n    input wire clk,\n    input wire rst");
+    for (i, (n, w, _)) in SETS.iter().enumerate() {
+        write!(v, ",\n    input wire clear{i}, input wire add{i}").unwrap();
+        for o in 0..*n {
+            write!(v, ", input wire [{m}:0] y{i}_{o}, input wire [{m}:0] t{i}_{o}", m = w - 1).unwrap();
+        }
+        write!(v, ", output wire [31:0] loss{i}").unwrap();
+    }
+    v += "\n);\n";
+    for (i, (n, w, s)) in SETS.iter().enumerate() {
+        let ys: Vec<String> = (0..*n).rev().map(|o| format!("y{i}_{o}")).collect();
+        let ts: Vec<String> = (0..*n).rev().map(|o| format!("t{i}_{o}")).collect();
+        writeln!(
+            v,
+            "fptgen_loss_acc #(.OUTPUTS({n}), .Y_W({w}), .Y_S({})) u{i} (.clk(clk), .rst(rst), .clear(clear{i}), .add(add{i}), .y({{{}}}), .t({{{}}}), .loss(loss{i}));",
+            u8::from(*s),
+            ys.join(", "),
+            ts.join(", ")
+        )
+        .unwrap();
+    }
+    v += "endmodule\n`default_nettype wire\n";
+    fs::write(dir.join("loss_top.v"), v).unwrap();
+
+    let mut rng = Rng(0x1055);
+    let mut stim = String::new();
+    let mut rows: Vec<Vec<(bool, bool, Vec<(u64, u64)>)>> = Vec::new();
+    for _ in 0..CYCLES {
+        let mut row = Vec::new();
+        for (n, w, _) in SETS {
+            let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+            let clear = rng.next() % 50 == 0;
+            let add = rng.next() % 4 != 0;
+            write!(stim, "{} {} ", u8::from(clear), u8::from(add)).unwrap();
+            let mut pairs = Vec::new();
+            for _ in 0..n {
+                // Extremes often, so the sums saturate and the signs differ.
+                let pick = |r: u64, rng: &mut Rng| match r % 4 {
+                    0 => 0,
+                    1 => mask,
+                    2 => mask >> 1,
+                    _ => rng.next() & mask,
+                };
+                let r1 = rng.next();
+                let y = pick(r1, &mut rng);
+                let r2 = rng.next();
+                let t = pick(r2, &mut rng);
+                write!(stim, "{y:x} {t:x} ").unwrap();
+                pairs.push((y, t));
+            }
+            row.push((clear, add, pairs));
+        }
+        stim.push('\n');
+        rows.push(row);
+    }
+    fs::write(dir.join("stim.txt"), stim).unwrap();
+
+    let mut c = String::from("#include \"Vloss_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vloss_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    unsigned long long a, b;\n    top.clk = 0; top.rst = 1; top.eval(); top.clk = 1; top.eval(); top.clk = 0; top.rst = 0; top.eval();\n");
+    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{").unwrap();
+    for (i, (n, _, _)) in SETS.iter().enumerate() {
+        writeln!(c, "        if (std::fscanf(f, \"%llx %llx\", &a, &b) != 2) return 3; top.clear{i} = a; top.add{i} = b;").unwrap();
+        for o in 0..*n {
+            writeln!(c, "        if (std::fscanf(f, \"%llx %llx\", &a, &b) != 2) return 3; top.y{i}_{o} = a; top.t{i}_{o} = b;").unwrap();
+        }
+    }
+    c += "        top.eval();\n";
+    for i in 0..SETS.len() {
+        writeln!(c, "        std::printf(\"%x \", (unsigned)top.loss{i});").unwrap();
+    }
+    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
+    fs::write(dir.join("main.cpp"), c).unwrap();
+    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_loss_acc.v");
+    run(
+        Command::new("verilator")
+            .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", "loss_top", "-Mdir", "obj", "-o", "vloss"])
+            .arg("loss_top.v")
+            .arg(&rtl)
+            .arg(dir.join("main.cpp")),
+        "verilator build",
+        &dir,
+    );
+    let out = run(&mut Command::new(dir.join("obj/vloss")), "simulation", &dir);
+    let mut loss = vec![0i128; SETS.len()];
+    let mut saturated = 0;
+    for (t, line) in out.lines().enumerate() {
+        let got: Vec<i128> = line.split_whitespace().map(|x| i128::from_str_radix(x, 16).unwrap()).collect();
+        for (i, (_, w, s)) in SETS.iter().enumerate() {
+            assert_eq!(got[i], loss[i], "cycle {t}, set {i} (outputs {}, width {w}, signed {s})", SETS[i].0);
+            let (clear, add, pairs) = &rows[t][i];
+            if *clear {
+                loss[i] = 0;
+            } else if *add {
+                let sum: i128 = pairs.iter().map(|&(y, tt)| (value(y, *w, *s) - value(tt, *w, *s)).abs()).sum();
+                loss[i] = (loss[i] + sum).min(i128::from(u32::MAX));
+                if loss[i] == i128::from(u32::MAX) {
+                    saturated += 1;
+                }
+            }
+        }
+    }
+    assert!(saturated > 0, "the stimulus never saturated the loss");
+    let _ = fs::remove_dir_all(&dir);
+}

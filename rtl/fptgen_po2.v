@@ -1,0 +1,57 @@
+/*
+ * fptgen RTL library: power-of-two quantization of a fitness signal.
+ *
+ * For a signed S_W-bit signal s: zero = (s == 0), neg = (s < 0) and
+ * exp = floor(log2 |s|), the position of the leading one of |s| (0 when s is
+ * 0). Q(s) = (neg ? -1 : 1) * 2^exp (0 when zero), so a block multiplies its
+ * noise value by Q(s) with a shift (docs/training.md, "One group").
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_po2 #(
+    // Signal width (>= 2)
+    parameter integer S_W = 33,
+    // Exponent width (2^EXP_W >= S_W)
+    parameter integer EXP_W = 6
+) (
+    input  wire [S_W-1:0]   s,
+    output wire             zero,
+    output wire             neg,
+    output wire [EXP_W-1:0] exp
+);
+
+initial begin
+    if (S_W < 2 || (S_W - 1) >> EXP_W != 0) begin
+        $error("Error: fptgen_po2 needs S_W >= 2 and 2^EXP_W >= S_W (instance %m)");
+        $finish;
+    end
+end
+
+assign neg = s[S_W-1];
+// |s| fits S_W bits: |-2^(S_W-1)| = 2^(S_W-1) is the top bit alone.
+wire [S_W-1:0] mag = neg ? (~s + 1'b1) : s;
+assign zero = (mag == {S_W{1'b0}});
+
+// Leading-one position: scan from the least significant bit so the highest
+// set bit wins.
+function [EXP_W-1:0] leading_one;
+    input [S_W-1:0] m;
+    integer k;
+    begin
+        leading_one = {EXP_W{1'b0}};
+        for (k = 0; k < S_W; k = k + 1) begin
+            if (m[k]) begin
+                leading_one = k[EXP_W-1:0];
+            end
+        end
+    end
+endfunction
+
+assign exp = leading_one(mag);
+
+endmodule
+
+`resetall
