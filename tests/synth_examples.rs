@@ -28,14 +28,14 @@ fn synth(example: &str) -> String {
 
 fn count(stat: &str, cell: &str) -> u64 {
     stat.lines()
-        .filter_map(|l| {
+        .rev()
+        .find_map(|l| {
             let mut w = l.split_whitespace();
             match (w.next(), w.next()) {
                 (Some(c), Some(n)) if c == cell => n.parse::<u64>().ok(),
                 _ => None,
             }
         })
-        .last()
         .unwrap_or(0)
 }
 

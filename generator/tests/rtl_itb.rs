@@ -37,7 +37,7 @@ impl Set {
     fn bits(&self, v: i128) -> u64 {
         (v as u128 & ((1u128 << self.p_w) - 1)) as u64
     }
-    fn from_bits(&self, b: u64) -> i128 {
+    fn decode(&self, b: u64) -> i128 {
         let v = i128::from(b) & ((1i128 << self.p_w) - 1);
         if self.p_s && (v >> (self.p_w - 1)) & 1 == 1 { v - (1i128 << self.p_w) } else { v }
     }
@@ -154,7 +154,7 @@ fn itb_matches_the_reference() {
         let mut row = Vec::new();
         for s in &sets {
             let noise = rng.next() & ((1u64 << s.noise_bits) - 1);
-            let param = s.bits(s.from_bits(rng.next()));
+            let param = s.bits(s.decode(rng.next()));
             let sig = signal(&mut rng);
             // Cycle 0 draws the first noise value and accumulates nothing.
             let (draw, acc) = if t == 0 { (true, false) } else { (rng.chance(30), rng.chance(40)) };
@@ -200,7 +200,7 @@ fn itb_matches_the_reference() {
         let f: Vec<u64> = line.split_whitespace().map(|x| u64::from_str_radix(x, 16).unwrap()).collect();
         for (i, s) in sets.iter().enumerate() {
             let ([noise, draw, neg, param, acc, _, clr], sig) = cycles[t][i];
-            let p = s.from_bits(param);
+            let p = s.decode(param);
             let ctx = format!("cycle {t}, set {i} {s:?}");
             if let Some(ev) = e[i] {
                 let d = if neg == 1 { -ev } else { ev } << s.sigma;

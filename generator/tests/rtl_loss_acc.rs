@@ -24,6 +24,9 @@ impl Rng {
 
 const CYCLES: usize = 3000;
 
+/// One set's inputs in one cycle: clear, add, (y, t) per output.
+type Sample = (bool, bool, Vec<(u64, u64)>);
+
 /// (outputs, width, signed)
 const SETS: [(usize, u32, bool); 6] = [(10, 8, true), (10, 16, true), (5, 6, false), (1, 40, false), (3, 64, true), (7, 1, true)];
 
@@ -62,13 +65,13 @@ fn loss_accumulator_matches_the_reference() {
 
     let mut rng = Rng(0x1055);
     let mut stim = String::new();
-    let mut rows: Vec<Vec<(bool, bool, Vec<(u64, u64)>)>> = Vec::new();
+    let mut rows: Vec<Vec<Sample>> = Vec::new();
     for _ in 0..CYCLES {
         let mut row = Vec::new();
         for (n, w, _) in SETS {
             let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-            let clear = rng.next() % 50 == 0;
-            let add = rng.next() % 4 != 0;
+            let clear = rng.next().is_multiple_of(50);
+            let add = !rng.next().is_multiple_of(4);
             write!(stim, "{} {} ", u8::from(clear), u8::from(add)).unwrap();
             let mut pairs = Vec::new();
             for _ in 0..n {

@@ -231,7 +231,7 @@ pub fn write_new(path: &Path, fill: impl FnOnce(File) -> io::Result<()>) -> Resu
     let file_name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.fptgen-partial-{}", std::process::id()));
     let result = File::create(&tmp)
-        .and_then(|f| fill(f))
+        .and_then(fill)
         .and_then(|()| std::fs::hard_link(&tmp, path).or_else(|_| link_fallback(&tmp, path)));
     let _ = std::fs::remove_file(&tmp);
     result.map_err(|e| Error::io(path, e))

@@ -15,6 +15,7 @@ fn parse(text: &str) -> Model {
     model::parse(text, Path::new("test.yaml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_layer(input: &str, weight: &str, bias: &str, accum: &str, output: &str, act: &str, n_in: usize, n_out: usize) -> Model {
     parse(&format!(
         "name: t\ninput: {{shape: [{n_in}], format: '{input}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: {n_out}\n    activation: {act}\n    precision: {{weight: '{weight}', bias: '{bias}', accum: '{accum}', output: '{output}'}}\n"
