@@ -13,7 +13,7 @@
  *   - updated = clamp(param - R(G / 2^LR_SHIFT)), R rounding to nearest
  *     with ties to even; clear zeroes G.
  * clamp keeps a raw code of the parameter's format (P_W bits, signed or
- * not). All intermediate values are wide enough to be exact; every
+ * not; from -max for a signed AP_SAT_SYM format, P_SYM = 1). All intermediate values are wide enough to be exact; every
  * saturation and rounding is an fptgen_cast.
  */
 
@@ -25,6 +25,9 @@ module fptgen_itb #(
     // Parameter width and signedness (1: two's complement)
     parameter integer P_W = 8,
     parameter integer P_S = 1,
+    // 1: the parameter's format is signed AP_SAT_SYM, whose most negative
+    // code no conversion produces: clamping stops at -(2^(P_W-1) - 1)
+    parameter integer P_SYM = 0,
     // 0: rademacher (NOISE_BITS = 1); 1: uniform (NOISE_BITS-bit values)
     parameter integer UNIFORM = 0,
     // Fresh noise bits per value
@@ -114,8 +117,10 @@ wire signed [P_W:0]    param_ext = {P_S != 0 ? param[P_W-1] : 1'b0, param};
 wire signed [PS_W-1:0] pert_sum = {{(PS_W - P_W - 1){param_ext[P_W]}}, param_ext}
                                 + {{(PS_W - D_W){delta[D_W-1]}}, delta};
 
+localparam integer CLAMP_OVF = (P_SYM != 0 && P_S != 0) ? 3 : 1;   // AP_SAT_SYM or AP_SAT
+
 fptgen_cast #(
-    .IN_W(PS_W), .IN_F(0), .OUT_W(P_W), .OUT_F(0), .OUT_SIGNED(P_S), .QUANT(0), .OVF(1)
+    .IN_W(PS_W), .IN_F(0), .OUT_W(P_W), .OUT_F(0), .OUT_SIGNED(P_S), .QUANT(0), .OVF(CLAMP_OVF)
 ) u_pert_clamp (
     .in(pert_sum),
     .out(perturbed)
@@ -173,7 +178,7 @@ wire signed [U_W-1:0] upd_diff = {{(U_W - P_W - 1){param_ext[P_W]}}, param_ext}
                                - {{(U_W - 33){step[32]}}, step};
 
 fptgen_cast #(
-    .IN_W(U_W), .IN_F(0), .OUT_W(P_W), .OUT_F(0), .OUT_SIGNED(P_S), .QUANT(0), .OVF(1)
+    .IN_W(U_W), .IN_F(0), .OUT_W(P_W), .OUT_F(0), .OUT_SIGNED(P_S), .QUANT(0), .OVF(CLAMP_OVF)
 ) u_upd_clamp (
     .in(upd_diff),
     .out(updated)

@@ -109,6 +109,47 @@ enum Command {
         #[arg(long)]
         quantize: bool,
     },
+    /// Train the model's trainable parameters with evolution strategies,
+    /// exactly as the on-chip training hardware does (docs/training.md).
+    ///
+    /// Runs the model file's `training:` section bit-accurately on the first
+    /// M samples of --data (M = `buffer`): every iteration runs every group
+    /// of P parameters through N perturbed members and updates them. Prints
+    /// the buffer loss (sum of |output - target| in raw output codes,
+    /// saturating at 2^32 - 1) before training and after each iteration,
+    /// and, when the data has `labels`, the accuracy (argmax of the raw
+    /// outputs; ties to the lowest index) on all samples. A progress bar
+    /// goes to stderr when it is a terminal. Writes the trained parameters
+    /// as a new weights archive with `meta/es_seed` and `meta/es_iterations`;
+    /// never replaces an existing file.
+    TrainEs {
+        /// Model file (YAML) with a `training:` section.
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Training data (.npz): `x` float inputs [S, ...input shape], converted
+        /// to the input format with its quantization and overflow modes; and
+        /// `t` float targets [S, outputs], converted to the output format
+        /// with its quantization mode (out of range is an error), and/or
+        /// `labels` integer class indices, one per sample (one-hot 1.0/0.0 targets when
+        /// there is no `t`; accuracy is reported when present).
+        #[arg(long, value_name = "FILE.npz")]
+        data: PathBuf,
+        /// Iterations to run instead of the model file's `iterations`.
+        #[arg(long, value_name = "K")]
+        iterations: Option<u64>,
+        /// Write the trained weights here (default: `<weights stem>.es.npz`
+        /// beside the model's weights archive).
+        #[arg(long, short, value_name = "WEIGHTS.npz")]
+        output: Option<PathBuf>,
+        /// Also write the per-iteration log as CSV (columns iteration, loss,
+        /// accuracy; iteration 0 is before training; accuracy is empty
+        /// without labels).
+        #[arg(long, value_name = "LOG.csv")]
+        log: Option<PathBuf>,
+        /// Convert weights that their format cannot represent exactly (see `check --quantize`).
+        #[arg(long)]
+        quantize: bool,
+    },
     /// Write seeded random weights for a model, for bring-up before training.
     ///
     /// Writes the archive the model file names (or --output), and refuses to
@@ -150,6 +191,9 @@ fn main() -> ExitCode {
             commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize)
         }
         Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),
+        Command::TrainEs { model, data, iterations, output, log, quantize } => {
+            commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

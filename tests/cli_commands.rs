@@ -134,3 +134,26 @@ fn every_subcommand_documents_every_option() {
     let (code, _, err) = fptgen(&["simulate"], &root());
     assert_eq!(code, 2, "usage errors exit 2: {err}");
 }
+
+#[test]
+fn report_has_the_training_schedule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/tiny/model.yaml");
+    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "out"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/report.json")).expect("report")).expect("json");
+    let t = &report["network"]["training"];
+    // tiny: 2x2 weights + 2 biases trainable = 6 parameters; blocks 2 -> 3 groups;
+    // population 4 -> 3 * 4 = 12 forward passes per iteration per image (seed 003's Table II measure).
+    assert_eq!(t["trainable_params"], 6);
+    assert_eq!(t["groups"], 3);
+    assert_eq!(t["forward_passes_per_iteration_per_image"], 12);
+    // A model without a training section has none.
+    let model = root().join("examples/mnist/model.yaml");
+    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "mnist"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("mnist/report.json")).expect("report")).expect("json");
+    assert!(report["network"]["training"].is_null());
+}

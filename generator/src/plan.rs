@@ -173,6 +173,22 @@ impl LayerPlan {
     }
 }
 
+/// The training schedule of a model with a `training:` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrainingPlan {
+    /// T, trainable parameters.
+    pub trainable_params: u64,
+    /// P, incremental-training blocks.
+    pub blocks: usize,
+    /// N, population per group.
+    pub population: usize,
+    /// G = ceil(T / P), groups per iteration.
+    pub groups: u64,
+    /// Forward passes per iteration per buffered image: G * N (plus G
+    /// unperturbed passes with baseline fitness); seed 003's Table II figure.
+    pub forward_passes_per_iteration_per_image: u64,
+}
+
 /// The hardware plan of a whole network.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NetworkPlan {
@@ -196,6 +212,8 @@ pub struct NetworkPlan {
     pub ii: u64,
     /// Latency in cycles (see the module documentation).
     pub latency: u64,
+    /// The training schedule, if the model has a `training:` section.
+    pub training: Option<TrainingPlan>,
 }
 
 impl NetworkPlan {
@@ -295,5 +313,15 @@ pub fn plan(model: &Model) -> NetworkPlan {
         layers,
         ii,
         latency,
+        training: model.training.as_ref().map(|t| {
+            let trainable = model.trainable_params();
+            TrainingPlan {
+                trainable_params: trainable,
+                blocks: t.blocks,
+                population: t.population,
+                groups: t.groups(trainable),
+                forward_passes_per_iteration_per_image: t.passes_per_iteration(trainable),
+            }
+        }),
     }
 }

@@ -17,6 +17,8 @@ use common::{require_tool, run, scratch};
 struct Set {
     p_w: u32,
     p_s: bool,
+    /// Signed AP_SAT_SYM parameter: clamps stop at -max (docs/training.md).
+    sym: bool,
     uniform: bool,
     noise_bits: u32,
     sigma: u32,
@@ -26,7 +28,11 @@ struct Set {
 
 impl Set {
     fn min(&self) -> i128 {
-        if self.p_s { -(1i128 << (self.p_w - 1)) } else { 0 }
+        match (self.p_s, self.sym) {
+            (true, true) => -self.max(),
+            (true, false) => -(1i128 << (self.p_w - 1)),
+            _ => 0,
+        }
     }
     fn max(&self) -> i128 {
         if self.p_s { (1i128 << (self.p_w - 1)) - 1 } else { (1i128 << self.p_w) - 1 }
@@ -108,22 +114,22 @@ fn signal(rng: &mut Rng) -> i128 {
 fn itb_matches_the_reference() {
     require_tool("verilator", "--version");
     let sets = [
-        Set { p_w: 8, p_s: true, uniform: false, noise_bits: 1, sigma: 0, lr: 4, exact: false },
-        Set { p_w: 4, p_s: true, uniform: false, noise_bits: 1, sigma: 1, lr: 0, exact: false },
-        Set { p_w: 4, p_s: false, uniform: true, noise_bits: 3, sigma: 0, lr: 2, exact: false },
-        Set { p_w: 1, p_s: true, uniform: false, noise_bits: 1, sigma: 0, lr: 1, exact: true },
-        Set { p_w: 1, p_s: false, uniform: true, noise_bits: 1, sigma: 2, lr: 31, exact: false },
-        Set { p_w: 16, p_s: true, uniform: true, noise_bits: 8, sigma: 3, lr: 7, exact: true },
-        Set { p_w: 16, p_s: false, uniform: true, noise_bits: 16, sigma: 0, lr: 12, exact: false },
-        Set { p_w: 6, p_s: true, uniform: true, noise_bits: 32, sigma: 0, lr: 20, exact: true },
-        Set { p_w: 6, p_s: true, uniform: true, noise_bits: 32, sigma: 0, lr: 5, exact: false },
-        Set { p_w: 32, p_s: true, uniform: false, noise_bits: 1, sigma: 31, lr: 0, exact: false },
-        Set { p_w: 64, p_s: true, uniform: true, noise_bits: 5, sigma: 7, lr: 3, exact: true },
-        Set { p_w: 64, p_s: false, uniform: false, noise_bits: 1, sigma: 10, lr: 1, exact: false },
-        Set { p_w: 12, p_s: true, uniform: true, noise_bits: 2, sigma: 4, lr: 9, exact: false },
-        Set { p_w: 3, p_s: false, uniform: false, noise_bits: 1, sigma: 1, lr: 3, exact: true },
-        Set { p_w: 24, p_s: true, uniform: true, noise_bits: 12, sigma: 5, lr: 16, exact: false },
-        Set { p_w: 8, p_s: false, uniform: true, noise_bits: 4, sigma: 2, lr: 6, exact: true },
+        Set { p_w: 8, p_s: true, sym: true, uniform: false, noise_bits: 1, sigma: 0, lr: 4, exact: false },
+        Set { p_w: 4, p_s: true, sym: false, uniform: false, noise_bits: 1, sigma: 1, lr: 0, exact: false },
+        Set { p_w: 4, p_s: false, sym: false, uniform: true, noise_bits: 3, sigma: 0, lr: 2, exact: false },
+        Set { p_w: 1, p_s: true, sym: false, uniform: false, noise_bits: 1, sigma: 0, lr: 1, exact: true },
+        Set { p_w: 1, p_s: false, sym: false, uniform: true, noise_bits: 1, sigma: 2, lr: 31, exact: false },
+        Set { p_w: 16, p_s: true, sym: false, uniform: true, noise_bits: 8, sigma: 3, lr: 7, exact: true },
+        Set { p_w: 16, p_s: false, sym: false, uniform: true, noise_bits: 16, sigma: 0, lr: 12, exact: false },
+        Set { p_w: 6, p_s: true, sym: false, uniform: true, noise_bits: 32, sigma: 0, lr: 20, exact: true },
+        Set { p_w: 6, p_s: true, sym: false, uniform: true, noise_bits: 32, sigma: 0, lr: 5, exact: false },
+        Set { p_w: 32, p_s: true, sym: false, uniform: false, noise_bits: 1, sigma: 31, lr: 0, exact: false },
+        Set { p_w: 64, p_s: true, sym: false, uniform: true, noise_bits: 5, sigma: 7, lr: 3, exact: true },
+        Set { p_w: 64, p_s: false, sym: false, uniform: false, noise_bits: 1, sigma: 10, lr: 1, exact: false },
+        Set { p_w: 12, p_s: true, sym: true, uniform: true, noise_bits: 2, sigma: 4, lr: 9, exact: false },
+        Set { p_w: 3, p_s: false, sym: false, uniform: false, noise_bits: 1, sigma: 1, lr: 3, exact: true },
+        Set { p_w: 24, p_s: true, sym: false, uniform: true, noise_bits: 12, sigma: 5, lr: 16, exact: false },
+        Set { p_w: 8, p_s: false, sym: false, uniform: true, noise_bits: 4, sigma: 2, lr: 6, exact: true },
     ];
     let dir = scratch("rtl_itb");
     // Top: per set its own fptgen_po2 and fptgen_itb.
@@ -136,10 +142,10 @@ fn itb_matches_the_reference() {
         write!(
             v,
             "wire z{i}, n{i};\nwire [5:0] x{i};\nfptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}));\n\
-             fptgen_itb #(.P_W({}), .P_S({}), .UNIFORM({}), .NOISE_BITS({}), .SIGMA({}), .LR_SHIFT({}), .EXACT({})) itb{i} (\n\
+             fptgen_itb #(.P_W({}), .P_S({}), .P_SYM({}), .UNIFORM({}), .NOISE_BITS({}), .SIGMA({}), .LR_SHIFT({}), .EXACT({})) itb{i} (\n\
              .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .negate(neg{i}), .param(param{i}), .perturbed(pert{i}),\n\
              .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .clear(clr{i}), .updated(upd{i}), .grad(grad{i}));\n",
-            s.p_w, u8::from(s.p_s), u8::from(s.uniform), s.noise_bits, s.sigma, s.lr, u8::from(s.exact)
+            s.p_w, u8::from(s.p_s), u8::from(s.sym), u8::from(s.uniform), s.noise_bits, s.sigma, s.lr, u8::from(s.exact)
         )
         .unwrap();
     }

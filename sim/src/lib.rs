@@ -4,8 +4,9 @@
 //! Data flows one way: a model file is parsed and validated here
 //! ([`model::load`]), its parameters loaded and checked ([`weights::load`]),
 //! and [`network::Network`] computes exactly what the generated hardware
-//! computes. The `fptgen-generator` crate lowers the same validated model to
-//! Verilog.
+//! computes. [`train`] is the reference of the on-device evolution-strategies
+//! training (`docs/training.md`), on the same arithmetic. The
+//! `fptgen-generator` crate lowers the same validated model to Verilog.
 
 pub mod error;
 pub mod fixed;
@@ -13,6 +14,7 @@ pub mod model;
 pub mod network;
 pub mod reference;
 pub mod tensor;
+pub mod train;
 pub mod weights;
 
 pub use error::{Error, ModelError, Pos, TensorError};

@@ -15,7 +15,7 @@
 
 use rayon::prelude::*;
 
-use crate::fixed::Format;
+use crate::fixed::{Format, Overflow};
 use crate::model::{Activation, Dense, Model};
 use crate::weights::{LayerParams, Params};
 
@@ -117,6 +117,11 @@ impl Network {
         &self.params
     }
 
+    /// The model and its parameters, taken apart.
+    pub fn into_parts(self) -> (Model, Params) {
+        (self.model, self.params)
+    }
+
     /// Checks that `input` is one sample of raw input codes.
     pub fn check_input(&self, sample: usize, input: &[i128]) -> Result<(), SimError> {
         let want = self.model.input_len();
@@ -161,21 +166,75 @@ impl Network {
 /// One dense layer on raw codes: `x` in `input_format`, result in the
 /// layer's output format. Callers guarantee the lengths.
 pub fn dense_forward(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128]) -> Vec<i128> {
+    (0..d.outputs).map(|o| dense_neuron(d, input_format, p, x, o)).collect()
+}
+
+/// Output `o` of one dense layer on raw codes (steps 1 to 4 above, the
+/// whole sum in input order): what [`dense_forward`] computes for that
+/// output. Callers guarantee the lengths and `o < d.outputs`.
+///
+/// When every product fits the accumulator exactly (see [`exact_product_shift`]),
+/// the products are plain integer products shifted into the accumulator's
+/// fraction bits, and with `AP_WRAP` the sum is wrapped once at the end
+/// (wrap-around is associative); otherwise this is
+/// [`dense_neuron_reference`]. Both give the same bits (`sim/tests/fast_path.rs`).
+pub fn dense_neuron(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128], o: usize) -> i128 {
+    let Some(shift) = exact_product_shift(d, input_format) else {
+        return dense_neuron_reference(d, input_format, p, x, o);
+    };
     let pr = &d.precision;
-    (0..d.outputs)
-        .map(|o| {
-            let row = &p.weights[o * d.inputs..(o + 1) * d.inputs];
-            let mut acc = pr.accum.cast_from(p.biases[o], &pr.bias);
-            for (&w, &xi) in row.iter().zip(x) {
-                let prod = pr.accum.mul_from(w, &pr.weight, xi, &input_format);
-                acc = pr.accum.add(acc, prod);
-            }
-            if d.activation == Activation::Relu && acc < 0 {
-                acc = 0;
-            }
-            pr.output.cast_from(acc, &pr.accum)
-        })
-        .collect()
+    let row = &p.weights[o * d.inputs..(o + 1) * d.inputs];
+    let bias = pr.accum.cast_from(p.biases[o], &pr.bias);
+    let mut acc = if pr.accum.overflow() == Overflow::Wrap {
+        // Each |w * x| << shift fits the accumulator (< 2^64), so a sum of at
+        // most 2^20 of them cannot overflow an i128.
+        let sum: i128 = row.iter().zip(x).map(|(&w, &xi)| w * xi).sum();
+        pr.accum.add(bias, sum << shift)
+    } else {
+        row.iter().zip(x).fold(bias, |acc, (&w, &xi)| pr.accum.add(acc, (w * xi) << shift))
+    };
+    if d.activation == Activation::Relu && acc < 0 {
+        acc = 0;
+    }
+    pr.output.cast_from(acc, &pr.accum)
+}
+
+/// The definition of one output of a dense layer, operation by operation:
+/// every product cast to the accumulator, every sum cast, in input order.
+pub fn dense_neuron_reference(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128], o: usize) -> i128 {
+    let pr = &d.precision;
+    let row = &p.weights[o * d.inputs..(o + 1) * d.inputs];
+    let mut acc = pr.accum.cast_from(p.biases[o], &pr.bias);
+    for (&w, &xi) in row.iter().zip(x) {
+        let prod = pr.accum.mul_from(w, &pr.weight, xi, &input_format);
+        acc = pr.accum.add(acc, prod);
+    }
+    if d.activation == Activation::Relu && acc < 0 {
+        acc = 0;
+    }
+    pr.output.cast_from(acc, &pr.accum)
+}
+
+/// `Some(s)` when casting any product of a weight code and an input code to
+/// the accumulator is exact and changes nothing but the scale: the
+/// accumulator has `s >= 0` more fraction bits than the product, and every
+/// product shifted by `s` lies within the codes a conversion leaves
+/// unchanged (`lossless_min_raw ..= max_raw`). `None` otherwise.
+pub fn exact_product_shift(d: &Dense, input_format: Format) -> Option<u32> {
+    let pr = &d.precision;
+    let shift = pr.accum.frac_bits() - (pr.weight.frac_bits() + input_format.frac_bits());
+    let shift = u32::try_from(shift).ok().filter(|&s| s < 64)?;
+    let (w, x) = (pr.weight, input_format);
+    let mut lo = i128::MAX;
+    let mut hi = i128::MIN;
+    for a in [w.min_raw(), w.max_raw()] {
+        for b in [x.min_raw(), x.max_raw()] {
+            let p = a.checked_mul(b)?.checked_mul(1i128.checked_shl(shift)?)?;
+            lo = lo.min(p);
+            hi = hi.max(p);
+        }
+    }
+    (lo >= pr.accum.lossless_min_raw() && hi <= pr.accum.max_raw()).then_some(shift)
 }
 
 /// Converts float input values to raw codes of the model's input format,

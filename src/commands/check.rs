@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use fptgen_sim::model::Model;
+use fptgen_sim::model::{Distribution, Model, Training};
 
 /// Validates each model and its weights and prints a summary.
 pub fn run(models: &[PathBuf], quantize: bool) -> anyhow::Result<()> {
@@ -63,5 +63,33 @@ pub fn summary(m: &Model) -> String {
         m.macs(),
         m.trainable_params()
     );
+    if let Some(t) = &m.training {
+        s += &format!("  {}\n", training_line(m, t));
+    }
     s
+}
+
+/// One line about the `training:` section: N, k, P, M, T, G and the forward
+/// passes each buffered sample takes per iteration.
+pub fn training_line(m: &Model, t: &Training) -> String {
+    let trainable = m.trainable_params();
+    let noise = match t.noise.distribution {
+        Distribution::Rademacher => format!("rademacher {}-bit LFSR", t.noise.width.bits()),
+        Distribution::Uniform => format!("uniform {} bits of a {}-bit LFSR", t.noise.bits, t.noise.width.bits()),
+    };
+    format!(
+        "training: N {}, k {}, P {}, M {}, T {trainable}, G {}; {} forward passes per sample per iteration; \
+         {}, {}, {noise}, sigma {}, lr_shift {}, seed {}",
+        t.population,
+        t.iterations,
+        t.blocks,
+        t.buffer,
+        t.groups(trainable),
+        t.passes_per_iteration(trainable),
+        t.fitness,
+        t.loss_quantization,
+        t.perturb_shift,
+        t.lr_shift,
+        t.seed,
+    )
 }

@@ -5,6 +5,7 @@ pub mod cosim;
 pub mod generate;
 pub mod init_weights;
 pub mod simulate;
+pub mod train_es;
 
 use std::path::Path;
 

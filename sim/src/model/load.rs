@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::{Location, Spanned};
 
-use super::schema::{ActivationFile, LayerFile, LayerKindFile, ModelFile, TrainableFile};
+use super::schema::{
+    ActivationFile, DistributionFile, FitnessFile, LayerFile, LayerKindFile, LossFile, LossQuantizationFile,
+    ModelFile, TrainableFile, TrainingFile,
+};
 use super::{
-    Activation, Dense, Layer, LayerOp, Model, Precision, Trainable, DEFAULT_CLOCK_PERIOD_NS,
-    DEFAULT_PART, MAX_DIM,
+    Activation, Dense, Distribution, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model,
+    Precision, Trainable, Training, DEFAULT_CLOCK_PERIOD_NS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
 use crate::fixed::Format;
@@ -168,6 +171,13 @@ impl Checker<'_> {
             }
             layers.push(layer);
         }
+        let training = match &f.training {
+            None => None,
+            Some(t) => {
+                let trainable: u64 = layers.iter().map(|l| l.dense().trainable_params()).sum();
+                Some(self.training(t, trainable)?)
+            }
+        };
         Ok(Model {
             name,
             part,
@@ -177,6 +187,105 @@ impl Checker<'_> {
             weights_path,
             source: self.path.to_path_buf(),
             layers,
+            training,
+        })
+    }
+
+    /// A count between `min` and `max`, or `default` when absent.
+    fn count(&self, v: &Option<Spanned<u64>>, what: &str, min: u64, max: u64, default: u64) -> Result<u64, ModelError> {
+        match v {
+            None => Ok(default),
+            Some(s) if s.value >= min && s.value <= max => Ok(s.value),
+            Some(s) => Err(self.err(s, format!("{what} is {}; it must be between {min} and {max}", s.value))),
+        }
+    }
+
+    /// An error about the `training:` section as a whole, at its key (a
+    /// top-level key starts a line) or, failing that, at its first field.
+    fn section_err(&self, t: &Spanned<TrainingFile>, message: impl Into<String>) -> ModelError {
+        let key_line = self
+            .text
+            .lines()
+            .position(|l| l.strip_prefix("training").is_some_and(|rest| rest.trim_start().starts_with(':')));
+        match key_line {
+            Some(i) => ModelError::at(self.path, Pos { line: i as u64 + 1, column: 1 }, message),
+            None => self.err(t, message),
+        }
+    }
+
+    fn training(&self, t: &Spanned<TrainingFile>, trainable: u64) -> Result<Training, ModelError> {
+        if trainable == 0 {
+            return Err(self.section_err(
+                t,
+                "the model has a training section but no trainable parameters; \
+                 mark some with `trainable: [weights, biases]` in a layer",
+            ));
+        }
+        let f = &t.value;
+        let d = Training::default();
+        let dim = MAX_DIM as u64;
+        let population = self.count(&f.population, "population", 1, dim, d.population as u64)? as usize;
+        let iterations = self.count(&f.iterations, "iterations", 1, u64::from(u32::MAX), d.iterations)?;
+        let blocks = self.count(&f.blocks, "blocks", 1, dim, d.blocks as u64)? as usize;
+        let buffer = self.count(&f.buffer, "buffer", 1, dim, d.buffer as u64)? as usize;
+        let max_shift = u64::from(Training::MAX_SHIFT);
+        let perturb_shift = self.count(&f.perturb_shift, "perturb_shift", 0, max_shift, d.perturb_shift.into())? as u32;
+        let lr_shift = self.count(&f.lr_shift, "lr_shift", 0, max_shift, d.lr_shift.into())? as u32;
+        let mut noise = d.noise;
+        if let Some(n) = &f.noise {
+            if let Some(w) = &n.value.width {
+                noise.width = LfsrWidth::from_bits(w.value).ok_or_else(|| {
+                    self.err(w, format!("noise width is {}; it must be 8, 16 or 32 (bits of the LFSR)", w.value))
+                })?;
+            }
+            if let Some(dist) = n.value.distribution {
+                noise.distribution = match dist {
+                    DistributionFile::Rademacher => Distribution::Rademacher,
+                    DistributionFile::Uniform => Distribution::Uniform,
+                };
+            }
+            let width = u64::from(noise.width.bits());
+            noise.bits = self.count(&n.value.bits, "noise bits", 1, width, d.noise.bits.into()).map_err(|e| {
+                ModelError { message: format!("{} (the noise width)", e.message), ..e }
+            })? as u32;
+        }
+        let fitness = match f.fitness.as_ref().map(|s| s.value) {
+            None => d.fitness,
+            Some(FitnessFile::Antithetic) => Fitness::Antithetic,
+            Some(FitnessFile::Baseline) => Fitness::Baseline,
+            Some(FitnessFile::Plain) => Fitness::Plain,
+        };
+        if fitness == Fitness::Antithetic && population % 2 == 1 {
+            let msg = format!(
+                "population is {population}; fitness antithetic evaluates mirrored pairs (+e, -e), \
+                 so the population must be even"
+            );
+            return Err(match (&f.population, &f.fitness) {
+                (Some(p), _) => self.err(p, msg),
+                (None, Some(fit)) => self.err(fit, msg),
+                (None, None) => self.section_err(t, msg),
+            });
+        }
+        let loss = match f.loss {
+            None | Some(LossFile::Mae) => Loss::Mae,
+        };
+        let loss_quantization = match f.loss_quantization {
+            None => d.loss_quantization,
+            Some(LossQuantizationFile::Po2) => LossQuantization::Po2,
+            Some(LossQuantizationFile::Exact) => LossQuantization::Exact,
+        };
+        Ok(Training {
+            population,
+            iterations,
+            blocks,
+            buffer,
+            noise,
+            perturb_shift,
+            lr_shift,
+            loss,
+            fitness,
+            loss_quantization,
+            seed: f.seed.unwrap_or(d.seed),
         })
     }
 

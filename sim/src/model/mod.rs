@@ -39,6 +39,9 @@ pub struct Model {
     pub source: PathBuf,
     /// Layers, input to output; never empty.
     pub layers: Vec<Layer>,
+    /// On-device training, when the model file has a `training:` section
+    /// (then at least one layer has trainable parameters).
+    pub training: Option<Training>,
 }
 
 /// Activation function of a layer.
@@ -170,6 +173,225 @@ impl Layer {
     /// Name of the bias tensor in the weights archive.
     pub fn bias_tensor(&self) -> String {
         format!("{}/b", self.name)
+    }
+}
+
+/// LFSR width of the noise sources (`noise.width`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LfsrWidth {
+    /// 8 bits, taps `0xB8`.
+    W8,
+    /// 16 bits, taps `0xB400`.
+    W16,
+    /// 32 bits, taps `0xA3000000`.
+    W32,
+}
+
+impl LfsrWidth {
+    /// The width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            LfsrWidth::W8 => 8,
+            LfsrWidth::W16 => 16,
+            LfsrWidth::W32 => 32,
+        }
+    }
+
+    /// The width of `bits` bits, if it is a supported one.
+    pub fn from_bits(bits: u64) -> Option<LfsrWidth> {
+        match bits {
+            8 => Some(LfsrWidth::W8),
+            16 => Some(LfsrWidth::W16),
+            32 => Some(LfsrWidth::W32),
+            _ => None,
+        }
+    }
+}
+
+/// Distribution of one noise value (`noise.distribution`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Distribution {
+    /// One fresh LFSR bit `o`: `e = o ? +1 : -1`.
+    Rademacher,
+    /// `b` fresh LFSR bits, the first as the least significant, read as a
+    /// `b`-bit two's complement number.
+    Uniform,
+}
+
+impl std::fmt::Display for Distribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Distribution::Rademacher => "rademacher",
+            Distribution::Uniform => "uniform",
+        })
+    }
+}
+
+/// The noise sources of the training blocks (`noise:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Noise {
+    /// LFSR width.
+    pub width: LfsrWidth,
+    /// Distribution of a value.
+    pub distribution: Distribution,
+    /// Fresh bits per `uniform` value, `1..=width` (unused by `rademacher`).
+    pub bits: u32,
+}
+
+/// The loss function (`loss`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Loss {
+    /// Sum over samples and outputs of `|y - t|` in raw output codes, in an
+    /// unsigned 32-bit accumulator that saturates.
+    Mae,
+}
+
+impl std::fmt::Display for Loss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("mae")
+    }
+}
+
+/// How member losses become the signal that scales the noise (`fitness`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fitness {
+    /// Mirrored pairs `(+e, -e)`; signal `L(+e) - L(-e)`.
+    Antithetic,
+    /// Signal `L_m - L_base`, with `L_base` the unperturbed loss of the group.
+    Baseline,
+    /// Signal `L_m` (the paper's literal rule).
+    Plain,
+}
+
+impl std::fmt::Display for Fitness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Fitness::Antithetic => "antithetic",
+            Fitness::Baseline => "baseline",
+            Fitness::Plain => "plain",
+        })
+    }
+}
+
+/// How the fitness signal is quantized (`loss_quantization`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LossQuantization {
+    /// `Q(s) = sign(s) * 2^floor(log2 |s|)`, `Q(0) = 0`: a shift, no multiplier.
+    Po2,
+    /// `Q(s) = s`.
+    Exact,
+}
+
+impl std::fmt::Display for LossQuantization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LossQuantization::Po2 => "po2",
+            LossQuantization::Exact => "exact",
+        })
+    }
+}
+
+/// The validated `training:` section: how the trainable parameters are
+/// retrained on the device with evolution strategies (`docs/training.md`).
+///
+/// Invariants (checked by [`load`]): `population`, `blocks` and `buffer` are
+/// between 1 and [`MAX_DIM`]; `iterations` is between 1 and `u32::MAX`;
+/// `population` is even with [`Fitness::Antithetic`]; `noise.bits` is in
+/// `1..=noise.width`; both shifts are at most 31.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Training {
+    /// N, members per group.
+    pub population: usize,
+    /// k, passes over all groups.
+    pub iterations: u64,
+    /// P, incremental-training blocks (parameters perturbed at once).
+    pub blocks: usize,
+    /// M, training samples held on chip.
+    pub buffer: usize,
+    /// The noise sources.
+    pub noise: Noise,
+    /// sigma: a noise value `e` moves a parameter by `e << sigma` codes.
+    pub perturb_shift: u32,
+    /// The update is the gradient accumulator divided by `2^lr_shift`.
+    pub lr_shift: u32,
+    /// The loss function.
+    pub loss: Loss,
+    /// The fitness signal.
+    pub fitness: Fitness,
+    /// Quantization of the fitness signal.
+    pub loss_quantization: LossQuantization,
+    /// Seeds every LFSR.
+    pub seed: u64,
+}
+
+impl Default for Training {
+    /// The defaults of `docs/training.md`'s table.
+    fn default() -> Self {
+        Training {
+            population: 100,
+            iterations: 100,
+            blocks: 1,
+            buffer: 64,
+            noise: Noise { width: LfsrWidth::W8, distribution: Distribution::Rademacher, bits: 4 },
+            perturb_shift: 0,
+            lr_shift: 4,
+            loss: Loss::Mae,
+            fitness: Fitness::Antithetic,
+            loss_quantization: LossQuantization::Po2,
+            seed: 1,
+        }
+    }
+}
+
+impl Training {
+    /// Largest accepted `perturb_shift` and `lr_shift`.
+    pub const MAX_SHIFT: u32 = 31;
+
+    /// Checks the invariants [`load`] guarantees, for a `Training` built in
+    /// code; the message names the offending field.
+    pub fn check(&self) -> Result<(), String> {
+        let dim = 1..=MAX_DIM;
+        if !dim.contains(&self.population) {
+            return Err(format!("population is {}; it must be between 1 and {MAX_DIM}", self.population));
+        }
+        if self.fitness == Fitness::Antithetic && self.population % 2 == 1 {
+            return Err(format!("population is {}; fitness antithetic needs an even population", self.population));
+        }
+        if !(1..=u64::from(u32::MAX)).contains(&self.iterations) {
+            return Err(format!("iterations is {}; it must be between 1 and {}", self.iterations, u32::MAX));
+        }
+        if !dim.contains(&self.blocks) {
+            return Err(format!("blocks is {}; it must be between 1 and {MAX_DIM}", self.blocks));
+        }
+        if !dim.contains(&self.buffer) {
+            return Err(format!("buffer is {}; it must be between 1 and {MAX_DIM}", self.buffer));
+        }
+        if !(1..=self.noise.width.bits()).contains(&self.noise.bits) {
+            return Err(format!(
+                "noise bits is {}; it must be between 1 and {} (the noise width)",
+                self.noise.bits,
+                self.noise.width.bits()
+            ));
+        }
+        for (what, v) in [("perturb_shift", self.perturb_shift), ("lr_shift", self.lr_shift)] {
+            if v > Self::MAX_SHIFT {
+                return Err(format!("{what} is {v}; it must be between 0 and {}", Self::MAX_SHIFT));
+            }
+        }
+        Ok(())
+    }
+
+    /// G, the number of groups for `trainable` parameters: `ceil(T / P)`.
+    pub fn groups(&self, trainable: u64) -> u64 {
+        trainable.div_ceil(self.blocks.max(1) as u64)
+    }
+
+    /// Forward passes over each buffered sample in one iteration with
+    /// `trainable` parameters: `G * N`, plus `G` unperturbed passes with
+    /// [`Fitness::Baseline`].
+    pub fn passes_per_iteration(&self, trainable: u64) -> u64 {
+        let per_group = self.population as u64 + u64::from(self.fitness == Fitness::Baseline);
+        self.groups(trainable).saturating_mul(per_group)
     }
 }
 

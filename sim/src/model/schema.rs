@@ -25,6 +25,9 @@ pub struct ModelFile {
     pub weights: Spanned<String>,
     /// The layers, input to output.
     pub layers: Spanned<Vec<LayerFile>>,
+    /// How the trainable parameters are retrained on the device (optional).
+    #[serde(default)]
+    pub training: Option<Spanned<TrainingFile>>,
 }
 
 /// The network input.
@@ -105,4 +108,100 @@ pub struct LayerFile {
     /// Which parameter groups are retrainable on the device.
     #[serde(default)]
     pub trainable: Option<Spanned<Vec<TrainableFile>>>,
+}
+
+/// The `training:` section: evolution-strategies training on the device
+/// (`docs/training.md`). Every field is optional; absent ones take the
+/// defaults listed there.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingFile {
+    /// N, members per group.
+    #[serde(default)]
+    pub population: Option<Spanned<u64>>,
+    /// k, passes over all groups.
+    #[serde(default)]
+    pub iterations: Option<Spanned<u64>>,
+    /// P, incremental-training blocks (parameters perturbed at once).
+    #[serde(default)]
+    pub blocks: Option<Spanned<u64>>,
+    /// M, training samples held on chip.
+    #[serde(default)]
+    pub buffer: Option<Spanned<u64>>,
+    /// The noise sources.
+    #[serde(default)]
+    pub noise: Option<Spanned<NoiseFile>>,
+    /// sigma: a noise value moves a parameter by `e << sigma` codes.
+    #[serde(default)]
+    pub perturb_shift: Option<Spanned<u64>>,
+    /// The update is the gradient accumulator divided by `2^lr_shift`.
+    #[serde(default)]
+    pub lr_shift: Option<Spanned<u64>>,
+    /// The loss function.
+    #[serde(default)]
+    pub loss: Option<LossFile>,
+    /// How member losses become a gradient estimate.
+    #[serde(default)]
+    pub fitness: Option<Spanned<FitnessFile>>,
+    /// How the fitness signal is quantized before it scales the noise.
+    #[serde(default)]
+    pub loss_quantization: Option<LossQuantizationFile>,
+    /// Seeds every LFSR.
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// The `noise:` subsection of `training:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseFile {
+    /// LFSR width in bits: 8, 16 or 32.
+    #[serde(default)]
+    pub width: Option<Spanned<u64>>,
+    /// Distribution of a noise value.
+    #[serde(default)]
+    pub distribution: Option<DistributionFile>,
+    /// b, fresh bits per `uniform` value.
+    #[serde(default)]
+    pub bits: Option<Spanned<u64>>,
+}
+
+/// Noise distributions accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DistributionFile {
+    /// One fresh bit per value: +1 or -1.
+    Rademacher,
+    /// b fresh bits per value, read as a b-bit two's complement number.
+    Uniform,
+}
+
+/// Loss functions accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossFile {
+    /// Sum of absolute differences in raw output codes.
+    Mae,
+}
+
+/// Fitness modes accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FitnessFile {
+    /// Mirrored pairs: the signal is the loss difference of a pair.
+    Antithetic,
+    /// The signal is a member's loss minus the unperturbed loss.
+    Baseline,
+    /// The signal is a member's loss (the paper's literal rule).
+    Plain,
+}
+
+/// Loss quantizations accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossQuantizationFile {
+    /// Sign times the power of two of the leading one.
+    Po2,
+    /// The signal itself.
+    Exact,
 }

@@ -1,0 +1,367 @@
+//! Evaluating a member: the loss of the current (perhaps perturbed)
+//! parameters on the training buffer.
+//!
+//! The loss is `mae`: the sum over every output `o` of every buffered sample
+//! of `|y_o - t_o|`, in raw codes of the output format, in an unsigned
+//! 32-bit accumulator that saturates at `2^32 - 1`. All terms are
+//! non-negative, so saturating on every addition gives `min(exact sum,
+//! 2^32 - 1)` whatever the order; that is how it is computed here.
+//!
+//! Two evaluators compute the same numbers ([`EvalMode`]):
+//!
+//! * `Naive` runs every sample through every layer with
+//!   [`dense_forward`] for every evaluation: the reference.
+//! * `Cached` keeps every layer's output for every sample under the
+//!   unperturbed parameters. A member changes a few parameters; layers
+//!   before the first changed one are taken from the cache, and in that
+//!   layer only the outputs whose weights or biases changed are recomputed
+//!   (each one's whole sum in input order, with [`dense_neuron`], so
+//!   saturating accumulators give exactly the reference's result). Later
+//!   layers are recomputed in full while their input differs from the
+//!   cached one; once a layer's output equals the cached output and no
+//!   later layer has a changed parameter, the sample's cached loss is used.
+//!
+//! The property test `training::fast_path_equals_naive_path` checks that the
+//! two agree bit for bit.
+
+use crate::model::Model;
+use crate::network::{dense_forward, dense_neuron, Network};
+use crate::weights::Params;
+
+use super::order::{ParamKind, ParamRef};
+use super::TrainError;
+
+/// The M training samples held on chip: raw input codes and raw target
+/// codes of the output format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    inputs: Vec<Vec<i128>>,
+    targets: Vec<Vec<i128>>,
+}
+
+impl Buffer {
+    /// Checks that `inputs` and `targets` pair up, that every input is one
+    /// sample of codes of the model's input format, and that every target
+    /// has one code of the output format per output.
+    pub fn new(model: &Model, inputs: Vec<Vec<i128>>, targets: Vec<Vec<i128>>) -> Result<Buffer, TrainError> {
+        if inputs.len() != targets.len() {
+            return Err(TrainError::Buffer(format!(
+                "{} input samples but {} target samples",
+                inputs.len(),
+                targets.len()
+            )));
+        }
+        let (n_in, f_in) = (model.input_len(), model.input_format);
+        let (n_out, f_out) = (model.output_len(), model.output_format());
+        for (s, (x, t)) in inputs.iter().zip(&targets).enumerate() {
+            if x.len() != n_in {
+                return Err(TrainError::Buffer(format!("sample {s} has {} input values; the network takes {n_in}", x.len())));
+            }
+            if let Some((i, r)) = x.iter().enumerate().find(|(_, r)| !f_in.contains_raw(**r)) {
+                return Err(TrainError::Buffer(format!("sample {s}, input {i}: raw code {r} is not a code of {f_in}")));
+            }
+            if t.len() != n_out {
+                return Err(TrainError::Buffer(format!("sample {s} has {} targets; the network has {n_out} outputs", t.len())));
+            }
+            if let Some((o, r)) = t.iter().enumerate().find(|(_, r)| !f_out.contains_raw(**r)) {
+                return Err(TrainError::Buffer(format!("sample {s}, target {o}: raw code {r} is not a code of {f_out}")));
+            }
+        }
+        Ok(Buffer { inputs, targets })
+    }
+
+    /// Number of samples, M.
+    pub fn len(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// True if the buffer holds no sample.
+    pub fn is_empty(&self) -> bool {
+        self.inputs.is_empty()
+    }
+
+    /// The raw input codes, one vector per sample.
+    pub fn inputs(&self) -> &[Vec<i128>] {
+        &self.inputs
+    }
+
+    /// The raw target codes, one vector per sample.
+    pub fn targets(&self) -> &[Vec<i128>] {
+        &self.targets
+    }
+}
+
+/// The exact sum of `|y_o - t_o|` over one sample's outputs.
+pub fn sample_loss(outputs: &[i128], targets: &[i128]) -> u128 {
+    outputs.iter().zip(targets).map(|(&y, &t)| y.abs_diff(t)).sum()
+}
+
+/// An exact loss saturated to the 32-bit accumulator.
+pub fn saturate_u32(total: u128) -> u32 {
+    u32::try_from(total).unwrap_or(u32::MAX)
+}
+
+/// The `mae` loss of `params` on `buffer`, computed the plain way: every
+/// sample through every layer with [`dense_forward`].
+pub fn naive_loss(model: &Model, params: &Params, buffer: &Buffer) -> u32 {
+    let mut total: u128 = 0;
+    for (x, t) in buffer.inputs.iter().zip(&buffer.targets) {
+        let mut v = x.clone();
+        for (layer, p) in model.layers.iter().zip(&params.layers) {
+            v = dense_forward(layer.dense(), layer.input_format, p, &v);
+        }
+        total = total.saturating_add(sample_loss(&v, t));
+    }
+    saturate_u32(total)
+}
+
+/// Which evaluator computes member losses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EvalMode {
+    /// Reuse the unperturbed layer outputs (fast; the default).
+    #[default]
+    Cached,
+    /// Recompute everything for every evaluation (the reference).
+    Naive,
+}
+
+/// Computes the buffer loss of parameters that differ from the committed
+/// ones in a few places.
+///
+/// Protocol: [`Evaluator::new`] takes the starting parameters. Before
+/// [`Evaluator::evaluate`], the caller changes some parameters in place and
+/// passes the list; afterwards it restores them. To make changes permanent
+/// it calls [`Evaluator::commit`] with the updated parameters and the list
+/// of what changed.
+#[derive(Debug, Clone)]
+pub struct Evaluator {
+    model: Model,
+    buffer: Buffer,
+    mode: EvalMode,
+    /// Buffer loss of the committed parameters.
+    loss: u32,
+    /// `[sample][layer]`: outputs under the committed parameters (Cached).
+    traces: Vec<Vec<Vec<i128>>>,
+    /// Exact loss of each sample under the committed parameters (Cached).
+    sample_losses: Vec<u128>,
+    /// One output vector per layer, reused across samples.
+    scratch: Vec<Vec<i128>>,
+    /// Which scratch layers hold values of the current sample.
+    fresh: Vec<bool>,
+}
+
+/// What a set of changed parameters touches, layer by layer.
+struct Plan {
+    /// First layer with a changed parameter.
+    first: usize,
+    /// Last layer with a changed parameter.
+    last: usize,
+    /// Per layer: the output neurons whose weights or biases changed (sorted, unique).
+    neurons: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    fn new(model: &Model, changed: &[ParamRef]) -> Option<Plan> {
+        let first = changed.iter().map(|p| p.layer).min()?;
+        let last = changed.iter().map(|p| p.layer).max()?;
+        let mut neurons = vec![Vec::new(); model.layers.len()];
+        for p in changed {
+            neurons[p.layer].push(p.neuron(model));
+        }
+        for n in &mut neurons {
+            n.sort_unstable();
+            n.dedup();
+        }
+        Some(Plan { first, last, neurons })
+    }
+}
+
+impl Evaluator {
+    /// An evaluator of `buffer` for `net`'s model, starting from its parameters.
+    pub fn new(mode: EvalMode, net: &Network, buffer: Buffer) -> Evaluator {
+        let (model, params) = (net.model().clone(), net.params());
+        let n = model.layers.len();
+        let mut e = Evaluator {
+            model,
+            buffer,
+            mode,
+            loss: 0,
+            traces: Vec::new(),
+            sample_losses: Vec::new(),
+            scratch: vec![Vec::new(); n],
+            fresh: vec![false; n],
+        };
+        match mode {
+            EvalMode::Naive => e.loss = naive_loss(&e.model, params, &e.buffer),
+            EvalMode::Cached => {
+                let mut total: u128 = 0;
+                for (x, t) in e.buffer.inputs.iter().zip(&e.buffer.targets) {
+                    let mut outs: Vec<Vec<i128>> = Vec::with_capacity(n);
+                    for (layer, p) in e.model.layers.iter().zip(&params.layers) {
+                        let y = dense_forward(layer.dense(), layer.input_format, p, outs.last().unwrap_or(x));
+                        outs.push(y);
+                    }
+                    let l = outs.last().map(|y| sample_loss(y, t)).unwrap_or(0);
+                    total = total.saturating_add(l);
+                    e.sample_losses.push(l);
+                    e.traces.push(outs);
+                }
+                e.loss = saturate_u32(total);
+            }
+        }
+        e
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> EvalMode {
+        self.mode
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The training buffer.
+    pub fn buffer(&self) -> &Buffer {
+        &self.buffer
+    }
+
+    /// The buffer loss of the committed parameters.
+    pub fn loss(&self) -> u32 {
+        self.loss
+    }
+
+    /// The buffer loss of `params`, which equal the committed parameters
+    /// except at `changed` (a list that may repeat a parameter or name one
+    /// whose value did not change). Errors if `params` do not have the
+    /// model's shapes, or `changed` names a parameter the model
+    /// does not have.
+    pub fn evaluate(&mut self, params: &Params, changed: &[ParamRef]) -> Result<u32, TrainError> {
+        self.check(params, changed)?;
+        Ok(match self.mode {
+            EvalMode::Naive => naive_loss(&self.model, params, &self.buffer),
+            EvalMode::Cached => {
+                let Some(plan) = Plan::new(&self.model, changed) else {
+                    return Ok(self.loss);
+                };
+                let mut total: u128 = 0;
+                for s in 0..self.buffer.len() {
+                    let l = if self.forward_sample(params, &plan, s) {
+                        let last = self.scratch.len() - 1;
+                        sample_loss(&self.scratch[last], &self.buffer.targets[s])
+                    } else {
+                        self.sample_losses[s]
+                    };
+                    total = total.saturating_add(l);
+                }
+                saturate_u32(total)
+            }
+        })
+    }
+
+    /// Makes `params` the committed parameters; they differ from the
+    /// previously committed ones only at `changed`. Returns the new loss.
+    /// Errors as [`Evaluator::evaluate`] does, and then changes nothing.
+    pub fn commit(&mut self, params: &Params, changed: &[ParamRef]) -> Result<u32, TrainError> {
+        self.check(params, changed)?;
+        match self.mode {
+            EvalMode::Naive => self.loss = naive_loss(&self.model, params, &self.buffer),
+            EvalMode::Cached => {
+                let Some(plan) = Plan::new(&self.model, changed) else {
+                    return Ok(self.loss);
+                };
+                let mut total: u128 = 0;
+                for s in 0..self.buffer.len() {
+                    let out_changed = self.forward_sample(params, &plan, s);
+                    for l in plan.first..self.scratch.len() {
+                        if self.fresh[l] {
+                            std::mem::swap(&mut self.traces[s][l], &mut self.scratch[l]);
+                        }
+                    }
+                    if out_changed {
+                        let last = self.traces[s].len() - 1;
+                        self.sample_losses[s] = sample_loss(&self.traces[s][last], &self.buffer.targets[s]);
+                    }
+                    total = total.saturating_add(self.sample_losses[s]);
+                }
+                self.loss = saturate_u32(total);
+            }
+        }
+        Ok(self.loss)
+    }
+
+    /// Refuses parameters the cache cannot be used with.
+    fn check(&self, params: &Params, changed: &[ParamRef]) -> Result<(), TrainError> {
+        // Only shapes matter for safety: the fixed-point operations are
+        // total on any i128 code.
+        if params.layers.len() != self.model.layers.len()
+            || self.model.layers.iter().zip(&params.layers).any(|(l, p)| {
+                let d = l.dense();
+                p.weights.len() != d.inputs * d.outputs || p.biases.len() != d.outputs
+            })
+        {
+            return Err(TrainError::Params("the parameters do not have the model's shapes".into()));
+        }
+        if let Some(p) = changed.iter().find(|p| !param_in_model(&self.model, p)) {
+            return Err(TrainError::Params(format!("{p:?} is not a parameter of the model")));
+        }
+        Ok(())
+    }
+
+    /// Runs sample `s` under `params` from the plan's first layer on, into
+    /// the scratch vectors (`fresh[l]` tells which were written). Returns
+    /// true if the network output differs from the cached one (it is then in
+    /// the last scratch vector).
+    fn forward_sample(&mut self, params: &Params, plan: &Plan, s: usize) -> bool {
+        let n = self.model.layers.len();
+        self.fresh.iter_mut().for_each(|f| *f = false);
+        let trace = &self.traces[s];
+        let mut input_changed = false;
+        for l in plan.first..n {
+            let layer = &self.model.layers[l];
+            let d = layer.dense();
+            let p = &params.layers[l];
+            let (before, rest) = self.scratch.split_at_mut(l);
+            let out = &mut rest[0];
+            if input_changed {
+                // The input differs from the cached one: the whole layer.
+                let x = &before[l - 1];
+                out.clear();
+                out.extend((0..d.outputs).map(|o| dense_neuron(d, layer.input_format, p, x, o)));
+            } else {
+                if plan.neurons[l].is_empty() {
+                    // Same input, same parameters: the cached output.
+                    if l >= plan.last {
+                        return false;
+                    }
+                    continue;
+                }
+                let x: &[i128] = if l == 0 { &self.buffer.inputs[s] } else { &trace[l - 1] };
+                out.clear();
+                out.extend_from_slice(&trace[l]);
+                for &o in &plan.neurons[l] {
+                    out[o] = dense_neuron(d, layer.input_format, p, x, o);
+                }
+            }
+            self.fresh[l] = true;
+            input_changed = *out != trace[l];
+            if !input_changed && l >= plan.last {
+                return false;
+            }
+        }
+        input_changed
+    }
+}
+
+/// True if `p` belongs to `model` (its layer exists and its index is in
+/// range).
+fn param_in_model(model: &Model, p: &ParamRef) -> bool {
+    model.layers.get(p.layer).is_some_and(|l| {
+        let d = l.dense();
+        match p.kind {
+            ParamKind::Weight => p.index < d.inputs * d.outputs,
+            ParamKind::Bias => p.index < d.outputs,
+        }
+    })
+}

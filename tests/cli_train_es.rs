@@ -1,0 +1,254 @@
+//! `fptgen train-es`: trains exactly as the library's `Trainer` does,
+//! writes new files only, and names the file, array and index of every bad
+//! input (exit 1, never a panic).
+
+use std::path::Path;
+
+mod common;
+use common::{fptgen, root};
+
+use fptgen_sim::network::Network;
+use fptgen_sim::tensor::{self, write_npz, NamedArray, OutValues, Values};
+use fptgen_sim::train::{Buffer, EvalMode, Trainer};
+use fptgen_sim::weights::{self, Conversion};
+
+/// A directory with a copy of the tiny example (model and weights), so the
+/// default output lands there, and a data archive.
+struct Case {
+    dir: tempfile::TempDir,
+}
+
+fn arr(name: &str, shape: &[usize], v: Vec<f64>) -> NamedArray {
+    NamedArray { name: name.into(), shape: shape.to_vec(), values: OutValues::F64(v) }
+}
+
+fn ints(name: &str, shape: &[usize], v: Vec<i64>) -> NamedArray {
+    NamedArray { name: name.into(), shape: shape.to_vec(), values: OutValues::I64(v) }
+}
+
+/// S samples for the tiny network (2 inputs, 2 outputs): inputs on the
+/// grid of ap_fixed<8,3> (steps of 1/32), targets a fixed linear map of
+/// them, labels the larger target.
+fn tiny_data(s: usize) -> (Vec<f64>, Vec<f64>, Vec<i64>) {
+    let mut x = Vec::new();
+    let mut t = Vec::new();
+    let mut labels = Vec::new();
+    for i in 0..s {
+        let a = ((i * 37 % 97) as f64 - 48.0) / 32.0;
+        let b = ((i * 53 % 89) as f64 - 44.0) / 32.0;
+        x.extend([a, b]);
+        let (t0, t1) = ((0.5 * a - 0.25 * b).max(0.0), (0.75 * b + 0.125).max(0.0));
+        // Targets on the output grid (steps of 1/32).
+        let (t0, t1) = ((t0 * 32.0).round() / 32.0, (t1 * 32.0).round() / 32.0);
+        t.extend([t0, t1]);
+        labels.push(i64::from(t1 > t0));
+    }
+    (x, t, labels)
+}
+
+impl Case {
+    fn new() -> Case {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in ["model.yaml", "weights.npz"] {
+            std::fs::copy(root().join("examples/tiny").join(f), dir.path().join(f)).expect("copy example");
+        }
+        Case { dir }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn data(&self, name: &str, arrays: &[NamedArray]) {
+        write_npz(&self.path(name), arrays).expect("write data");
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        fptgen(args, self.dir.path())
+    }
+
+    /// Runs train-es on `data.npz`, expects exit 1 and returns stderr.
+    fn fails(&self, arrays: &[NamedArray]) -> String {
+        let _ = std::fs::remove_file(self.path("data.npz"));
+        self.data("data.npz", arrays);
+        let (code, _, err) = self.run(&["train-es", "model.yaml", "--data", "data.npz"]);
+        assert_eq!(code, 1, "expected exit 1: {err}");
+        assert!(err.starts_with("error: "), "{err}");
+        assert!(!self.path("weights.es.npz").exists(), "nothing is written on error");
+        err
+    }
+}
+
+#[test]
+fn trains_like_the_library_and_writes_weights_and_log() {
+    let c = Case::new();
+    let (x, t, labels) = tiny_data(10);
+    c.data("data.npz", &[arr("x", &[10, 2], x.clone()), arr("t", &[10, 2], t.clone()), ints("labels", &[10], labels.clone())]);
+    let (code, out, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz", "--log", "log.csv"]);
+    assert_eq!(code, 0, "{err}");
+    // The same training through the library: the tiny example's section
+    // (N 4, k 2, P 2, M 4) on the first 4 samples.
+    let model = fptgen_sim::model::load(&c.path("model.yaml")).expect("model");
+    let params = weights::load(&model, Conversion::Exact).expect("weights");
+    let q = |v: &[f64], f: fptgen_sim::fixed::Format| v.iter().map(|&a| f.exact_f64(a).expect("on the grid")).collect::<Vec<i128>>();
+    let inputs: Vec<Vec<i128>> = x.chunks(2).take(4).map(|c| q(c, model.input_format)).collect();
+    let targets: Vec<Vec<i128>> = t.chunks(2).take(4).map(|c| q(c, model.output_format())).collect();
+    let buffer = Buffer::new(&model, inputs, targets).expect("buffer");
+    let mut trainer = Trainer::new(Network::new(model.clone(), params).expect("net"), buffer, EvalMode::Naive).expect("trainer");
+    let mut losses = vec![trainer.loss()];
+    for _ in 0..2 {
+        losses.push(trainer.run_iteration(&mut |_| {}).expect("runs"));
+    }
+    for (i, l) in losses.iter().enumerate() {
+        assert!(out.contains(&format!("iteration {i}: loss {l} ")), "iteration {i} loss {l} in:\n{out}");
+    }
+    assert!(out.contains("accuracy"), "{out}");
+    // The written weights are the library's, with the seed and iterations.
+    let written = tensor::read_npz(&c.path("weights.es.npz")).expect("default output beside the weights");
+    assert_eq!(written["meta/es_seed"].values, Values::Int(vec![1]));
+    assert_eq!(written["meta/es_iterations"].values, Values::Int(vec![2]));
+    let loaded = weights::load_from(&model, &c.path("weights.es.npz"), Conversion::Exact).expect("loads against the model");
+    assert_eq!(&loaded, trainer.params());
+    // The log: a header and iterations 0..=2 with the same losses.
+    let log = std::fs::read_to_string(c.path("log.csv")).expect("log");
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines[0], "iteration,loss,accuracy");
+    assert_eq!(lines.len(), 4, "{log}");
+    for (i, l) in losses.iter().enumerate() {
+        let cells: Vec<&str> = lines[i + 1].split(',').collect();
+        assert_eq!(cells[0], i.to_string());
+        assert_eq!(cells[1], l.to_string());
+        let acc: f64 = cells[2].parse().expect("accuracy is a number");
+        assert!((0.0..=1.0).contains(&acc), "{log}");
+    }
+
+    // Never overwrites: the default output and the log exist now.
+    let before = std::fs::read(c.path("weights.es.npz")).expect("read");
+    let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("weights.es.npz") && err.contains("does not overwrite"), "{err}");
+    assert_eq!(std::fs::read(c.path("weights.es.npz")).expect("read"), before);
+    let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz", "-o", "b.npz", "--log", "log.csv"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("log.csv") && err.contains("does not overwrite"), "{err}");
+    assert!(!c.path("b.npz").exists(), "refused before training, nothing written");
+
+    // --iterations overrides k and is recorded; labels alone give one-hot targets.
+    c.data("labels.npz", &[arr("x", &[10, 2], x), ints("labels", &[10], labels)]);
+    let (code, out, err) = c.run(&["train-es", "model.yaml", "--data", "labels.npz", "--iterations", "1", "-o", "one.npz", "--log", "one.csv"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("iteration 1:") && !out.contains("iteration 2:"), "{out}");
+    let one = tensor::read_npz(&c.path("one.npz")).expect("written");
+    assert_eq!(one["meta/es_iterations"].values, Values::Int(vec![1]));
+    // Without labels the accuracy column is empty.
+    c.data("t.npz", &[arr("x", &[4, 2], vec![0.5; 8]), arr("t", &[4, 2], vec![0.25; 8])]);
+    let (code, out, err) = c.run(&["train-es", "model.yaml", "--data", "t.npz", "--iterations", "1", "-o", "t.npz.out", "--log", "t.csv"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("accuracy"), "{out}");
+    let log = std::fs::read_to_string(c.path("t.csv")).expect("log");
+    assert!(log.lines().skip(1).all(|l| l.ends_with(',')), "{log}");
+}
+
+#[test]
+fn bad_data_names_file_array_and_index() {
+    let c = Case::new();
+    let (x, t, labels) = tiny_data(6);
+    let good_x = || arr("x", &[6, 2], x.clone());
+    let good_t = || arr("t", &[6, 2], t.clone());
+
+    let err = c.fails(&[good_t()]);
+    assert!(err.contains("data.npz: tensor 'x'") && err.contains("missing"), "{err}");
+    let err = c.fails(&[arr("x", &[6, 3], vec![0.0; 18]), good_t()]);
+    assert!(err.contains("tensor 'x'") && err.contains("[6, 3]"), "{err}");
+    let mut bad = x.clone();
+    bad[7] = f64::NAN;
+    let err = c.fails(&[arr("x", &[6, 2], bad), good_t()]);
+    assert!(err.contains("tensor 'x' at index [3, 1]") && err.contains("not finite"), "{err}");
+    let err = c.fails(&[ints("x", &[6, 2], vec![0; 12]), good_t()]);
+    assert!(err.contains("tensor 'x'") && err.contains("integer type"), "{err}");
+    let err = c.fails(&[good_x()]);
+    assert!(err.contains("neither 't'") && err.contains("'labels'"), "{err}");
+    let err = c.fails(&[good_x(), arr("t", &[6, 3], vec![0.0; 18])]);
+    assert!(err.contains("tensor 't'") && err.contains("[6, 3]") && err.contains("[6, 2]"), "{err}");
+    let mut bad = t.clone();
+    bad[9] = f64::INFINITY;
+    let err = c.fails(&[good_x(), arr("t", &[6, 2], bad)]);
+    assert!(err.contains("tensor 't' at index [4, 1]") && err.contains("not finite"), "{err}");
+    // ap_fixed<8,3> outputs hold [-4, 3.96875]: 5.0 is out of range.
+    let mut bad = t.clone();
+    bad[2] = 5.0;
+    let err = c.fails(&[good_x(), arr("t", &[6, 2], bad)]);
+    assert!(err.contains("tensor 't' at index [1, 0]") && err.contains("outside the range"), "{err}");
+    let mut bad = labels.clone();
+    bad[4] = 2;
+    let err = c.fails(&[good_x(), ints("labels", &[6], bad)]);
+    assert!(err.contains("tensor 'labels' at index [4]") && err.contains("class 2"), "{err}");
+    let mut bad = labels.clone();
+    bad[0] = -1;
+    let err = c.fails(&[good_x(), ints("labels", &[6], bad)]);
+    assert!(err.contains("tensor 'labels' at index [0]"), "{err}");
+    let err = c.fails(&[good_x(), arr("labels", &[6], vec![0.0; 6])]);
+    assert!(err.contains("tensor 'labels'") && err.contains("float type"), "{err}");
+    let err = c.fails(&[good_x(), ints("labels", &[5], vec![0; 5])]);
+    assert!(err.contains("tensor 'labels'") && err.contains("[5]"), "{err}");
+    let err = c.fails(&[good_x(), good_t(), arr("y", &[6, 2], t.clone())]);
+    assert!(err.contains("tensor 'y'") && err.contains("not a training data array"), "{err}");
+    // The tiny example's buffer holds 4 samples.
+    let err = c.fails(&[arr("x", &[3, 2], x[..6].to_vec()), arr("t", &[3, 2], t[..6].to_vec())]);
+    assert!(err.contains("tensor 'x'") && err.contains("3 samples") && err.contains("needs 4"), "{err}");
+    let err = c.fails(&[arr("x", &[0, 2], vec![]), arr("t", &[0, 2], vec![])]);
+    assert!(err.contains("no samples"), "{err}");
+    // Not an archive at all.
+    std::fs::write(c.path("junk.npz"), b"not a zip").expect("write");
+    let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "junk.npz"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("junk.npz") && err.contains("not a valid .npz"), "{err}");
+    // meta/ arrays are ignored.
+    c.data("meta.npz", &[good_x(), good_t(), ints("meta/seed", &[1], vec![3])]);
+    let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "meta.npz", "--iterations", "1"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn bad_model_or_options() {
+    let c = Case::new();
+    let (x, t, _) = tiny_data(6);
+    c.data("data.npz", &[arr("x", &[6, 2], x), arr("t", &[6, 2], t)]);
+    let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz", "--iterations", "0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--iterations is 0"), "{err}");
+    // A model without a training section.
+    let text = std::fs::read_to_string(c.path("model.yaml")).expect("read");
+    let start = text.find("training:").expect("the tiny example has a training section");
+    std::fs::write(c.path("plain.yaml"), &text[..start]).expect("write");
+    let (code, _, err) = c.run(&["train-es", "plain.yaml", "--data", "data.npz"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("plain.yaml") && err.contains("no `training:` section"), "{err}");
+    // A missing data file is named.
+    let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "nope.npz"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nope.npz"), "{err}");
+    // --data is required (a usage error, exit 2).
+    let (code, _, _) = c.run(&["train-es", "model.yaml"]);
+    assert_eq!(code, 2);
+    assert!(!Path::new(&c.path("weights.es.npz")).exists());
+}
+
+#[test]
+fn help_documents_every_option() {
+    let (code, out, err) = fptgen(&["train-es", "--help"], &root());
+    assert_eq!(code, 0, "{err}");
+    for o in ["--data", "--iterations", "--output", "--log", "--quantize", "MODEL", "labels", "es_seed", "iteration, loss"] {
+        assert!(out.contains(o), "`fptgen train-es --help` does not mention {o}:\n{out}");
+    }
+}
+
+#[test]
+fn check_prints_the_examples_training_lines() {
+    let (code, out, err) = fptgen(&["check", "examples/tiny/model.yaml", "examples/jet_tagging/model.yaml"], &root());
+    assert_eq!(code, 0, "{err}");
+    // tiny: T = 6, P = 2: G = 3, 3 * 4 = 12 passes.
+    assert!(out.contains("  training: N 4, k 2, P 2, M 4, T 6, G 3; 12 forward passes per sample per iteration;"), "{out}");
+    // jet: fc4's 32*5 + 5 = 165 parameters, P = 4: G = 42, 42 * 8 = 336 passes.
+    assert!(out.contains("  training: N 8, k 10, P 4, M 64, T 165, G 42; 336 forward passes per sample per iteration;"), "{out}");
+}
