@@ -31,7 +31,7 @@ use std::process::{Command, Stdio};
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 
 mod common;
-use common::{require_tool, run, scratch};
+use common::{require_tool, run, scratch, Rng};
 
 /// Seed of every random choice (parameter sets and inputs).
 const SEED: u64 = 0x00f9_7c45_7ca5_7001;
@@ -45,47 +45,7 @@ fn rtl_cast() -> PathBuf {
 // ---------------------------------------------------------------------------
 // Deterministic random numbers (SplitMix64)
 
-struct Rng(u64);
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn u128(&mut self) -> u128 {
-        (u128::from(self.next()) << 64) | u128::from(self.next())
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        assert!(lo <= hi);
-        let span = (hi - lo) as u64 + 1;
-        lo + (self.next() % span) as i64
-    }
-
-    /// Uniform in `lo..=hi` for i128 bounds.
-    fn range_i128(&mut self, lo: i128, hi: i128) -> i128 {
-        assert!(lo <= hi);
-        let span = hi.wrapping_sub(lo) as u128;
-        if span == u128::MAX {
-            return self.u128() as i128;
-        }
-        lo.wrapping_add((self.u128() % (span + 1)) as i128)
-    }
-
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-
-    /// A uniformly random `w`-bit two's complement value (`1 <= w <= 128`).
-    fn signed_bits(&mut self, w: u32) -> i128 {
-        (self.u128() as i128) >> (128 - w)
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Parameter sets

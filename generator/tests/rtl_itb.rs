@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{require_tool, run, scratch};
+use common::{require_tool, run, scratch, Rng};
 
 #[derive(Debug, Clone, Copy)]
 struct Set {
@@ -82,19 +82,6 @@ fn round_div(g: i128, lr: u32) -> i128 {
     if 2 * r > d || (2 * r == d && q % 2 != 0) { q + 1 } else { q }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 const CYCLES: usize = 4000;
 

@@ -49,3 +49,52 @@ pub fn run(cmd: &mut Command, what: &str, dir: &Path) -> String {
     stdout
 }
 
+
+/// Deterministic random numbers (SplitMix64), seeded by the tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn u128(&mut self) -> u128 {
+        (u128::from(self.next()) << 64) | u128::from(self.next())
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        assert!(lo <= hi);
+        let span = (hi - lo) as u64 + 1;
+        lo + (self.next() % span) as i64
+    }
+
+    /// Uniform in `lo..=hi` for i128 bounds.
+    pub fn range_i128(&mut self, lo: i128, hi: i128) -> i128 {
+        assert!(lo <= hi);
+        let span = hi.wrapping_sub(lo) as u128;
+        if span == u128::MAX {
+            return self.u128() as i128;
+        }
+        lo.wrapping_add((self.u128() % (span + 1)) as i128)
+    }
+
+    pub fn coin(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
+
+    /// A uniformly random `w`-bit two's complement value (`1 <= w <= 128`).
+    pub fn signed_bits(&mut self, w: u32) -> i128 {
+        (self.u128() as i128) >> (128 - w)
+    }
+
+    /// True with the given probability in percent.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
