@@ -109,13 +109,14 @@ fn generate_refuses_foreign_directories_and_regenerates_its_own() {
 
 /// The VCD written by `--trace` shows, for every layer, exactly one input and
 /// one output handshake per vector and phase (the harness streams the vectors
-/// twice), on rising clock edges.
+/// twice; with at least 2 * layers + 8 vectors, phase A streams each once),
+/// on rising clock edges.
 #[test]
 fn trace_shows_every_layer_handshake() {
     require("verilator");
     let dir = tempfile::tempdir().expect("tempdir");
     let model = root().join("examples/jet_tagging/model.yaml");
-    let vectors = 12;
+    let vectors = 20;
     let (code, stdout, err) = fptgen(
         &["cosim", model.to_str().expect("utf8"), "--vectors", &vectors.to_string(), "--trace", "t.vcd", "-o", "out"],
         dir.path(),
