@@ -7,11 +7,9 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{require_tool, run, scratch, Rng};
+use common::{require_tool, scratch, verilate_and_run, Rng};
 
 #[derive(Debug, Clone, Copy)]
 struct Set {
@@ -173,17 +171,7 @@ fn itb_matches_the_reference() {
     }
     c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
     fs::write(dir.join("main.cpp"), c).unwrap();
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl");
-    run(
-        Command::new("verilator")
-            .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", "itb_top", "-Mdir", "obj", "-o", "vitb"])
-            .arg("itb_top.v")
-            .args(["fptgen_itb.v", "fptgen_po2.v", "fptgen_cast.v"].map(|f| rtl.join(f)))
-            .arg(dir.join("main.cpp")),
-        "verilator build",
-        &dir,
-    );
-    let out = run(&mut Command::new(dir.join("obj/vitb")), "simulation", &dir);
+    let out = verilate_and_run(&dir, "itb_top", &["fptgen_itb.v", "fptgen_po2.v", "fptgen_cast.v"]);
 
     // Reference state per set: noise value (None before the first draw), gradient.
     let mut e: Vec<Option<i128>> = vec![None; sets.len()];

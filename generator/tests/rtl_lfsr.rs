@@ -5,11 +5,9 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{require_tool, run, scratch};
+use common::{require_tool, scratch, verilate_and_run};
 
 /// The reference: a Galois LFSR that shifts right (docs/training.md).
 struct Lfsr {
@@ -80,13 +78,7 @@ fn lfsr_matches_the_reference() {
     }
     c += ");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
     fs::write(dir.join("main.cpp"), c).unwrap();
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_lfsr.v");
-    run(
-        Command::new("verilator").args(["--cc", "--exe", "--build", "-Wall", "-j", "2", "--top-module", "lfsr_top", "-Mdir", "obj", "-o", "vlfsr"]).arg("lfsr_top.v").arg(&rtl).arg(dir.join("main.cpp")),
-        "verilator build",
-        &dir,
-    );
-    let out = run(&mut Command::new(dir.join("obj/vlfsr")), "simulation", &dir);
+    let out = verilate_and_run(&dir, "lfsr_top", &["fptgen_lfsr.v"]);
     let mut refs: Vec<Lfsr> = sets.iter().map(|&(w, s, _)| Lfsr::new(w, s)).collect();
     let mut lines = 0;
     for (t, line) in out.lines().enumerate() {

@@ -5,11 +5,9 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{require_tool, run, scratch, Rng};
+use common::{require_tool, scratch, verilate_and_run, Rng};
 
 
 const CYCLES: usize = 3000;
@@ -100,17 +98,7 @@ fn loss_accumulator_matches_the_reference() {
     }
     c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
     fs::write(dir.join("main.cpp"), c).unwrap();
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_loss_acc.v");
-    run(
-        Command::new("verilator")
-            .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", "loss_top", "-Mdir", "obj", "-o", "vloss"])
-            .arg("loss_top.v")
-            .arg(&rtl)
-            .arg(dir.join("main.cpp")),
-        "verilator build",
-        &dir,
-    );
-    let out = run(&mut Command::new(dir.join("obj/vloss")), "simulation", &dir);
+    let out = verilate_and_run(&dir, "loss_top", &["fptgen_loss_acc.v"]);
     let mut loss = vec![0i128; SETS.len()];
     let mut saturated = 0;
     for (t, line) in out.lines().enumerate() {

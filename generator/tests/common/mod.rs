@@ -50,6 +50,23 @@ pub fn run(cmd: &mut Command, what: &str, dir: &Path) -> String {
 }
 
 
+/// Builds `<top>.v` (in `dir`) with the library files `rtl` (names under the
+/// repository's `rtl/`) and `main.cpp` (in `dir`) with `verilator -Wall`,
+/// warnings fatal, runs the simulation in `dir` and returns its stdout.
+pub fn verilate_and_run(dir: &Path, top: &str, rtl: &[&str]) -> String {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl");
+    run(
+        Command::new("verilator")
+            .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", top, "-Mdir", "obj", "-o", "vsim"])
+            .arg(format!("{top}.v"))
+            .args(rtl.iter().map(|f| lib.join(f)))
+            .arg(dir.join("main.cpp")),
+        "verilator build",
+        dir,
+    );
+    run(&mut Command::new(dir.join("obj/vsim")), "simulation", dir)
+}
+
 /// Deterministic random numbers (SplitMix64), seeded by the tests.
 pub struct Rng(pub u64);
 
