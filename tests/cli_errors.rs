@@ -2,9 +2,9 @@
 //! names the file and line:column (or the tensor and index) and a non-zero
 //! exit from the `fptgen` binary, never a panic.
 
-use std::path::Path;
 
 mod common;
+use common::expect_at;
 
 use fptgen_sim::tensor::{write_npz, NamedArray, OutValues};
 
@@ -65,10 +65,7 @@ impl Case {
 
     /// Runs `fptgen check model.yaml`, expects failure, returns stderr.
     fn check_fails(&self) -> String {
-        let (code, _, err) = self.run(&["check", "model.yaml"]);
-        assert_eq!(code, 1, "expected exit 1, stderr: {err}");
-        assert!(err.starts_with("error: "), "stderr: {err}");
-        err
+        common::check_fails(self.dir.path())
     }
 }
 
@@ -92,16 +89,6 @@ fn replace(mut v: Vec<NamedArray>, a: NamedArray) -> Vec<NamedArray> {
     v
 }
 
-fn expect_at(err: &str, file: &Path, line: u32, col: Option<u32>, words: &[&str]) {
-    let prefix = match col {
-        Some(c) => format!("error: {}:{line}:{c}: ", file.display()),
-        None => format!("error: {}:{line}:", file.display()),
-    };
-    assert!(err.starts_with(&prefix), "expected prefix {prefix:?} in {err:?}");
-    for w in words {
-        assert!(err.contains(w), "expected {w:?} in {err:?}");
-    }
-}
 
 #[test]
 fn valid_model_passes_and_prints_summary() {
@@ -128,14 +115,14 @@ fn malformed_yaml() {
 fn unknown_field() {
     let c = Case::new(&MODEL.replace("    pe: 2\n", "    pe: 2\n    reuse_factor: 4\n"));
     let err = c.check_fails();
-    expect_at(&err, Path::new("model.yaml"), 19, None, &["reuse_factor"]);
+    expect_at(&err, 19, None, &["reuse_factor"]);
 }
 
 #[test]
 fn misspelled_layer_type() {
     let c = Case::new(&MODEL.replacen("type: dense", "type: dnse", 1));
     let err = c.check_fails();
-    expect_at(&err, Path::new("model.yaml"), 9, None, &["dnse", "dense"]);
+    expect_at(&err, 9, None, &["dnse", "dense"]);
 }
 
 #[test]
@@ -144,7 +131,7 @@ fn bad_format_string_points_into_the_string() {
     let err = c.check_fails();
     // "      accum: " is 13 characters; the string starts at column 14 and the
     // mode token "AP_RDN" 14 bytes into it, at column 28.
-    expect_at(&err, Path::new("model.yaml"), 16, Some(28), &["AP_RDN", "accumulator"]);
+    expect_at(&err, 16, Some(28), &["AP_RDN", "accumulator"]);
 }
 
 #[test]
@@ -152,7 +139,7 @@ fn width_zero_and_above_64() {
     for (w, what) in [("0", "width 0"), ("65", "width 65")] {
         let c = Case::new(&MODEL.replacen("weight: ap_fixed<4,1>", &format!("weight: ap_fixed<{w},1>"), 1));
         let err = c.check_fails();
-        expect_at(&err, Path::new("model.yaml"), 14, None, &[what, "64"]);
+        expect_at(&err, 14, None, &[what, "64"]);
     }
 }
 
@@ -160,10 +147,10 @@ fn width_zero_and_above_64() {
 fn layer_input_size_mismatch() {
     let c = Case::new(&MODEL.replace("    inputs: 2\n", "    inputs: 5\n"));
     let err = c.check_fails();
-    expect_at(&err, Path::new("model.yaml"), 22, Some(13), &["'fc2' has 5 inputs", "'fc1' has 2 outputs"]);
+    expect_at(&err, 22, Some(13), &["'fc2' has 5 inputs", "'fc1' has 2 outputs"]);
     let c = Case::new(&MODEL.replace("    inputs: 3\n", "    inputs: 4\n"));
     let err = c.check_fails();
-    expect_at(&err, Path::new("model.yaml"), 10, Some(13), &["network input has 3 values"]);
+    expect_at(&err, 10, Some(13), &["network input has 3 values"]);
 }
 
 #[test]
@@ -176,7 +163,7 @@ fn pe_and_simd_out_of_range() {
     ] {
         let c = Case::new(&MODEL.replace(from, to));
         let err = c.check_fails();
-        expect_at(&err, Path::new("model.yaml"), line, Some(9 + (from.contains("simd") as u32) * 2), &words);
+        expect_at(&err, line, Some(9 + (from.contains("simd") as u32) * 2), &words);
     }
 }
 

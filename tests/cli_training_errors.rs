@@ -2,7 +2,6 @@
 //! that names the file and line:column and a non-zero exit from `fptgen
 //! check`, never a panic. A valid section prints a one-line summary.
 
-use std::path::Path;
 
 mod common;
 
@@ -67,10 +66,7 @@ impl Case {
     }
 
     fn check_fails(&self) -> String {
-        let (code, _, err) = self.check();
-        assert_eq!(code, 1, "expected exit 1, stderr: {err}");
-        assert!(err.starts_with("error: "), "stderr: {err}");
-        err
+        common::check_fails(self.dir.path())
     }
 }
 
@@ -81,11 +77,7 @@ fn edit(from: &str, to: &str) -> String {
 }
 
 fn expect_at(err: &str, line: u32, col: u32, words: &[&str]) {
-    let prefix = format!("error: {}:{line}:{col}: ", Path::new("model.yaml").display());
-    assert!(err.starts_with(&prefix), "expected prefix {prefix:?} in {err:?}");
-    for w in words {
-        assert!(err.contains(w), "expected {w:?} in {err:?}");
-    }
+    common::expect_at(err, line, Some(col), words);
 }
 
 #[test]

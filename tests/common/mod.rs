@@ -25,3 +25,25 @@ pub fn require(tool: &str) {
         || Command::new(tool).arg("-V").output().map(|o| o.status.success()).unwrap_or(false);
     assert!(ok, "{tool} is not installed: run `bash tests/run.sh` (it installs it) or `apt-get install {tool}`");
 }
+
+/// Runs `fptgen check model.yaml` in `dir`, expects exit 1 with an
+/// `error: ` message, and returns stderr.
+pub fn check_fails(dir: &Path) -> String {
+    let (code, _, err) = fptgen(&["check", "model.yaml"], dir);
+    assert_eq!(code, 1, "expected exit 1, stderr: {err}");
+    assert!(err.starts_with("error: "), "stderr: {err}");
+    err
+}
+
+/// Asserts that `err` reports `model.yaml` at `line` (and `col`, if given)
+/// and contains every one of `words`.
+pub fn expect_at(err: &str, line: u32, col: Option<u32>, words: &[&str]) {
+    let prefix = match col {
+        Some(c) => format!("error: model.yaml:{line}:{c}: "),
+        None => format!("error: model.yaml:{line}:"),
+    };
+    assert!(err.starts_with(&prefix), "expected prefix {prefix:?} in {err:?}");
+    for w in words {
+        assert!(err.contains(w), "expected {w:?} in {err:?}");
+    }
+}
