@@ -98,15 +98,20 @@ module fptgen_dense #(
     output wire               out_valid,
     input  wire               out_ready,
 
-    // Parameter write ports (ignored for read-only tensors)
-    input  wire               w_wr_en,
-    input  wire [WA_W-1:0]    w_wr_addr,
-    input  wire [WC_W-1:0]    w_wr_col,
-    input  wire [W_W-1:0]     w_wr_data,
-    input  wire               b_wr_en,
-    input  wire [BA_W-1:0]    b_wr_addr,
-    input  wire [BC_W-1:0]    b_wr_col,
-    input  wire [B_W-1:0]     b_wr_data
+    // Trainer ports of the parameter memories (fptgen_param_mem; ignored
+    // for read-only tensors)
+    input  wire               w_tr_en,
+    input  wire               w_tr_we,
+    input  wire [WA_W-1:0]    w_tr_addr,
+    input  wire [WC_W-1:0]    w_tr_col,
+    input  wire [W_W-1:0]     w_tr_wdata,
+    output wire [W_W-1:0]     w_tr_rdata,
+    input  wire               b_tr_en,
+    input  wire               b_tr_we,
+    input  wire [BA_W-1:0]    b_tr_addr,
+    input  wire [BC_W-1:0]    b_tr_col,
+    input  wire [B_W-1:0]     b_tr_wdata,
+    output wire [B_W-1:0]     b_tr_rdata
 );
 
 localparam integer NF = (OUT + PE - 1) / PE;
@@ -253,13 +258,14 @@ generate
         assign baddr = nf_reg[BA_W-1:0];
     end
 
-    // Write ports of frozen tensors are tied off by the layer wrapper.
+    // Trainer ports of frozen tensors are tied off by the layer wrapper.
     fptgen_param_mem #(
         .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W), .ADDR_W(WA_W), .COL_SEL_W(WC_W),
         .WRITABLE(W_WRITABLE), .STYLE(W_STYLE), .INIT_FILE(W_FILE)
     ) u_wmem (
         .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd),
-        .wr_en(w_wr_en), .wr_addr(w_wr_addr), .wr_col(w_wr_col), .wr_data(w_wr_data)
+        .tr_en(w_tr_en), .tr_we(w_tr_we), .tr_addr(w_tr_addr), .tr_col(w_tr_col),
+        .tr_wdata(w_tr_wdata), .tr_rdata(w_tr_rdata)
     );
 
     fptgen_param_mem #(
@@ -267,7 +273,8 @@ generate
         .WRITABLE(B_WRITABLE), .STYLE(B_STYLE), .INIT_FILE(B_FILE)
     ) u_bmem (
         .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd),
-        .wr_en(b_wr_en), .wr_addr(b_wr_addr), .wr_col(b_wr_col), .wr_data(b_wr_data)
+        .tr_en(b_tr_en), .tr_we(b_tr_we), .tr_addr(b_tr_addr), .tr_col(b_tr_col),
+        .tr_wdata(b_tr_wdata), .tr_rdata(b_tr_rdata)
     );
 endgenerate
 

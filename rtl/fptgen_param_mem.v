@@ -8,10 +8,13 @@
  * Read: synchronous with enable; rd_data shows the word addressed on the
  * last rising edge with rd_en high, so a stalled pipeline holds its read.
  *
- * Write (WRITABLE = 1, trainable parameters): one column of one word per
- * cycle, so training hardware updates a single parameter without a
- * read-modify-write. With WRITABLE = 0 the memory is a ROM and the write
- * port is ignored.
+ * Trainer port (WRITABLE = 1, trainable parameters): a second port that
+ * reads and writes one column (one parameter) of one word, so training
+ * hardware updates a single parameter without a read-modify-write. In a
+ * cycle with tr_en high it writes tr_wdata into column tr_col of word
+ * tr_addr if tr_we is high, and reads that column as it was before the
+ * write (read-first): tr_rdata shows it after the edge. With WRITABLE = 0
+ * the memory is a ROM and the trainer port is ignored (tr_rdata is 0).
  *
  * STYLE is passed to Vivado as ram_style/rom_style ("block" keeps trainable
  * parameters in block RAM, never fused into logic; "auto" lets the tools
@@ -31,9 +34,9 @@ module fptgen_param_mem #(
     parameter integer COL_W = 8,
     // Address width (>= 1, 2^ADDR_W >= DEPTH)
     parameter integer ADDR_W = 4,
-    // Column-select width of the write port (>= 1, 2^COL_SEL_W >= COLS)
+    // Column-select width of the trainer port (>= 1, 2^COL_SEL_W >= COLS)
     parameter integer COL_SEL_W = 1,
-    // 1: write port enabled; 0: read-only
+    // 1: trainer port enabled; 0: read-only
     parameter integer WRITABLE = 0,
     // Vivado ram_style / rom_style: "block" or "auto" (read only by the
     // synthesis attribute below, which Verilator does not count as a use)
@@ -47,10 +50,12 @@ module fptgen_param_mem #(
     input  wire                  rd_en,
     input  wire [ADDR_W-1:0]     rd_addr,
     output wire [COLS*COL_W-1:0] rd_data,
-    input  wire                  wr_en,
-    input  wire [ADDR_W-1:0]     wr_addr,
-    input  wire [COL_SEL_W-1:0]  wr_col,
-    input  wire [COL_W-1:0]      wr_data
+    input  wire                  tr_en,
+    input  wire                  tr_we,
+    input  wire [ADDR_W-1:0]     tr_addr,
+    input  wire [COL_SEL_W-1:0]  tr_col,
+    input  wire [COL_W-1:0]      tr_wdata,
+    output wire [COL_W-1:0]      tr_rdata
 );
 
 initial begin
@@ -76,20 +81,31 @@ end
 assign rd_data = rd_data_reg;
 
 generate
-    genvar c;
-    if (WRITABLE != 0) begin : g_write
-        for (c = 0; c < COLS; c = c + 1) begin : g_col
-            localparam integer COL_I = c;
-            localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
-            always @(posedge clk) begin
-                if (wr_en && wr_col == COL) begin
-                    mem[wr_addr][c*COL_W +: COL_W] <= wr_data;
+    if (WRITABLE != 0) begin : g_trainer_port
+        reg [COLS*COL_W-1:0] tr_word_reg;
+        reg [COL_SEL_W-1:0]  tr_col_reg;
+        integer c;
+        always @(posedge clk) begin
+            if (tr_en) begin
+                for (c = 0; c < COLS; c = c + 1) begin
+                    if (tr_we && {{(32 - COL_SEL_W){1'b0}}, tr_col} == c) begin
+                        mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
+                    end
                 end
+                tr_word_reg <= mem[tr_addr];
+                tr_col_reg <= tr_col;
             end
         end
+        assign tr_rdata = tr_word_reg[tr_col_reg*COL_W +: COL_W];
+`ifdef FPTGEN_DUMP_FINAL
+        // Co-simulation only: the final contents, for comparison with the
+        // simulator's trained parameters.
+        final $writememh({"sim/run/", INIT_FILE, ".final"}, mem);
+`endif
     end else begin : g_read_only
-        // The write port of a ROM drives nothing.
-        wire unused_write = ^{wr_en, wr_addr, wr_col, wr_data};
+        // The trainer port of a ROM drives nothing.
+        wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata};
+        assign tr_rdata = {COL_W{1'b0}};
     end
 endgenerate
 

@@ -89,6 +89,18 @@ enum Command {
     /// with the simulator. Prints one summary line; exits non-zero on any
     /// mismatch (naming the vector, output and bits) or if the measured
     /// cycles differ from report.json's.
+    ///
+    /// With --train (models with a `training:` section) it then co-simulates
+    /// on-chip training: a random buffer is loaded through the ld stream,
+    /// the trainer runs --iterations iterations, and every member's loss,
+    /// every accumulator and updated value at every update, every iteration's
+    /// cycle count and the final trainable memories are compared with the
+    /// simulator's training on the same buffer. With --interrupt-rate R > 0
+    /// it runs the training again with an inference request presented with
+    /// probability R per cycle (and pauses at a tenth of that rate): every
+    /// answer must equal the simulator's inference with the parameters
+    /// committed when the request was accepted, and the training must end
+    /// exactly as without interruptions.
     Cosim {
         /// Model file (YAML).
         #[arg(value_name = "MODEL")]
@@ -108,6 +120,16 @@ enum Command {
         /// Convert weights that their format cannot represent exactly (see `check --quantize`).
         #[arg(long)]
         quantize: bool,
+        /// Also co-simulate on-chip ES training.
+        #[arg(long)]
+        train: bool,
+        /// Iterations to train with --train.
+        #[arg(long, default_value_t = 1, requires = "train")]
+        iterations: u64,
+        /// Chance per cycle (0 to 1, in steps of 0.001) of an inference
+        /// request while training, with --train.
+        #[arg(long, default_value_t = 0.0, value_name = "R", requires = "train")]
+        interrupt_rate: f64,
     },
     /// Train the model's trainable parameters with evolution strategies,
     /// exactly as the on-chip training hardware does (docs/training.md).
@@ -187,8 +209,9 @@ fn main() -> ExitCode {
             commands::simulate::run(&model, &inputs, output.as_deref(), input_kind, output_kind, quantize)
         }
         Command::Generate { model, output, quantize } => commands::generate::run(&model, &output, quantize),
-        Command::Cosim { model, vectors, seed, trace, output, quantize } => {
-            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize)
+        Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate } => {
+            let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
+            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train)
         }
         Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),
         Command::TrainEs { model, data, iterations, output, log, quantize } => {

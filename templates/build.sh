@@ -3,21 +3,31 @@
 {% call m::header("#", gen) %}{% endcall %}
 #
 # Builds the Verilator co-simulation of {= n.name =}: sim/obj/V{= n.name =}, or with
-# --trace sim/obj_trace/V{= n.name =} (which writes a VCD when given a 4th argument).
+# --trace sim/obj_trace/V{= n.name =} (which writes a VCD when given a 4th argument){% if n.training.is_some() %},
+# or with --train sim/obj_train/V{= n.name =}, the training harness (sim/train_harness.cpp,
+# with FPTGEN_DUMP_FINAL defined, so trainable memories are dumped at the end){% endif %}.
 # Run it from the output directory, since it reads mem/*.hex:
 #   sim/obj/V{= n.name =} INPUTS.hex EXPECTED.hex SEED [TRACE.vcd]
 set -eu
 cd "$(dirname "$0")/.."
 obj=sim/obj
-trace=
-if [ "${1:-}" = "--trace" ]; then
-    obj=sim/obj_trace
-    trace=--trace
-fi
-exec verilator --cc --exe --build -j 2 -Wall $trace \
+harness=sim/harness.cpp
+opts=
+case "${1:-}" in
+    --trace)
+        obj=sim/obj_trace
+        opts=--trace
+        ;;{% if n.training.is_some() %}
+    --train)
+        obj=sim/obj_train
+        harness=sim/train_harness.cpp
+        opts=+define+FPTGEN_DUMP_FINAL
+        ;;{% endif %}
+esac
+exec verilator --cc --exe --build -j 2 -Wall $opts \
     --top-module {= n.name =} -Mdir "$obj" -o V{= n.name =} \
     -CFLAGS -O1 \
 {%- for f in rtl_files %}
     rtl/{= f =} \
 {%- endfor %}
-    "$PWD/sim/harness.cpp"
+    "$PWD/$harness"

@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
         sim.vcd->open(argv[4]);
     }
 #endif
-{%- for p in write_ports %}
+{%- for p in tied_inputs %}
     sim.top->{= p =} = 0;
 {%- endfor %}
     sim.top->clk = 0;

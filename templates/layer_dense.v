@@ -28,18 +28,13 @@ module {= c.l.module =} (
     output wire [{= c.out_msb =}:0] out_data,
     output wire out_valid,
     input  wire out_ready{% if c.l.trainable.weights %},
-    // weight write port: word address, column = pe*{= c.l.simd =} + lane
-    input  wire w_wr_en,
-    input  wire [{= c.waddr_w - 1 =}:0] w_wr_addr,
-    input  wire [{= c.wcol_w - 1 =}:0] w_wr_col,
-    input  wire [{= c.l.w.width - 1 =}:0] w_wr_data{% endif %}{% if c.l.trainable.biases %},
-    // bias write port: word address (neuron fold), column = pe
-    input  wire b_wr_en,
-    input  wire [{= c.baddr_w - 1 =}:0] b_wr_addr,
-    input  wire [{= c.bcol_w - 1 =}:0] b_wr_col,
-    input  wire [{= c.l.b.width - 1 =}:0] b_wr_data{% endif %}
+    // weight trainer port (fptgen_param_mem): word address, column = pe*{= c.l.simd =} + lane
+{%- call m::tr_ports("w", c.waddr_w, c.wcol_w, c.l.w.width) %}{% endcall %}{% endif %}{% if c.l.trainable.biases %},
+    // bias trainer port: word address (neuron fold), column = pe
+{%- call m::tr_ports("b", c.baddr_w, c.bcol_w, c.l.b.width) %}{% endcall %}{% endif %}
 );
-
+{% call m::tr_unused("w", c.l.trainable.weights, c.l.w.width) %}{% endcall %}
+{%- call m::tr_unused("b", c.l.trainable.biases, c.l.b.width) %}{% endcall %}
 fptgen_dense #(
     .IN({= c.l.inputs =}),
     .OUT({= c.l.outputs =}),
@@ -70,28 +65,8 @@ fptgen_dense #(
     .out_data(out_data),
     .out_valid(out_valid),
     .out_ready(out_ready),
-{%- if c.l.trainable.weights %}
-    .w_wr_en(w_wr_en),
-    .w_wr_addr(w_wr_addr),
-    .w_wr_col(w_wr_col),
-    .w_wr_data(w_wr_data),
-{%- else %}
-    .w_wr_en(1'b0),
-    .w_wr_addr({{= c.waddr_w =}{1'b0}}),
-    .w_wr_col({{= c.wcol_w =}{1'b0}}),
-    .w_wr_data({{= c.l.w.width =}{1'b0}}),
-{%- endif %}
-{%- if c.l.trainable.biases %}
-    .b_wr_en(b_wr_en),
-    .b_wr_addr(b_wr_addr),
-    .b_wr_col(b_wr_col),
-    .b_wr_data(b_wr_data)
-{%- else %}
-    .b_wr_en(1'b0),
-    .b_wr_addr({{= c.baddr_w =}{1'b0}}),
-    .b_wr_col({{= c.bcol_w =}{1'b0}}),
-    .b_wr_data({{= c.l.b.width =}{1'b0}})
-{%- endif %}
+{%- call m::tr_connect("w", c.l.trainable.weights, c.waddr_w, c.wcol_w, c.l.w.width, false) %}{% endcall %}
+{%- call m::tr_connect("b", c.l.trainable.biases, c.baddr_w, c.bcol_w, c.l.b.width, true) %}{% endcall %}
 );
 
 endmodule

@@ -2,7 +2,7 @@
 /*
 {% call m::header(" *", gen) %}{% endcall %}
  *
- * Network {= n.name =}: {= n.layers.len() =} layers, {= n.inputs =} inputs ({= n.x.name =}),
+ * Network {= n.name =}{% if module_name != n.name %} (the inference pipeline of the trained top {= n.name =}){% endif %}: {= n.layers.len() =} layers, {= n.inputs =} inputs ({= n.x.name =}),
  * {= n.outputs =} outputs ({= n.y.name =}). Target {= n.part =} at {= n.clock_period_ns =} ns.
  * Initiation interval {= n.ii =} cycles, latency {= n.latency =} cycles (see report.md).
  *
@@ -14,7 +14,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module {= n.name =} (
+module {= module_name =} (
     input  wire clk,
     input  wire rst,
     input  wire [{= n.in_bits() - 1 =}:0] in_data,
@@ -23,16 +23,10 @@ module {= n.name =} (
     output wire [{= n.out_bits() - 1 =}:0] out_data,
     output wire out_valid,
     input  wire out_ready{% for c in layers %}{% if c.l.trainable.weights %},
-    // {= c.l.name =} weight write port
-    input  wire {= c.l.name =}_w_wr_en,
-    input  wire [{= c.waddr_w - 1 =}:0] {= c.l.name =}_w_wr_addr,
-    input  wire [{= c.wcol_w - 1 =}:0] {= c.l.name =}_w_wr_col,
-    input  wire [{= c.l.w.width - 1 =}:0] {= c.l.name =}_w_wr_data{% endif %}{% if c.l.trainable.biases %},
-    // {= c.l.name =} bias write port
-    input  wire {= c.l.name =}_b_wr_en,
-    input  wire [{= c.baddr_w - 1 =}:0] {= c.l.name =}_b_wr_addr,
-    input  wire [{= c.bcol_w - 1 =}:0] {= c.l.name =}_b_wr_col,
-    input  wire [{= c.l.b.width - 1 =}:0] {= c.l.name =}_b_wr_data{% endif %}{% endfor %}
+    // {= c.l.name =} weight trainer port (fptgen_param_mem)
+{%- call m::tr_ports(c.l.name ~ "_w", c.waddr_w, c.wcol_w, c.l.w.width) %}{% endcall %}{% endif %}{% if c.l.trainable.biases %},
+    // {= c.l.name =} bias trainer port
+{%- call m::tr_ports(c.l.name ~ "_b", c.baddr_w, c.bcol_w, c.l.b.width) %}{% endcall %}{% endif %}{% endfor %}
 );
 {% for c in layers %}
 // {= c.l.name =}: dense {= c.l.outputs =}x{= c.l.inputs =}, {= c.l.cycles =} cycles per vector
@@ -50,14 +44,8 @@ wire {= c.l.name =}_in_ready;
     .out_data({= c.l.name =}_out_data),
     .out_valid({= c.l.name =}_out_valid),
     .out_ready({= c.l.name =}_out_ready){% if c.l.trainable.weights %},
-    .w_wr_en({= c.l.name =}_w_wr_en),
-    .w_wr_addr({= c.l.name =}_w_wr_addr),
-    .w_wr_col({= c.l.name =}_w_wr_col),
-    .w_wr_data({= c.l.name =}_w_wr_data){% endif %}{% if c.l.trainable.biases %},
-    .b_wr_en({= c.l.name =}_b_wr_en),
-    .b_wr_addr({= c.l.name =}_b_wr_addr),
-    .b_wr_col({= c.l.name =}_b_wr_col),
-    .b_wr_data({= c.l.name =}_b_wr_data){% endif %}
+{%- call m::tr_pass(c.l.name, "w") %}{% endcall %}{% endif %}{% if c.l.trainable.biases %},
+{%- call m::tr_pass(c.l.name, "b") %}{% endcall %}{% endif %}
 );
 {% endfor %}
 assign in_ready = {= first =}_in_ready;

@@ -61,6 +61,9 @@ pub enum CosimError {
         /// The tail of the build log.
         log: String,
     },
+    /// Hardware and simulator differ (the first difference, named).
+    #[error("{0}")]
+    Mismatch(String),
     /// The harness ended without a result line.
     #[error("co-simulation did not complete: {0}")]
     Harness(String),
@@ -116,14 +119,34 @@ fn hex_lines(vs: &[Vec<i128>], f: fptgen_sim::fixed::Format) -> String {
     s
 }
 
-/// Builds the design generated in `dir` with Verilator (`sim/build.sh`).
-pub fn build(dir: &Path, trace: bool) -> Result<PathBuf, CosimError> {
+/// Which Verilator build of a design (`sim/build.sh`'s option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildKind {
+    /// The inference harness.
+    Plain,
+    /// The inference harness with VCD tracing.
+    Trace,
+    /// The training harness (designs with a trainer).
+    Train,
+}
+
+/// Builds the design generated in `dir` with Verilator (`sim/build.sh`);
+/// returns the object directory, relative to `dir`.
+pub fn build(dir: &Path, kind: BuildKind) -> Result<PathBuf, CosimError> {
     require_tool("verilator")?;
     let mut cmd = Command::new("sh");
     cmd.arg("sim/build.sh").current_dir(dir);
-    if trace {
-        cmd.arg("--trace");
-    }
+    let obj = match kind {
+        BuildKind::Plain => "sim/obj",
+        BuildKind::Trace => {
+            cmd.arg("--trace");
+            "sim/obj_trace"
+        }
+        BuildKind::Train => {
+            cmd.arg("--train");
+            "sim/obj_train"
+        }
+    };
     let out = cmd.output().map_err(|err| CosimError::Io { path: dir.join("sim/build.sh"), err })?;
     if !out.status.success() {
         let log = String::from_utf8_lossy(&out.stderr) + String::from_utf8_lossy(&out.stdout);
@@ -131,7 +154,7 @@ pub fn build(dir: &Path, trace: bool) -> Result<PathBuf, CosimError> {
         let tail = lines[lines.len().saturating_sub(40)..].join("\n");
         return Err(CosimError::Build { dir: dir.to_path_buf(), log: tail });
     }
-    Ok(PathBuf::from(if trace { "sim/obj_trace" } else { "sim/obj" }))
+    Ok(PathBuf::from(obj))
 }
 
 /// Runs the co-simulation of the design generated in `dir` (see
@@ -158,7 +181,7 @@ pub fn run(
         let p = run_dir.join(name);
         std::fs::write(&p, text).map_err(|err| CosimError::Io { path: p.clone(), err })?;
     }
-    let obj = build(dir, trace.is_some())?;
+    let obj = build(dir, if trace.is_some() { BuildKind::Trace } else { BuildKind::Plain })?;
     let exe = obj.join(format!("V{}", plan.name));
     let mut cmd = Command::new(dir.join(&exe));
     cmd.current_dir(dir).args(["sim/run/inputs.hex", "sim/run/expected.hex", &seed.to_string()]);

@@ -9,9 +9,11 @@
 
 pub mod bits;
 pub mod cosim;
+pub mod cosim_train;
 pub mod output;
 pub mod plan;
 pub mod render;
+pub mod train_plan;
 
 /// fptgen's version, written into every generated file.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -9,6 +9,7 @@ use fptgen_sim::weights::Params;
 
 use crate::bits::Bits;
 use crate::plan::{LayerPlan, NetworkPlan};
+use crate::train_plan::TrainHwPlan;
 
 /// One file of the output directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +39,25 @@ pub const RTL_LIBRARY: &[(&str, &str)] = &[
     ("fptgen_param_mem.v", include_str!("../../rtl/fptgen_param_mem.v")),
     ("fptgen_dense.v", include_str!("../../rtl/fptgen_dense.v")),
 ];
+
+/// The ES trainer's part of the RTL library, added to designs with a
+/// `training:` section.
+pub const RTL_TRAINER: &[(&str, &str)] = &[
+    ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
+    ("fptgen_itb.v", include_str!("../../rtl/fptgen_itb.v")),
+    ("fptgen_po2.v", include_str!("../../rtl/fptgen_po2.v")),
+    ("fptgen_es_update.v", include_str!("../../rtl/fptgen_es_update.v")),
+    ("fptgen_loss_acc.v", include_str!("../../rtl/fptgen_loss_acc.v")),
+    ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),
+    ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
+    ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
+];
+
+/// The library files a design uses.
+fn library(n: &NetworkPlan) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    let trainer: &[(&str, &str)] = if n.training.is_some() { RTL_TRAINER } else { &[] };
+    RTL_LIBRARY.iter().chain(trainer.iter())
+}
 
 /// What every generated file's header says about its origin.
 #[derive(Debug, Clone)]
@@ -110,9 +130,18 @@ struct LayerTemplate<'a> {
 struct TopTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
+    module_name: String,
     layers: &'a [LayerView<'a>],
     first: &'a str,
     last: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "es_top.v")]
+struct EsTopTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    t: &'a TrainHwPlan,
 }
 
 #[derive(Template)]
@@ -120,7 +149,15 @@ struct TopTemplate<'a> {
 struct HarnessTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
-    write_ports: Vec<String>,
+    tied_inputs: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "train_harness.cpp")]
+struct TrainHarnessTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    t: &'a TrainHwPlan,
 }
 
 #[derive(Template)]
@@ -171,8 +208,11 @@ pub struct Report<'a> {
 
 /// Names of the RTL files of a design, in compile order.
 pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
-    let mut v: Vec<String> = RTL_LIBRARY.iter().map(|(f, _)| f.to_string()).collect();
+    let mut v: Vec<String> = library(n).map(|(f, _)| f.to_string()).collect();
     v.extend(n.layers.iter().map(|l| format!("{}.v", l.module)));
+    if n.training.is_some() {
+        v.push(format!("{}_net.v", n.name));
+    }
     v.push(format!("{}.v", n.name));
     v
 }
@@ -180,7 +220,7 @@ pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
 /// Renders every file of the output directory for `model` with `params`.
 pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
     let mut files = Vec::new();
-    for (name, text) in RTL_LIBRARY {
+    for (name, text) in library(n) {
         files.push(GeneratedFile::text(format!("rtl/{name}"), text.to_string()));
     }
     let views = views(n);
@@ -189,10 +229,15 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
     }
     let first = n.layers.first().map(|l| l.name.as_str()).unwrap_or("");
     let last = n.layers.last().map(|l| l.name.as_str()).unwrap_or("");
+    let trainer = crate::train_plan::train_plan(model, n);
+    let module_name = if trainer.is_some() { format!("{}_net", n.name) } else { n.name.clone() };
     files.push(GeneratedFile::text(
-        format!("rtl/{}.v", n.name),
-        TopTemplate { gen, n, layers: &views, first, last }.render()?,
+        format!("rtl/{module_name}.v"),
+        TopTemplate { gen, n, module_name: module_name.clone(), layers: &views, first, last }.render()?,
     ));
+    if let Some(t) = &trainer {
+        files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), EsTopTemplate { gen, n, t }.render()?));
+    }
     for (l, p) in model.layers.iter().zip(&params.layers) {
         let plan = n.layers.iter().find(|x| x.name == l.name);
         if let Some(lp) = plan {
@@ -201,20 +246,28 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
             files.push(GeneratedFile::text(lp.bmem.file.clone(), bias_image(lp, &p.biases, d.precision.bias)));
         }
     }
-    let write_ports = views
-        .iter()
-        .flat_map(|c| {
-            let mut v = Vec::new();
-            if c.l.trainable.weights {
-                v.extend(["w_wr_en", "w_wr_addr", "w_wr_col", "w_wr_data"].map(|s| format!("{}_{s}", c.l.name)));
-            }
-            if c.l.trainable.biases {
-                v.extend(["b_wr_en", "b_wr_addr", "b_wr_col", "b_wr_data"].map(|s| format!("{}_{s}", c.l.name)));
-            }
-            v
-        })
-        .collect();
-    files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, write_ports }.render()?));
+    // Inputs the inference harness holds at 0: the trainer ports of a
+    // design without a trainer, or the trainer's controls.
+    let tied_inputs = if trainer.is_some() {
+        ["ld_valid", "ctl_start", "ctl_pause", "ctl_resume", "cfg_iterations"].map(String::from).to_vec()
+    } else {
+        views
+            .iter()
+            .flat_map(|c| {
+                let mut v = Vec::new();
+                for (t, on) in [("w", c.l.trainable.weights), ("b", c.l.trainable.biases)] {
+                    if on {
+                        v.extend(["tr_en", "tr_we", "tr_addr", "tr_col", "tr_wdata"].map(|s| format!("{}_{t}_{s}", c.l.name)));
+                    }
+                }
+                v
+            })
+            .collect()
+    };
+    files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, tied_inputs }.render()?));
+    if let Some(t) = &trainer {
+        files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, t }.render()?));
+    }
     let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n) }.render()?);
     build.executable = true;
     files.push(build);

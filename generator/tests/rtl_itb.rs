@@ -1,6 +1,7 @@
-//! `rtl/fptgen_itb.v` (with `rtl/fptgen_po2.v`) in Verilator against the ES
-//! block of docs/training.md, written here independently: noise values,
-//! perturbation with clamping, the saturating gradient accumulator under
+//! `rtl/fptgen_itb.v` (with `rtl/fptgen_po2.v` and `rtl/fptgen_es_update.v`,
+//! as the trainer connects them) in Verilator against the ES block of
+//! docs/training.md, written here independently: noise values, perturbation
+//! with clamping to runtime bounds, the saturating gradient accumulator under
 //! power-of-two and exact loss quantization, and the rounded, clamped update.
 //! Random operations every cycle on 16 parameter sets, every output bit of
 //! every cycle compared. Fails (does not skip) without Verilator.
@@ -37,6 +38,14 @@ impl Set {
     }
     fn clamp(&self, v: i128) -> i128 {
         v.clamp(self.min(), self.max())
+    }
+    /// Width of the signed codes the update unit works on.
+    fn sw(&self) -> u32 {
+        self.p_w + u32::from(!self.p_s)
+    }
+    /// `v` as a signed `sw()`-bit code, in hex for Verilog.
+    fn sw_hex(&self, v: i128) -> String {
+        format!("{}'h{:x}", self.sw(), v as u128 & ((1u128 << self.sw()) - 1))
     }
     fn bits(&self, v: i128) -> u64 {
         (v as u128 & ((1u128 << self.p_w) - 1)) as u64
@@ -117,22 +126,35 @@ fn itb_matches_the_reference() {
         Set { p_w: 8, p_s: false, sym: false, uniform: true, noise_bits: 4, sigma: 2, lr: 6, exact: true },
     ];
     let dir = scratch("rtl_itb");
-    // Top: per set its own fptgen_po2 and fptgen_itb.
+    // Top: per set its own fptgen_po2, fptgen_itb and fptgen_es_update (the
+    // parameter sign- or zero-extended to a signed code, the outputs
+    // truncated back, the bounds the set's format's).
     let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule itb_top (\n    input wire clk,\n    input wire rst");
     for (i, s) in sets.iter().enumerate() {
         write!(v, ",\n    input wire [{}:0] nb{i}, input wire draw{i}, input wire neg{i}, input wire [{pm}:0] param{i}, input wire acc{i}, input wire [32:0] sig{i}, input wire clr{i}, output wire [{pm}:0] pert{i}, output wire [{pm}:0] upd{i}, output wire [31:0] grad{i}", s.noise_bits - 1, pm = s.p_w - 1).unwrap();
     }
     v += "\n);\n";
     for (i, s) in sets.iter().enumerate() {
+        let ew = if s.uniform { s.noise_bits } else { 2 } + 1;
+        let sw = s.sw();
+        let ext = if s.p_s { format!("param{i}") } else { format!("{{1'b0, param{i}}}") };
         write!(
             v,
-            "wire z{i}, n{i};\nwire [5:0] x{i};\nfptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}));\n\
-             fptgen_itb #(.P_W({}), .P_S({}), .P_SYM({}), .UNIFORM({}), .NOISE_BITS({}), .SIGMA({}), .LR_SHIFT({}), .EXACT({})) itb{i} (\n\
-             .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .negate(neg{i}), .param(param{i}), .perturbed(pert{i}),\n\
-             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .clear(clr{i}), .updated(upd{i}), .grad(grad{i}));\n",
-            s.p_w, u8::from(s.p_s), u8::from(s.sym), u8::from(s.uniform), s.noise_bits, s.sigma, s.lr, u8::from(s.exact)
+            "wire z{i}, n{i};\nwire [5:0] x{i};\nwire [{}:0] e{i};\nwire [32:0] st{i};\nwire [{sm}:0] pw{i}, uw{i};\n\
+             fptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}));\n\
+             fptgen_itb #(.UNIFORM({}), .NOISE_BITS({}), .LR_SHIFT({}), .EXACT({})) itb{i} (\n\
+             .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .noise(e{i}),\n\
+             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .clear(clr{i}), .grad(grad{i}), .step(st{i}));\n\
+             fptgen_es_update #(.P_W({sw}), .E_W({ew}), .SIGMA({})) up{i} (\n\
+             .param({ext}), .lo({}), .hi({}), .noise(e{i}), .negate(neg{i}), .step(st{i}), .perturbed(pw{i}), .updated(uw{i}));\n\
+             assign pert{i} = pw{i}[{pm}:0];\nassign upd{i} = uw{i}[{pm}:0];\n",
+            ew - 1, u8::from(s.uniform), s.noise_bits, s.lr, u8::from(s.exact), s.sigma, s.sw_hex(s.min()), s.sw_hex(s.max()),
+            sm = sw - 1, pm = s.p_w - 1
         )
         .unwrap();
+        if sw > s.p_w {
+            write!(v, "wire unused_hi{i} = ^{{pw{i}[{sm}:{pw}], uw{i}[{sm}:{pw}]}};\n", sm = sw - 1, pw = s.p_w).unwrap();
+        }
     }
     v += "endmodule\n`default_nettype wire\n";
     fs::write(dir.join("itb_top.v"), v).unwrap();
@@ -171,7 +193,7 @@ fn itb_matches_the_reference() {
     }
     c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
     fs::write(dir.join("main.cpp"), c).unwrap();
-    let out = verilate_and_run(&dir, "itb_top", &["fptgen_itb.v", "fptgen_po2.v", "fptgen_cast.v"]);
+    let out = verilate_and_run(&dir, "itb_top", &["fptgen_itb.v", "fptgen_po2.v", "fptgen_es_update.v", "fptgen_cast.v"]);
 
     // Reference state per set: noise value (None before the first draw), gradient.
     let mut e: Vec<Option<i128>> = vec![None; sets.len()];

@@ -4,7 +4,18 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use fptgen_generator::cosim;
+use fptgen_generator::cosim_train::{self, TrainCosimOptions};
+use fptgen_generator::train_plan::train_plan;
 use fptgen_sim::network::Network;
+
+/// `fptgen cosim --train`'s options.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainArgs {
+    /// Iterations to train.
+    pub iterations: u64,
+    /// Chance per cycle of an inference request.
+    pub interrupt_rate: f64,
+}
 
 /// Runs `fptgen cosim`.
 pub fn run(
@@ -14,12 +25,24 @@ pub fn run(
     trace: Option<&Path>,
     out: Option<&Path>,
     quantize: bool,
+    train: Option<TrainArgs>,
 ) -> anyhow::Result<()> {
     if vectors == 0 {
         bail!("--vectors must be at least 1");
     }
+    if let Some(t) = train {
+        if t.iterations == 0 || t.iterations > u64::from(u32::MAX) {
+            bail!("--iterations must be between 1 and {}", u32::MAX);
+        }
+        if !(0.0..=1.0).contains(&t.interrupt_rate) {
+            bail!("--interrupt-rate must be between 0 and 1 (a chance per cycle), not {}", t.interrupt_rate);
+        }
+    }
     cosim::require_tool("verilator")?;
     let (model, params) = super::load(model, quantize)?;
+    if train.is_some() && model.training.is_none() {
+        bail!("{}: --train needs a `training:` section in the model", model.source.display());
+    }
     let tmp;
     let dir = match out {
         Some(d) => d.to_path_buf(),
@@ -43,6 +66,15 @@ pub fn run(
             r.latency,
             r.predicted_latency
         );
+    }
+    if let (Some(t), Some(tp)) = (train, train_plan(net.model(), &plan)) {
+        let opts = TrainCosimOptions {
+            iterations: t.iterations,
+            interrupt_permille: (t.interrupt_rate * 1000.0).round() as u32,
+            seed,
+        };
+        let r = cosim_train::run_train(&dir, &plan, &tp, &net, opts)?;
+        println!("training: {}", r.summary());
     }
     Ok(())
 }

@@ -1,0 +1,414 @@
+//! Co-simulation of on-chip ES training: the generated trainer under
+//! Verilator against `fptgen_sim::train`, bit for bit.
+//!
+//! The harness (`sim/train_harness.cpp`) loads a buffer, trains, optionally
+//! injects inference requests and pauses at random, and logs every event.
+//! This module runs the simulator's `Trainer` on the same buffer and
+//! compares, stopping at the first difference, which it names:
+//! every member's loss (`st_last_loss`), the baseline loss, every block's
+//! accumulator (`mon_grad`) and updated parameter (`mon_param`) at every
+//! update; every answer to an injected request (`out_data`) against
+//! inference with the parameters committed when the request was accepted;
+//! the final contents of every trainable memory; and, in a run without
+//! interruptions, every iteration's cycle count against the schedule of
+//! [`crate::train_plan`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use fptgen_sim::network::Network;
+use fptgen_sim::train::eval::{Buffer, EvalMode};
+use fptgen_sim::train::es::{GroupRecord, Trainer};
+use fptgen_sim::train::order::ParamKind;
+use fptgen_sim::weights::Params;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::bits::Bits;
+use crate::cosim::{build, stimulus, BuildKind, CosimError};
+use crate::plan::NetworkPlan;
+use crate::render::{bias_image, weight_image};
+use crate::train_plan::TrainHwPlan;
+
+/// How to run a training co-simulation.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainCosimOptions {
+    /// Iterations to train.
+    pub iterations: u64,
+    /// Per-mille chance per cycle of an inference request (0: none); pauses
+    /// happen at a tenth of that rate.
+    pub interrupt_permille: u32,
+    /// Seeds the buffer, the requests and the harness's random choices.
+    pub seed: u64,
+}
+
+/// What a training co-simulation checked (every check passed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrainCosimResult {
+    /// Groups whose losses, accumulators and updates matched.
+    pub groups: usize,
+    /// Member losses compared.
+    pub losses: usize,
+    /// Updates (accumulator and new value) compared.
+    pub updates: usize,
+    /// Answers to injected requests compared.
+    pub answers: usize,
+    /// Pauses the harness made.
+    pub pauses: usize,
+    /// Trainable parameters compared in the final memories.
+    pub final_params: usize,
+    /// Measured cycles of each iteration (the uninterrupted run).
+    pub iteration_cycles: Vec<u64>,
+    /// The schedule's cycles per iteration.
+    pub predicted_cycles: u64,
+}
+
+impl TrainCosimResult {
+    /// The one-line summary `fptgen cosim --train` prints.
+    pub fn summary(&self) -> String {
+        format!(
+            "groups {} | member losses {} | updates {} | answers {} | pauses {} | final parameters {} | cycles per iteration measured {:?}, predicted {}",
+            self.groups,
+            self.losses,
+            self.updates,
+            self.answers,
+            self.pauses,
+            self.final_params,
+            self.iteration_cycles,
+            self.predicted_cycles
+        )
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CosimError + '_ {
+    move |err| CosimError::Io { path: path.to_path_buf(), err }
+}
+
+fn hex(vals: &[i128], f: fptgen_sim::fixed::Format) -> String {
+    let mut b = Bits::new();
+    for &r in vals {
+        b.push(f.bits(r), f.width());
+    }
+    b.to_hex()
+}
+
+/// One event of the harness's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Event {
+    Loss { it: u64, group: u64, member: u64, loss: u32 },
+    Base { it: u64, group: u64, loss: u32 },
+    Update { it: u64, group: u64, block: u64, param: u128, grad: u32 },
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    events: Vec<Event>,
+    start: Option<u64>,
+    iterations: Vec<(u64, u64)>,
+    answers: Vec<(usize, u64, u64, String)>,
+    pauses: usize,
+}
+
+fn parse_log(text: &str) -> Result<Log, CosimError> {
+    let mut log = Log::default();
+    for (n, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let bad = || CosimError::Harness(format!("training log line {}: cannot parse {line:?}", n + 1));
+        let num = |i: usize| -> Result<u64, CosimError> { f.get(i).and_then(|x| x.parse().ok()).ok_or_else(bad) };
+        match f.first().copied() {
+            Some("L") => log.events.push(Event::Loss {
+                it: num(1)?,
+                group: num(2)?,
+                member: num(3)?,
+                loss: u32::try_from(num(4)?).map_err(|_| bad())?,
+            }),
+            Some("Z") => log.events.push(Event::Base {
+                it: num(1)?,
+                group: num(2)?,
+                loss: u32::try_from(num(3)?).map_err(|_| bad())?,
+            }),
+            Some("U") => log.events.push(Event::Update {
+                it: num(1)?,
+                group: num(2)?,
+                block: num(3)?,
+                param: f.get(4).and_then(|x| u128::from_str_radix(x, 16).ok()).ok_or_else(bad)?,
+                grad: f.get(5).and_then(|x| u32::from_str_radix(x, 16).ok()).ok_or_else(bad)?,
+            }),
+            Some("B") => log.start = Some(num(1)?),
+            Some("I") => log.iterations.push((num(1)?, num(2)?)),
+            Some("A") => log.answers.push((num(1)? as usize, num(2)?, num(3)?, f.get(4).ok_or_else(bad)?.to_string())),
+            Some("P") => log.pauses += 1,
+            Some("R") | Some("D") => {}
+            _ => return Err(bad()),
+        }
+    }
+    Ok(log)
+}
+
+/// The events the simulator's records predict, in order.
+fn expected_events(records: &[GroupRecord], t: &TrainHwPlan) -> Vec<Event> {
+    let mask = if t.param_w >= 128 { u128::MAX } else { (1u128 << t.param_w) - 1 };
+    let mut v = Vec::new();
+    for r in records {
+        let (it, group) = (r.iteration, r.group as u64);
+        if let Some(b) = r.baseline {
+            v.push(Event::Base { it, group, loss: b });
+        }
+        for (m, &loss) in r.losses.iter().enumerate() {
+            v.push(Event::Loss { it, group, member: m as u64, loss });
+        }
+        for (j, (&after, &grad)) in r.after.iter().zip(&r.accumulators).enumerate() {
+            v.push(Event::Update { it, group, block: j as u64, param: (after as u128) & mask, grad: grad as u32 });
+        }
+    }
+    v
+}
+
+fn describe(e: &Event) -> String {
+    match e {
+        Event::Loss { it, group, member, loss } => {
+            format!("iteration {it} group {group} member {member}: st_last_loss = {loss}")
+        }
+        Event::Base { it, group, loss } => format!("iteration {it} group {group} baseline: st_last_loss = {loss}"),
+        Event::Update { it, group, block, param, grad } => format!(
+            "iteration {it} group {group} block {block} update: mon_param = 0x{param:x}, mon_grad = 0x{grad:08x}"
+        ),
+    }
+}
+
+fn mismatch(msg: String) -> CosimError {
+    CosimError::Mismatch(msg)
+}
+
+/// Runs the training co-simulation of the design generated in `dir`.
+pub fn run_train(
+    dir: &Path,
+    plan: &NetworkPlan,
+    t: &TrainHwPlan,
+    net: &Network,
+    opts: TrainCosimOptions,
+) -> Result<TrainCosimResult, CosimError> {
+    let dir = &std::path::absolute(dir).map_err(io(dir))?;
+    let model = net.model();
+    let training = model.training.ok_or_else(|| CosimError::Harness("the model has no training: section".into()))?;
+    let training = fptgen_sim::model::Training { iterations: opts.iterations, ..training };
+
+    // Buffer: random inputs, random targets in the output format.
+    let inputs = stimulus(net, t.m, opts.seed);
+    let yf = model.output_format();
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.wrapping_add(1));
+    let targets: Vec<Vec<i128>> = (0..t.m)
+        .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
+        .collect();
+    let requests = stimulus(net, 64, opts.seed ^ 0x5eed_5eed);
+    let run_dir = dir.join("sim/run");
+    std::fs::create_dir_all(run_dir.join("mem")).map_err(io(&run_dir))?;
+    let mut text = String::new();
+    for (x, y) in inputs.iter().zip(&targets) {
+        text += &format!("{} {}\n", hex(x, model.input_format), hex(y, yf));
+    }
+    let p = run_dir.join("buffer.hex");
+    std::fs::write(&p, text).map_err(io(&p))?;
+    let text: String = requests.iter().map(|x| hex(x, model.input_format) + "\n").collect();
+    let p = run_dir.join("requests.hex");
+    std::fs::write(&p, text).map_err(io(&p))?;
+
+    // The simulator.
+    let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
+    let mut trainer = Trainer::with_training(net.clone(), training, buffer, EvalMode::Cached)
+        .map_err(|e| CosimError::Harness(e.to_string()))?;
+    let mut records = Vec::new();
+    trainer.run(opts.iterations, &mut |r| records.push(r.clone())).map_err(|e| CosimError::Harness(e.to_string()))?;
+    let final_params = trainer.params().clone();
+    let expected = expected_events(&records, t);
+
+    let obj = build(dir, BuildKind::Train)?;
+    let exe = dir.join(obj).join(format!("V{}", plan.name));
+    let mut result = TrainCosimResult { predicted_cycles: t.cycles_per_iteration, ..Default::default() };
+    let rates: &[u32] = if opts.interrupt_permille > 0 { &[0, opts.interrupt_permille] } else { &[0] };
+    for &rate in rates {
+        let log_path = run_dir.join(format!("train-{rate}.log"));
+        let out = Command::new(&exe)
+            .current_dir(dir)
+            .args(["sim/run/buffer.hex", "sim/run/requests.hex"])
+            .arg(opts.seed.to_string())
+            .arg(opts.iterations.to_string())
+            .arg(rate.to_string())
+            .arg(&log_path)
+            .output()
+            .map_err(io(&exe))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() || !stdout.lines().any(|l| l.starts_with("RESULT ")) {
+            return Err(CosimError::Harness(format!(
+                "training harness exit {:?}\n{}{}",
+                out.status.code(),
+                stdout,
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        let log = parse_log(&std::fs::read_to_string(&log_path).map_err(io(&log_path))?)?;
+        let what = if rate == 0 { "uninterrupted run".to_string() } else { format!("run with interruptions ({rate}/1000)") };
+
+        // Events, in order.
+        for (k, want) in expected.iter().enumerate() {
+            match log.events.get(k) {
+                Some(got) if got == want => {}
+                Some(got) => {
+                    return Err(mismatch(format!(
+                        "{what}: event {k} differs: hardware {}, simulator {}",
+                        describe(got),
+                        describe(want)
+                    )))
+                }
+                None => {
+                    return Err(mismatch(format!("{what}: the hardware stopped before event {k}: {}", describe(want))))
+                }
+            }
+        }
+        if log.events.len() > expected.len() {
+            return Err(mismatch(format!("{what}: extra hardware event {}", describe(&log.events[expected.len()]))));
+        }
+
+        // Cycles per iteration.
+        if rate == 0 {
+            let start = log.start.ok_or_else(|| mismatch(format!("{what}: st_busy never rose")))?;
+            let mut prev = start;
+            let mut cycles = Vec::new();
+            for (k, &(it, c)) in log.iterations.iter().enumerate() {
+                if it != k as u64 + 1 {
+                    return Err(mismatch(format!("{what}: st_iteration went to {it}, expected {}", k + 1)));
+                }
+                cycles.push(c - prev);
+                prev = c;
+            }
+            if cycles.len() as u64 != opts.iterations {
+                return Err(mismatch(format!("{what}: {} iterations completed, expected {}", cycles.len(), opts.iterations)));
+            }
+            if let Some((k, c)) = cycles.iter().enumerate().find(|(_, c)| **c != t.cycles_per_iteration) {
+                return Err(mismatch(format!(
+                    "{what}: iteration {k} took {c} cycles; report.json's cycles_per_iteration is {}",
+                    t.cycles_per_iteration
+                )));
+            }
+            result.iteration_cycles = cycles;
+        }
+
+        // Answers, against the parameters committed when each was accepted.
+        result.answers += check_answers(net, &records, &log.answers, &requests, opts.iterations, &what)?;
+        result.pauses += log.pauses;
+
+        // Final memories.
+        result.final_params = check_final_memories(dir, plan, model, &final_params, &what)?;
+    }
+    result.groups = records.len();
+    result.losses = records.iter().map(|r| r.losses.len()).sum();
+    result.updates = records.iter().map(|r| r.after.len()).sum();
+    Ok(result)
+}
+
+fn check_answers(
+    net: &Network,
+    records: &[GroupRecord],
+    answers: &[(usize, u64, u64, String)],
+    requests: &[Vec<i128>],
+    iterations: u64,
+    what: &str,
+) -> Result<usize, CosimError> {
+    let mut by_state: BTreeMap<(u64, u64), Vec<&(usize, u64, u64, String)>> = BTreeMap::new();
+    for a in answers {
+        by_state.entry((a.1, a.2)).or_default().push(a);
+    }
+    let model = net.model().clone();
+    let yf = model.output_format();
+    let mut params: Params = net.params().clone();
+    let mut checked = 0;
+    let mut check = |params: &Params, key: (u64, u64), checked: &mut usize| -> Result<(), CosimError> {
+        let Some(list) = by_state.remove(&key) else { return Ok(()) };
+        let n = Network::new(model.clone(), params.clone())?;
+        for (r, it, g, got) in list {
+            let want = hex(&n.infer(&requests[*r])?, yf);
+            if *got != want {
+                return Err(mismatch(format!(
+                    "{what}: request {r} (accepted in iteration {it}, group {g}): out_data = {got}, the simulator with the committed parameters gives {want}"
+                )));
+            }
+            *checked += 1;
+        }
+        Ok(())
+    };
+    for r in records {
+        check(&params, (r.iteration, r.group as u64), &mut checked)?;
+        for (p, &v) in r.params.iter().zip(&r.after) {
+            p.set(&mut params, v);
+        }
+    }
+    check(&params, (iterations, 0), &mut checked)?;
+    if let Some(((it, g), _)) = by_state.iter().next() {
+        return Err(mismatch(format!("{what}: an answer is tagged iteration {it}, group {g}, which training never reached")));
+    }
+    Ok(checked)
+}
+
+fn check_final_memories(
+    dir: &Path,
+    plan: &NetworkPlan,
+    model: &fptgen_sim::model::Model,
+    params: &Params,
+    what: &str,
+) -> Result<usize, CosimError> {
+    let mut count = 0;
+    for ((lp, layer), p) in plan.layers.iter().zip(&model.layers).zip(&params.layers) {
+        let d = layer.dense();
+        for (kind, on) in [(ParamKind::Weight, d.trainable.weights), (ParamKind::Bias, d.trainable.biases)] {
+            if !on {
+                continue;
+            }
+            let (mem, want, f, cols) = match kind {
+                ParamKind::Weight => {
+                    (&lp.wmem, weight_image(lp, &p.weights, d.precision.weight), d.precision.weight, lp.pe * lp.simd)
+                }
+                ParamKind::Bias => (&lp.bmem, bias_image(lp, &p.biases, d.precision.bias), d.precision.bias, lp.pe),
+            };
+            let path = dir.join("sim/run").join(format!("{}.final", mem.file));
+            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+            let got: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with('@'))
+                .collect();
+            let want: Vec<&str> = want.lines().collect();
+            if got.len() != want.len() {
+                return Err(mismatch(format!("{what}: {} has {} words, expected {}", path.display(), got.len(), want.len())));
+            }
+            let bits = cols * f.width() as usize;
+            for (word, (g, w)) in got.iter().zip(&want).enumerate() {
+                let (gb, wb) = (Bits::from_hex(g, bits), Bits::from_hex(w, bits));
+                for c in 0..cols {
+                    let gv = gb.as_ref().map(|b| b.field(c * f.width() as usize, f.width()));
+                    let wv = wb.as_ref().map(|b| b.field(c * f.width() as usize, f.width()));
+                    if gv != wv {
+                        let name = match kind {
+                            ParamKind::Weight => {
+                                let (o, i) = ((word / lp.sf) * lp.pe + c / lp.simd, (word % lp.sf) * lp.simd + c % lp.simd);
+                                format!("{}.weights[{o}][{i}]", lp.name)
+                            }
+                            ParamKind::Bias => format!("{}.biases[{}]", lp.name, word * lp.pe + c),
+                        };
+                        return Err(mismatch(format!(
+                            "{what}: final memory {} word {word} column {c} ({name}) = {:?}, the simulator's trained value is {:?}",
+                            mem.file,
+                            gv.map(|v| f.from_bits(v)),
+                            wv.map(|v| f.from_bits(v))
+                        )));
+                    }
+                }
+            }
+            count += match kind {
+                ParamKind::Weight => p.weights.len(),
+                ParamKind::Bias => p.biases.len(),
+            };
+        }
+    }
+    Ok(count)
+}

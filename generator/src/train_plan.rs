@@ -1,0 +1,228 @@
+//! Lowering a model's `training:` section to the ES trainer's hardware
+//! (`templates/es_top.v` with `rtl/fptgen_es_ctrl.v` and its blocks), and
+//! the trainer's exact schedule.
+//!
+//! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. A group of
+//! `tg` parameters takes `N * (2*tg + E + 5) + 2*tg + 4` cycles (plus
+//! `E + 2` with `baseline` fitness), where `E = (M - 1) * II + latency + 2`
+//! is one evaluation of the M buffered samples: one sample every II cycles,
+//! the last output `latency` cycles after the last sample, one cycle to
+//! start the buffer and one to take the last output. An iteration is the sum
+//! over its groups. Co-simulation measures every iteration against it.
+
+use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model};
+use fptgen_sim::train::lfsr::block_seed;
+use fptgen_sim::train::order::clamp_range;
+use serde::Serialize;
+
+use crate::plan::NetworkPlan;
+
+/// Smallest width that can hold `0..n` (at least 1).
+fn width_for(n: u64) -> usize {
+    let mut w = 1;
+    while w < 64 && (1u64 << w) < n {
+        w += 1;
+    }
+    w
+}
+
+/// One trainable tensor, as the trainer walks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrainTensor {
+    /// Position in the training order (the cursor's tensor index).
+    pub index: usize,
+    /// Layer name.
+    pub layer: String,
+    /// `w` (weights) or `b` (biases): the prefix of the layer's trainer port.
+    pub kind: &'static str,
+    /// Parameters in the tensor.
+    pub count: u64,
+    /// Rows (the layer's outputs) and parameters per row (inputs, or 1).
+    pub rows: usize,
+    /// Parameters per row.
+    pub cols: usize,
+    /// The layer's PE, and SIMD (1 for biases).
+    pub pe: usize,
+    /// SIMD lanes of the walk.
+    pub simd: usize,
+    /// Memory address and column-select widths.
+    pub addr_w: usize,
+    /// Column-select width.
+    pub col_w: usize,
+    /// Bits of one parameter.
+    pub width: u32,
+    /// Two's complement format.
+    pub signed: bool,
+    /// Clamp bounds (raw codes): `lossless_min_raw` and `max_raw`.
+    pub lo: i128,
+    /// Upper clamp bound.
+    pub hi: i128,
+}
+
+/// The ES trainer's hardware and schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrainHwPlan {
+    /// T, trainable parameters.
+    pub t: u64,
+    /// P, blocks.
+    pub p: usize,
+    /// N, population.
+    pub n: usize,
+    /// M, buffered samples.
+    pub m: usize,
+    /// G = ceil(T / P).
+    pub g: u64,
+    /// Parameters of the last group.
+    pub last_group: usize,
+    /// 0 antithetic, 1 baseline, 2 plain (`fptgen_es_ctrl`'s FITNESS).
+    pub fitness: u32,
+    /// 1: exact loss quantization (a multiplier); 0: po2.
+    pub exact: u32,
+    /// 1: uniform noise; 0: rademacher.
+    pub uniform: u32,
+    /// LFSR width.
+    pub lfsr_width: u32,
+    /// Fresh bits per noise value.
+    pub noise_bits: u32,
+    /// Width of a block's noise output (value plus a sign bit).
+    pub noise_w: u32,
+    /// sigma.
+    pub sigma: u32,
+    /// lr_shift.
+    pub lr_shift: u32,
+    /// The training seed.
+    pub seed: u64,
+    /// Each block's LFSR seed (`block_seed`).
+    pub block_seeds: Vec<u64>,
+    /// Trainable tensors in training order.
+    pub tensors: Vec<TrainTensor>,
+    /// Width of the signed parameter codes the blocks hold.
+    pub param_w: u32,
+    /// Widths of the controller's indices.
+    pub group_w: usize,
+    /// Member index width (0..N).
+    pub member_w: usize,
+    /// Block index width (0..P-1).
+    pub block_w: usize,
+    /// Sample count width (0..M).
+    pub sample_w: usize,
+    /// Tensor index width.
+    pub tensor_w: usize,
+    /// Requests served per boundary at most (M).
+    pub serve_max: usize,
+    /// E: cycles of one evaluation of the buffer.
+    pub eval_cycles: u64,
+    /// Cycles of one iteration (the sum over its groups).
+    pub cycles_per_iteration: u64,
+}
+
+impl TrainHwPlan {
+    /// Cycles of a group of `tg` parameters.
+    pub fn group_cycles(&self, tg: u64) -> u64 {
+        let n = self.n as u64;
+        let base = if self.fitness == 1 { self.eval_cycles + 2 } else { 0 };
+        n * (2 * tg + self.eval_cycles + 5) + 2 * tg + 4 + base
+    }
+
+    /// The index width of `mon_index` (member or block).
+    pub fn index_w(&self) -> usize {
+        self.member_w.max(self.block_w)
+    }
+
+    /// `v` as a `param_w`-bit two's complement Verilog literal.
+    pub fn code(&self, v: impl std::borrow::Borrow<i128>) -> String {
+        let v = *v.borrow();
+        let w = self.param_w;
+        let mask = if w >= 128 { u128::MAX } else { (1u128 << w) - 1 };
+        format!("{w}'h{:x}", (v as u128) & mask)
+    }
+
+    /// Every block's LFSR seed as one Verilog literal, block 0 in the least
+    /// significant bits.
+    pub fn seeds_literal(&self) -> String {
+        let parts: Vec<String> =
+            self.block_seeds.iter().rev().map(|s| format!("{}'h{:x}", self.lfsr_width, s)).collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// A tensor index as a sized Verilog literal.
+    pub fn tid(&self, k: impl std::borrow::Borrow<usize>) -> String {
+        format!("{}'d{}", self.tensor_w, k.borrow())
+    }
+}
+
+/// The trainer for `model` (None without a `training:` section).
+pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
+    let tr = model.training.as_ref()?;
+    let mut tensors = Vec::new();
+    for (layer, lp) in model.layers.iter().zip(&net.layers) {
+        let d = layer.dense();
+        let mut push = |kind: &'static str, f: fptgen_sim::fixed::Format, cols: usize, simd: usize, nwords: usize| {
+            let (lo, hi) = clamp_range(&f);
+            tensors.push(TrainTensor {
+                index: tensors.len(),
+                layer: layer.name.clone(),
+                kind,
+                count: (d.outputs * cols) as u64,
+                rows: d.outputs,
+                cols,
+                pe: d.pe,
+                simd,
+                addr_w: width_for(nwords as u64),
+                col_w: width_for((d.pe * simd) as u64),
+                width: f.width(),
+                signed: f.signed(),
+                lo,
+                hi,
+            });
+        };
+        if d.trainable.weights {
+            push("w", d.precision.weight, d.inputs, d.simd, lp.nf * lp.sf);
+        }
+        if d.trainable.biases {
+            push("b", d.precision.bias, 1, 1, lp.nf);
+        }
+    }
+    let t: u64 = tensors.iter().map(|x| x.count).sum();
+    let p = tr.blocks;
+    let g = t.div_ceil(p as u64);
+    let last_group = (t - (g - 1) * p as u64) as usize;
+    let uniform = tr.noise.distribution == Distribution::Uniform;
+    let noise_bits = if uniform { tr.noise.bits } else { 1 };
+    let lfsr_width = tr.noise.width.bits();
+    let eval_cycles = (tr.buffer as u64 - 1) * net.ii + net.latency + 2;
+    let mut plan = TrainHwPlan {
+        t,
+        p,
+        n: tr.population,
+        m: tr.buffer,
+        g,
+        last_group,
+        fitness: match tr.fitness {
+            Fitness::Antithetic => 0,
+            Fitness::Baseline => 1,
+            Fitness::Plain => 2,
+        },
+        exact: u32::from(tr.loss_quantization == LossQuantization::Exact),
+        uniform: u32::from(uniform),
+        lfsr_width,
+        noise_bits,
+        noise_w: if uniform { noise_bits } else { 2 } + 1,
+        sigma: tr.perturb_shift,
+        lr_shift: tr.lr_shift,
+        seed: tr.seed,
+        block_seeds: (0..p).map(|j| block_seed(tr.seed, j, tr.noise.width)).collect(),
+        param_w: tensors.iter().map(|x| x.width + u32::from(!x.signed)).max().unwrap_or(1),
+        group_w: width_for(g),
+        member_w: width_for(tr.population as u64 + 1),
+        block_w: width_for(p as u64),
+        sample_w: width_for(tr.buffer as u64 + 1),
+        tensor_w: width_for(tensors.len() as u64),
+        serve_max: tr.buffer,
+        eval_cycles,
+        cycles_per_iteration: 0,
+        tensors,
+    };
+    plan.cycles_per_iteration = (g - 1) * plan.group_cycles(p as u64) + plan.group_cycles(last_group as u64);
+    Some(plan)
+}

@@ -1,0 +1,461 @@
+/*
+ * fptgen RTL library: the weight-update controller of the ES trainer.
+ *
+ * A state machine over iterations, groups, members and samples that runs
+ * docs/training.md's algorithm on the unchanged inference pipeline, and
+ * arbitrates the pipeline between training and inference requests. It
+ * drives, through strobes, the rest of the trainer (generated per network):
+ * the parameter cursor (fptgen_param_walk per trainable tensor), the
+ * incremental-training blocks (fptgen_itb), the shared perturb/update unit
+ * (fptgen_es_update), the sample buffer (fptgen_sample_buf) and the loss
+ * accumulator (fptgen_loss_acc).
+ *
+ * One group of tg = min(P, T - g*P) parameters (block j serves parameter
+ * g*P + j); "serial" phases take one block per cycle, j = 0..tg-1, at the
+ * cursor, which then returns to the group's first parameter (rewind), except
+ * after the update, when it moves on to the next group's:
+ *
+ *   GROUP        1 cycle   clear the gradient accumulators, save the cursor
+ *   READ         tg        read the committed parameters into the blocks
+ *   READ_WAIT    1         the last read lands
+ *  [baseline: EVAL_START, EVAL, BASE_DONE: L_base]
+ *   then N members, each after a BOUNDARY cycle:
+ *   BOUNDARY     1         memory holds committed values: pause or serve here
+ *   DRAW         1         draw noise (antithetic: even members only)
+ *   PERTURB      tg        write clamp(w + (+-e << sigma))
+ *   EVAL_START   1         start the sample buffer, clear the loss
+ *   EVAL         E         M samples, one every II cycles; ends when the
+ *                          M-th output has been added to the loss
+ *   RESTORE      tg        write w back
+ *   SIGNAL       1         s = fitness signal, registered
+ *   ACCUM        1         every block adds Q(s) * e (antithetic: odd only)
+ *   BOUNDARY     1         (the (N+1)-th, before the update)
+ *   UPDATE       tg        write clamp(w - R(G / 2^lr_shift))
+ *   NEXT_GROUP   1         next group, or next iteration, or DONE
+ *
+ * so a group takes N * (2*tg + E + 5) + 2*tg + 4 cycles, plus E + 2 with
+ * baseline fitness, where E = (M - 1) * II + latency + 2 (the generator's
+ * report.json states the sum per iteration and co-simulation measures it).
+ *
+ * Inference: in IDLE, DONE and PAUSED the pipeline serves the external
+ * stream at full rate. While training runs, a request waiting at a BOUNDARY
+ * is served then (SERVE: up to SERVE_MAX requests while they keep coming),
+ * so every answer is computed with the committed parameters, and training
+ * continues where it stopped. Before the pipeline returns to training, the
+ * controller stops accepting requests and waits until every outstanding
+ * answer has left (DRAIN). A pause request (ctl_pause) takes effect at the
+ * next BOUNDARY; ctl_resume continues. ctl_start (in IDLE or DONE) seeds
+ * the noise sources again and runs cfg_iterations iterations from the
+ * parameters in memory.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_es_ctrl #(
+    // T: trainable parameters (>= 1)
+    parameter integer T = 6,
+    // P: incremental-training blocks (1..T)
+    parameter integer P = 2,
+    // N: population per group (>= 1; even for antithetic)
+    parameter integer N = 4,
+    // M: buffered samples per evaluation (>= 1)
+    parameter integer M = 4,
+    // Fitness: 0 antithetic, 1 baseline, 2 plain
+    parameter integer FITNESS = 0,
+    // Requests served per boundary at most (>= 1)
+    parameter integer SERVE_MAX = 4,
+    // Widths (derived by the generator): group index, member index (0..N),
+    // block index (0..P-1), block count (0..P), sample count (0..M)
+    parameter integer GW = 2,
+    parameter integer NW = 3,
+    parameter integer JW = 1,
+    parameter integer TGW = 2,
+    parameter integer MW = 3
+) (
+    input  wire           clk,
+    input  wire           rst,
+
+    // Control and status
+    input  wire           ctl_start,
+    input  wire           ctl_pause,
+    input  wire           ctl_resume,
+    input  wire [31:0]    cfg_iterations,
+    output wire           st_busy,
+    output wire           st_paused,
+    output wire           st_done,
+    output wire [31:0]    st_iteration,
+    output wire [GW-1:0]  st_group,
+    output wire [NW-1:0]  st_member,
+    output wire [31:0]    st_last_loss,
+    // Events (one cycle each): a member's loss (ev_loss, member st_member),
+    // the baseline loss (ev_base), both on st_last_loss
+    output wire           ev_loss,
+    output wire           ev_base,
+
+    // Pipeline arbitration
+    output wire           ext_mode,      // the pipeline serves the external stream
+    output wire           ext_accept,    // external requests may enter
+    input  wire           ext_in_valid,
+    input  wire           ext_in_fire,
+    input  wire           ext_out_fire,
+    input  wire           train_out_fire,
+
+    // Sample buffer and loss accumulator
+    output wire           ld_enable,
+    output wire           play,
+    output wire           loss_clear,
+    input  wire [31:0]    loss,
+
+    // Parameter cursor
+    output wire           cur_clear,
+    output wire           cur_rewind,
+    output wire           cur_step,
+    output wire           cur_save,
+
+    // Blocks
+    output wire           seed,          // reseed the noise sources
+    output wire [TGW-1:0] active,        // tg: blocks in use in this group
+    output wire [JW-1:0]  blk,           // block of the serial phase
+    output wire           op_read,       // read the parameter at the cursor into block blk
+    output wire           op_perturb,    // write block blk's perturbed value
+    output wire           op_restore,    // write block blk's committed value
+    output wire           op_update,     // write block blk's updated value
+    output wire           negate,        // perturb with -e (odd antithetic member)
+    output wire           draw,          // active blocks draw noise
+    output wire           acc_en,        // active blocks accumulate Q(signal) * e
+    output wire           grad_clear,    // clear the gradient accumulators
+    output wire [32:0]    signal
+);
+
+localparam integer G = (T + P - 1) / P;
+localparam integer LAST_TG_I = T - (G - 1) * P;
+
+initial begin
+    if (T < 1 || P < 1 || P > T || N < 1 || M < 1 || FITNESS < 0 || FITNESS > 2 ||
+            (FITNESS == 0 && N % 2 != 0) || SERVE_MAX < 1 ||
+            (G - 1) >> GW != 0 || N >> NW != 0 || (P - 1) >> JW != 0 || P >> TGW != 0 || M >> MW != 0) begin
+        $error("Error: fptgen_es_ctrl parameters are inconsistent (instance %m)");
+        $finish;
+    end
+end
+
+localparam integer LAST_G_I = G - 1;
+localparam [GW-1:0] LAST_G = LAST_G_I[GW-1:0];
+localparam integer N_C_I = N;
+localparam [NW-1:0] N_C = N_C_I[NW-1:0];
+localparam integer P_C_I = P;
+localparam [TGW-1:0] P_C = P_C_I[TGW-1:0];
+localparam [TGW-1:0] LAST_TG = LAST_TG_I[TGW-1:0];
+localparam integer LAST_M_I = M - 1;
+localparam [MW-1:0] LAST_M = LAST_M_I[MW-1:0];
+localparam integer SV_W = 32;
+localparam integer LAST_SERVE_I = SERVE_MAX - 1;
+localparam [SV_W-1:0] LAST_SERVE = LAST_SERVE_I[SV_W-1:0];
+
+localparam [4:0] S_IDLE       = 5'd0,
+                 S_DRAIN      = 5'd1,
+                 S_INIT       = 5'd2,
+                 S_GROUP      = 5'd3,
+                 S_READ       = 5'd4,
+                 S_READ_WAIT  = 5'd5,
+                 S_EVAL_START = 5'd6,
+                 S_EVAL       = 5'd7,
+                 S_BASE_DONE  = 5'd8,
+                 S_BOUNDARY   = 5'd9,
+                 S_DRAW       = 5'd10,
+                 S_PERTURB    = 5'd11,
+                 S_RESTORE    = 5'd12,
+                 S_SIGNAL     = 5'd13,
+                 S_ACCUM      = 5'd14,
+                 S_UPDATE     = 5'd15,
+                 S_NEXT_GROUP = 5'd16,
+                 S_DONE       = 5'd17,
+                 S_PAUSED     = 5'd18,
+                 S_SERVE      = 5'd19;
+
+reg [4:0]      state_reg, state_next;
+reg [4:0]      after_reg, after_next;      // DRAIN's successor
+reg [31:0]     iter_reg, iter_next, iters_reg, iters_next;
+reg [GW-1:0]   group_reg, group_next;
+reg [NW-1:0]   member_reg, member_next;
+reg [JW-1:0]   j_reg, j_next;
+reg [MW-1:0]   outs_reg, outs_next;
+reg            base_eval_reg, base_eval_next;  // the running evaluation is the baseline
+reg            served_reg, served_next;        // this boundary has served
+reg            pause_reg, pause_next;          // pause requested
+reg            busy_reg, busy_next;
+reg            done_reg, done_next;
+reg [31:0]     last_loss_reg, last_loss_next;
+reg [31:0]     prev_loss_reg, prev_loss_next;
+reg [31:0]     base_loss_reg, base_loss_next;
+reg [32:0]     signal_reg, signal_next;
+reg [SV_W-1:0] serve_cnt_reg, serve_cnt_next;
+reg [15:0]     outstanding_reg;
+
+wire [TGW-1:0] tg = group_reg == LAST_G ? LAST_TG : P_C;
+wire [TGW-1:0] j_ext = {{(TGW - JW){1'b0}}, j_reg};
+wire           j_last = j_ext + 1'b1 == tg;
+wire           antithetic = FITNESS == 0;
+wire           odd = member_reg[0];
+
+assign ext_mode = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED ||
+                  state_reg == S_SERVE || state_reg == S_DRAIN;
+assign ext_accept = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED ||
+                    state_reg == S_SERVE;
+assign ld_enable = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED;
+
+assign st_busy = busy_reg;
+assign st_paused = state_reg == S_PAUSED;
+assign st_done = done_reg;
+assign st_iteration = iter_reg;
+assign st_group = group_reg;
+assign st_member = member_reg;
+assign st_last_loss = last_loss_reg;
+assign ev_loss = state_reg == S_ACCUM;
+assign ev_base = state_reg == S_BOUNDARY && base_eval_reg;
+
+assign play = state_reg == S_EVAL_START;
+assign loss_clear = state_reg == S_EVAL_START;
+assign seed = state_reg == S_INIT;
+assign active = tg;
+assign blk = j_reg;
+assign op_read = state_reg == S_READ;
+assign op_perturb = state_reg == S_PERTURB;
+assign op_restore = state_reg == S_RESTORE;
+assign op_update = state_reg == S_UPDATE;
+assign negate = antithetic && odd;
+assign draw = state_reg == S_DRAW && !(antithetic && odd);
+assign acc_en = state_reg == S_ACCUM && !(antithetic && !odd);
+assign grad_clear = state_reg == S_GROUP;
+assign signal = signal_reg;
+
+wire serial = state_reg == S_READ || state_reg == S_PERTURB || state_reg == S_RESTORE ||
+              state_reg == S_UPDATE;
+assign cur_clear = state_reg == S_INIT;
+assign cur_save = state_reg == S_GROUP;
+// After a serial phase the cursor returns to the group's first parameter,
+// except after the update, when it stays on the next group's first.
+assign cur_step = serial && !(j_last && state_reg != S_UPDATE);
+assign cur_rewind = serial && j_last && state_reg != S_UPDATE;
+
+always @* begin
+    state_next = state_reg;
+    after_next = after_reg;
+    iter_next = iter_reg;
+    iters_next = iters_reg;
+    group_next = group_reg;
+    member_next = member_reg;
+    j_next = j_reg;
+    outs_next = outs_reg;
+    base_eval_next = base_eval_reg;
+    served_next = served_reg;
+    pause_next = pause_reg || (ctl_pause && busy_reg);
+    busy_next = busy_reg;
+    done_next = done_reg;
+    last_loss_next = last_loss_reg;
+    prev_loss_next = prev_loss_reg;
+    base_loss_next = base_loss_reg;
+    signal_next = signal_reg;
+    serve_cnt_next = serve_cnt_reg;
+
+    case (state_reg)
+        S_IDLE, S_DONE: begin
+            if (ctl_start) begin
+                state_next = S_DRAIN;
+                after_next = S_INIT;
+            end
+        end
+        S_DRAIN: begin
+            if (outstanding_reg == 16'd0) begin
+                state_next = after_reg;
+            end
+        end
+        S_INIT: begin
+            iter_next = 32'd0;
+            iters_next = cfg_iterations;
+            group_next = {GW{1'b0}};
+            done_next = 1'b0;
+            pause_next = 1'b0;
+            if (cfg_iterations == 32'd0) begin
+                state_next = S_DONE;
+                done_next = 1'b1;
+            end else begin
+                state_next = S_GROUP;
+                busy_next = 1'b1;
+            end
+        end
+        S_GROUP: begin
+            j_next = {JW{1'b0}};
+            member_next = {NW{1'b0}};
+            served_next = 1'b0;
+            state_next = S_READ;
+        end
+        S_READ: begin
+            j_next = j_reg + 1'b1;
+            if (j_last) begin
+                state_next = S_READ_WAIT;
+            end
+        end
+        S_READ_WAIT: begin
+            if (FITNESS == 1) begin
+                base_eval_next = 1'b1;
+                state_next = S_EVAL_START;
+            end else begin
+                state_next = S_BOUNDARY;
+            end
+        end
+        S_EVAL_START: begin
+            outs_next = {MW{1'b0}};
+            state_next = S_EVAL;
+        end
+        S_EVAL: begin
+            if (train_out_fire) begin
+                outs_next = outs_reg + 1'b1;
+                if (outs_reg == LAST_M) begin
+                    state_next = base_eval_reg ? S_BASE_DONE : S_RESTORE;
+                    j_next = {JW{1'b0}};
+                end
+            end
+        end
+        S_BASE_DONE: begin
+            base_loss_next = loss;
+            last_loss_next = loss;
+            state_next = S_BOUNDARY;   // ev_base fires there
+        end
+        S_BOUNDARY: begin
+            base_eval_next = 1'b0;
+            if (pause_reg) begin
+                pause_next = 1'b0;
+                state_next = S_PAUSED;
+            end else if (ext_in_valid && !served_reg) begin
+                serve_cnt_next = {SV_W{1'b0}};
+                state_next = S_SERVE;
+            end else begin
+                served_next = 1'b0;
+                j_next = {JW{1'b0}};
+                state_next = member_reg == N_C ? S_UPDATE : S_DRAW;
+            end
+        end
+        S_PAUSED: begin
+            pause_next = 1'b0;
+            if (ctl_resume) begin
+                state_next = S_DRAIN;
+                after_next = S_BOUNDARY;
+            end
+        end
+        S_SERVE: begin
+            if (ext_in_fire) begin
+                serve_cnt_next = serve_cnt_reg + 1'b1;
+            end
+            if (!ext_in_valid || (ext_in_fire && serve_cnt_reg == LAST_SERVE)) begin
+                served_next = 1'b1;
+                state_next = S_DRAIN;
+                after_next = S_BOUNDARY;
+            end
+        end
+        S_DRAW: begin
+            state_next = S_PERTURB;
+        end
+        S_PERTURB: begin
+            j_next = j_reg + 1'b1;
+            if (j_last) begin
+                state_next = S_EVAL_START;
+            end
+        end
+        S_RESTORE: begin
+            j_next = j_reg + 1'b1;
+            if (j_last) begin
+                state_next = S_SIGNAL;
+            end
+        end
+        S_SIGNAL: begin
+            case (FITNESS)
+                0: signal_next = {1'b0, prev_loss_reg} - {1'b0, loss};
+                1: signal_next = {1'b0, loss} - {1'b0, base_loss_reg};
+                default: signal_next = {1'b0, loss};
+            endcase
+            prev_loss_next = loss;
+            last_loss_next = loss;
+            state_next = S_ACCUM;
+        end
+        S_ACCUM: begin
+            member_next = member_reg + 1'b1;
+            state_next = S_BOUNDARY;
+        end
+        S_UPDATE: begin
+            j_next = j_reg + 1'b1;
+            if (j_last) begin
+                state_next = S_NEXT_GROUP;
+            end
+        end
+        S_NEXT_GROUP: begin
+            if (group_reg == LAST_G) begin
+                group_next = {GW{1'b0}};
+                iter_next = iter_reg + 1'b1;
+                if (iter_reg + 1'b1 == iters_reg) begin
+                    state_next = S_DONE;
+                    busy_next = 1'b0;
+                    done_next = 1'b1;
+                end else begin
+                    state_next = S_GROUP;
+                end
+            end else begin
+                group_next = group_reg + 1'b1;
+                state_next = S_GROUP;
+            end
+        end
+        default: begin
+            state_next = S_IDLE;
+        end
+    endcase
+end
+
+always @(posedge clk) begin
+    if (rst) begin
+        state_reg <= S_IDLE;
+        after_reg <= S_IDLE;
+        iter_reg <= 32'd0;
+        iters_reg <= 32'd0;
+        group_reg <= {GW{1'b0}};
+        member_reg <= {NW{1'b0}};
+        j_reg <= {JW{1'b0}};
+        outs_reg <= {MW{1'b0}};
+        base_eval_reg <= 1'b0;
+        served_reg <= 1'b0;
+        pause_reg <= 1'b0;
+        busy_reg <= 1'b0;
+        done_reg <= 1'b0;
+        last_loss_reg <= 32'd0;
+        prev_loss_reg <= 32'd0;
+        base_loss_reg <= 32'd0;
+        signal_reg <= 33'd0;
+        serve_cnt_reg <= {SV_W{1'b0}};
+        outstanding_reg <= 16'd0;
+    end else begin
+        state_reg <= state_next;
+        after_reg <= after_next;
+        iter_reg <= iter_next;
+        iters_reg <= iters_next;
+        group_reg <= group_next;
+        member_reg <= member_next;
+        j_reg <= j_next;
+        outs_reg <= outs_next;
+        base_eval_reg <= base_eval_next;
+        served_reg <= served_next;
+        pause_reg <= pause_next;
+        busy_reg <= busy_next;
+        done_reg <= done_next;
+        last_loss_reg <= last_loss_next;
+        prev_loss_reg <= prev_loss_next;
+        base_loss_reg <= base_loss_next;
+        signal_reg <= signal_next;
+        serve_cnt_reg <= serve_cnt_next;
+        outstanding_reg <= outstanding_reg + {15'd0, ext_in_fire} - {15'd0, ext_out_fire};
+    end
+end
+
+endmodule
+
+`resetall

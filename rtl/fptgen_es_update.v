@@ -1,0 +1,68 @@
+/*
+ * fptgen RTL library: perturbation and update of one trainable parameter.
+ *
+ * The ES trainer writes the parameter memory one parameter at a time, so
+ * one instance serves all incremental-training blocks (docs/training.md,
+ * "Hardware"). For the selected block:
+ *   perturbed = clamp(param + (+-e << SIGMA))   (-e when negate is high)
+ *   updated   = clamp(param - step)             (step = R(G / 2^lr_shift))
+ * clamp(v) = min(max(v, lo), hi), with the bounds of the parameter's own
+ * format (lo = min_raw, or -max_raw for a signed AP_SAT_SYM format), so one
+ * instance serves tensors of different formats. Parameters and bounds are
+ * signed P_W-bit raw codes (an unsigned format is zero-extended by one
+ * bit). The sums are exact.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_es_update #(
+    // Width of the signed parameter codes and bounds (1..65)
+    parameter integer P_W = 9,
+    // Width of the signed noise value (fptgen_itb's E_OUT_W)
+    parameter integer E_W = 3,
+    // A noise value moves a parameter by e << SIGMA codes (0..31)
+    parameter integer SIGMA = 0
+) (
+    input  wire [P_W-1:0] param,
+    input  wire [P_W-1:0] lo,
+    input  wire [P_W-1:0] hi,
+    input  wire [E_W-1:0] noise,
+    input  wire           negate,
+    input  wire [32:0]    step,
+    output wire [P_W-1:0] perturbed,
+    output wire [P_W-1:0] updated
+);
+
+localparam integer D_W = E_W + 1 + SIGMA;                      // +-e << SIGMA
+localparam integer M_W = P_W > D_W ? P_W : D_W;
+localparam integer S_W = (M_W > 33 ? M_W : 33) + 1;              // exact sums
+
+initial begin
+    if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 33 || SIGMA < 0 || SIGMA > 31) begin
+        $error("Error: fptgen_es_update parameters are out of range (instance %m)");
+        $finish;
+    end
+end
+
+wire signed [E_W:0] e_pert = negate ? -{noise[E_W-1], noise} : {noise[E_W-1], noise};
+wire signed [S_W-1:0] delta = {{(S_W - E_W - 1){e_pert[E_W]}}, e_pert} <<< SIGMA;
+wire signed [S_W-1:0] p_ext = {{(S_W - P_W){param[P_W-1]}}, param};
+wire signed [S_W-1:0] lo_ext = {{(S_W - P_W){lo[P_W-1]}}, lo};
+wire signed [S_W-1:0] hi_ext = {{(S_W - P_W){hi[P_W-1]}}, hi};
+wire signed [S_W-1:0] step_ext = {{(S_W - 33){step[32]}}, step};
+
+wire signed [S_W-1:0] pert_sum = p_ext + delta;
+wire signed [S_W-1:0] upd_diff = p_ext - step_ext;
+
+// Clamped values: within [lo, hi], so the low P_W bits are the whole value.
+wire signed [S_W-1:0] pert_c = pert_sum < lo_ext ? lo_ext : (pert_sum > hi_ext ? hi_ext : pert_sum);
+wire signed [S_W-1:0] upd_c = upd_diff < lo_ext ? lo_ext : (upd_diff > hi_ext ? hi_ext : upd_diff);
+assign perturbed = pert_c[P_W-1:0];
+assign updated = upd_c[P_W-1:0];
+wire unused_high = ^{pert_c[S_W-1:P_W], upd_c[S_W-1:P_W]};
+
+endmodule
+
+`resetall

@@ -1,0 +1,127 @@
+/*
+ * fptgen RTL library: walks the parameters of one tensor in training order.
+ *
+ * The ES trainer numbers a dense layer's weights row-major (w[o][i], o then
+ * i) and its biases by neuron (docs/training.md, "Order of the trainable
+ * parameters"). This module keeps the memory location of the current one in
+ * the layout of fptgen_dense: word (o / PE) * SF + (i / SIMD), column
+ * (o % PE) * SIMD + (i % SIMD), with SF = ceil(COLS / SIMD). A bias tensor
+ * is walked with COLS = 1 and SIMD = 1 (word o / PE, column o % PE). No
+ * division or multiplication: every index is a counter.
+ *
+ * step moves to the next parameter (from the last, back to the first); last
+ * is high at the last one. save remembers the position and rewind returns
+ * to it (the trainer walks a group's parameters once per phase); clear
+ * moves both to the first parameter. At most one of them per cycle, in the
+ * priority clear, rewind, step, save.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_param_walk #(
+    // Rows: output neurons of the layer (>= 1)
+    parameter integer ROWS = 4,
+    // Parameters per row: the layer's inputs, or 1 for biases (>= 1)
+    parameter integer COLS = 4,
+    // The layer's PE and SIMD (1 <= PE <= ROWS, 1 <= SIMD <= COLS)
+    parameter integer PE = 1,
+    parameter integer SIMD = 1,
+    // Address width (2^AW >= ceil(ROWS/PE) * ceil(COLS/SIMD)) and
+    // column-select width (2^CW >= PE * SIMD) of the memory
+    parameter integer AW = 4,
+    parameter integer CW = 1
+) (
+    input  wire          clk,
+    input  wire          rst,
+    input  wire          clear,
+    input  wire          rewind,
+    input  wire          step,
+    input  wire          save,
+    output wire [AW-1:0] addr,
+    output wire [CW-1:0] col,
+    output wire          last
+);
+
+localparam integer NF = (ROWS + PE - 1) / PE;
+localparam integer SF = (COLS + SIMD - 1) / SIMD;
+
+initial begin
+    if (ROWS < 1 || COLS < 1 || PE < 1 || PE > ROWS || SIMD < 1 || SIMD > COLS ||
+            AW < 1 || CW < 1 || (NF * SF - 1) >> AW != 0 || (PE * SIMD - 1) >> CW != 0) begin
+        $error("Error: fptgen_param_walk parameters are inconsistent (instance %m)");
+        $finish;
+    end
+end
+
+localparam integer LAST_PE_I = (ROWS - 1) % PE;
+localparam integer LAST_S_I = (COLS - 1) % SIMD;
+localparam integer LAST_NF_I = NF - 1;
+localparam [AW-1:0] LAST_NF = LAST_NF_I[AW-1:0];
+localparam integer LAST_SF_I = SF - 1;
+localparam [AW-1:0] LAST_SF = LAST_SF_I[AW-1:0];
+localparam integer SF_A_I = SF;
+localparam [AW-1:0] SF_A = SF_A_I[AW-1:0];
+localparam [CW-1:0] LAST_PE = LAST_PE_I[CW-1:0];
+localparam integer PE_MAX_I = PE - 1;
+localparam [CW-1:0] PE_MAX = PE_MAX_I[CW-1:0];
+localparam [CW-1:0] LAST_S = LAST_S_I[CW-1:0];
+localparam integer S_MAX_I = SIMD - 1;
+localparam [CW-1:0] S_MAX = S_MAX_I[CW-1:0];
+localparam integer SIMD_C_I = SIMD;
+localparam [CW-1:0] SIMD_C = SIMD_C_I[CW-1:0];
+localparam integer ST_W = 3 * AW + 3 * CW;
+
+// Position: lane s, synapse fold sf, PE p, neuron fold nf, and the derived
+// row address nf*SF and column base p*SIMD.
+reg [CW-1:0] s_reg, p_reg, cbase_reg;
+reg [AW-1:0] sf_reg, nf_reg, rbase_reg;
+reg [ST_W-1:0] saved_reg;
+
+wire row_end = sf_reg == LAST_SF && s_reg == LAST_S;
+wire last_row = nf_reg == LAST_NF && p_reg == LAST_PE;
+assign last = row_end && last_row;
+assign addr = rbase_reg + sf_reg;
+assign col = cbase_reg + s_reg;
+
+always @(posedge clk) begin
+    if (rst || clear) begin
+        {s_reg, p_reg, cbase_reg, sf_reg, nf_reg, rbase_reg} <= {ST_W{1'b0}};
+        saved_reg <= {ST_W{1'b0}};
+    end else if (rewind) begin
+        {s_reg, p_reg, cbase_reg, sf_reg, nf_reg, rbase_reg} <= saved_reg;
+    end else if (step) begin
+        if (!row_end) begin
+            if (s_reg == S_MAX) begin
+                s_reg <= {CW{1'b0}};
+                sf_reg <= sf_reg + 1'b1;
+            end else begin
+                s_reg <= s_reg + 1'b1;
+            end
+        end else begin
+            s_reg <= {CW{1'b0}};
+            sf_reg <= {AW{1'b0}};
+            if (last_row) begin
+                p_reg <= {CW{1'b0}};
+                cbase_reg <= {CW{1'b0}};
+                nf_reg <= {AW{1'b0}};
+                rbase_reg <= {AW{1'b0}};
+            end else if (p_reg == PE_MAX) begin
+                p_reg <= {CW{1'b0}};
+                cbase_reg <= {CW{1'b0}};
+                nf_reg <= nf_reg + 1'b1;
+                rbase_reg <= rbase_reg + SF_A;
+            end else begin
+                p_reg <= p_reg + 1'b1;
+                cbase_reg <= cbase_reg + SIMD_C;
+            end
+        end
+    end else if (save) begin
+        saved_reg <= {s_reg, p_reg, cbase_reg, sf_reg, nf_reg, rbase_reg};
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,160 @@
+//! Member evaluations of ES training: the cached evaluator against naive
+//! recomputation (`docs/training.md`, "The simulator").
+//!
+//! What is measured: one call of [`Evaluator::evaluate`] for one ES member,
+//! that is, the buffer loss of the committed parameters with the first
+//! group's P trainable parameters perturbed (P = 4, each moved by a
+//! Rademacher value `±1 << perturb_shift` and clamped, as
+//! `Trainer::run_group` does). The buffer holds M = 64 seeded random input
+//! samples with seeded random targets, so the throughput is reported in
+//! member-sample evaluations per second (`Throughput::Elements(M)`): one
+//! element is one buffered sample evaluated for one member.
+//!
+//! * `cached`: [`EvalMode::Cached`], which reuses the unperturbed layer
+//!   outputs and recomputes only the changed neurons and what follows them.
+//! * `naive`: [`EvalMode::Naive`], every sample through every layer.
+//!
+//! Setting up (building the evaluator and its cache) is not timed; nothing
+//! is committed, so every iteration evaluates the same member against the
+//! same cache. Before timing, each group checks once that the two modes
+//! give the same loss for the member, and that the member does change the
+//! loss of at least one sample, so a wrong or trivial fast path cannot be
+//! what is measured.
+//!
+//! Networks: `examples/jet_tagging` (16-64-32-32-5, fc4 trainable, P from
+//! its `training:` section) and `examples/mnist` (784-200-100-10, fc1's
+//! weights trainable, no `training:` section, so P = 4), both with their
+//! weights archives.
+//!
+//! Run: `cargo bench -p fptgen-sim --bench es_eval -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use fptgen_sim::fixed::Format;
+use fptgen_sim::model::{self, Model};
+use fptgen_sim::network::{dense_forward, Network};
+use fptgen_sim::train::eval::{EvalMode, Evaluator};
+use fptgen_sim::train::{trainable_params, Buffer, ParamRef};
+use fptgen_sim::train::order::clamp_range;
+use fptgen_sim::weights::{self, Conversion, Params};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// M, buffered samples.
+const BUFFER: usize = 64;
+/// P when the model has no `training:` section.
+const DEFAULT_BLOCKS: usize = 4;
+/// Seed of the buffer and of the member's noise.
+const SEED: u64 = 2103_14007;
+
+/// One benchmark case: the network, its buffer, and one member.
+struct Case {
+    net: Network,
+    buffer: Buffer,
+    /// The committed parameters with the member's perturbation applied.
+    perturbed: Params,
+    /// The perturbed parameters (the first group of the training order).
+    changed: Vec<ParamRef>,
+}
+
+fn load(example: &str) -> (Model, Params) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples").join(example).join("model.yaml");
+    let model = model::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let params = weights::load(&model, Conversion::Exact).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (model, params)
+}
+
+/// A uniformly random raw code of `f`.
+fn code(rng: &mut ChaCha8Rng, f: Format) -> i128 {
+    let (lo, hi) = (f.lossless_min_raw(), f.max_raw());
+    let span = u64::try_from(hi - lo + 1).expect("formats of the examples are at most 64 bits wide");
+    lo + i128::from(rng.random_range(0..span))
+}
+
+/// The final outputs of one sample, through every layer.
+fn forward(model: &Model, params: &Params, x: &[i128]) -> Vec<i128> {
+    let mut v = x.to_vec();
+    for (layer, p) in model.layers.iter().zip(&params.layers) {
+        v = dense_forward(layer.dense(), layer.input_format, p, &v);
+    }
+    v
+}
+
+fn case(example: &str) -> Case {
+    let (model, params) = load(example);
+    let training = model.training.unwrap_or_default();
+    let blocks = if model.training.is_some() { training.blocks } else { DEFAULT_BLOCKS };
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let inputs: Vec<Vec<i128>> =
+        (0..BUFFER).map(|_| (0..model.input_len()).map(|_| code(&mut rng, model.input_format)).collect()).collect();
+    let targets: Vec<Vec<i128>> =
+        (0..BUFFER).map(|_| (0..model.output_len()).map(|_| code(&mut rng, model.output_format())).collect()).collect();
+    let buffer = Buffer::new(&model, inputs, targets).expect("a valid buffer");
+
+    // The first group, perturbed as `Trainer::run_group` perturbs a member.
+    let order = trainable_params(&model);
+    assert!(order.len() >= blocks, "{example}: {} trainable parameters, fewer than P = {blocks}", order.len());
+    let changed: Vec<ParamRef> = order[..blocks].to_vec();
+    let mut perturbed = params.clone();
+    for r in &changed {
+        let (lo, hi) = clamp_range(&r.format(&model));
+        let before = r.get(&params);
+        let e: i128 = if rng.random::<bool>() { 1 } else { -1 };
+        // Move away from a bound rather than be clamped back onto it.
+        let e = if before + e > hi || before + e < lo { -e } else { e };
+        let w = (before + (e << training.perturb_shift)).clamp(lo, hi);
+        assert_ne!(w, before, "{example}: {} does not move", r.describe(&model));
+        r.set(&mut perturbed, w);
+    }
+
+    // A member that changes no sample's output would let the cached
+    // evaluator return its cached loss without work.
+    let moved = buffer.inputs().iter().filter(|x| forward(&model, &params, x) != forward(&model, &perturbed, x)).count();
+    assert!(moved > 0, "{example}: the member changes no sample's output");
+    eprintln!(
+        "{example}: P = {blocks} ({}), the member changes the outputs of {moved} of {BUFFER} samples",
+        changed.iter().map(|r| r.describe(&model)).collect::<Vec<_>>().join(", ")
+    );
+
+    let net = Network::new(model, params).expect("the weights fit the model");
+    Case { net, buffer, perturbed, changed }
+}
+
+fn bench_example(c: &mut Criterion, example: &str, sample_size: Option<usize>) {
+    let Case { net, buffer, perturbed, changed } = case(example);
+    let mut cached = Evaluator::new(EvalMode::Cached, &net, buffer.clone());
+    let mut naive = Evaluator::new(EvalMode::Naive, &net, buffer.clone());
+    assert_eq!(cached.loss(), naive.loss(), "{example}: committed losses differ");
+    let a = cached.evaluate(&perturbed, &changed).expect("fits");
+    let b = naive.evaluate(&perturbed, &changed).expect("fits");
+    assert_eq!(a, b, "{example}: the cached evaluator disagrees with the naive one for the benchmarked member");
+    assert_eq!(a, fptgen_sim::train::naive_loss(net.model(), &perturbed, &buffer), "{example}: member loss");
+    eprintln!("{example}: loss {} committed, {a} for the member (both modes)", naive.loss());
+
+    let mut group = c.benchmark_group(format!("es_eval/{example}"));
+    group.throughput(Throughput::Elements(buffer.len() as u64));
+    if let Some(n) = sample_size {
+        group.sample_size(n);
+    }
+    for (name, evaluator) in [("cached", &mut cached), ("naive", &mut naive)] {
+        group.bench_function(BenchmarkId::from_parameter(name), |bench| {
+            bench.iter(|| evaluator.evaluate(black_box(&perturbed), black_box(&changed)).expect("fits"))
+        });
+    }
+    group.finish();
+}
+
+fn jet_tagging(c: &mut Criterion) {
+    bench_example(c, "jet_tagging", None);
+}
+
+/// A naive MNIST evaluation is 64 x 177,800 multiply-accumulates: criterion's
+/// minimum of 10 samples keeps the run short.
+fn mnist(c: &mut Criterion) {
+    bench_example(c, "mnist", Some(10));
+}
+
+criterion_group!(benches, jet_tagging, mnist);
+criterion_main!(benches);

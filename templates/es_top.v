@@ -1,0 +1,374 @@
+{% import "macros.txt" as m -%}
+/*
+{% call m::header(" *", gen) %}{% endcall %}
+ *
+ * Network {= n.name =} with its on-chip ES trainer (docs/training.md, "Hardware").
+ *
+ * The inference pipeline ({= n.name =}_net: II {= n.ii =}, latency {= n.latency =} cycles) and:
+ *   - {= t.p =} incremental-training block(s) (fptgen_itb) with {= t.lfsr_width =}-bit LFSR noise
+ *     sources (fptgen_lfsr, {% if t.uniform == 1 %}uniform, {= t.noise_bits =} bits{% else %}rademacher{% endif %} per value);
+ *   - one perturb/update unit (fptgen_es_update, sigma {= t.sigma =}, lr_shift {= t.lr_shift =});
+ *   - the loss accumulator (fptgen_loss_acc) and the {% if t.exact == 1 %}exact{% else %}power-of-two{% endif %} fitness signal;
+ *   - a {= t.m =}-sample buffer (fptgen_sample_buf), loaded through the ld_* stream;
+ *   - the weight-update controller (fptgen_es_ctrl: N = {= t.n =}, {= t.g =} group(s) of
+ *     {= t.p =} over T = {= t.t =} parameters, {= t.cycles_per_iteration =} cycles per iteration).
+ *
+ * Trainable tensors, in training order (each in block RAM, written only
+ * through its memory's trainer port):
+{%- for x in t.tensors %}
+ *   {= x.index =}: {= x.layer =} {% if x.kind == "w" %}weights{% else %}biases{% endif %}, {= x.count =} parameters, clamped to [{= x.lo =}, {= x.hi =}]
+{%- endfor %}
+ *
+ * Streams carry whole vectors (element k at bits [k*W +: W]). in/out are
+ * answered with the committed parameters at any time: at full rate while
+ * training is idle, paused or done, between members while it runs.
+ * ld_x/ld_t load the buffer (targets in the output format) while training
+ * is not running. ctl_* are one-cycle pulses. mon_valid marks events:
+ * kind 0 a member's loss (mon_index = member, on st_last_loss), kind 1 the
+ * baseline loss, kind 2 an update (mon_index = block, mon_param = the new
+ * value as a signed {= t.param_w =}-bit code, mon_grad = the block's accumulator).
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module {= n.name =} (
+    input  wire clk,
+    input  wire rst,
+    input  wire [{= n.in_bits() - 1 =}:0] in_data,
+    input  wire in_valid,
+    output wire in_ready,
+    output wire [{= n.out_bits() - 1 =}:0] out_data,
+    output wire out_valid,
+    input  wire out_ready,
+    // training-sample load stream
+    input  wire [{= n.in_bits() - 1 =}:0] ld_x,
+    input  wire [{= n.out_bits() - 1 =}:0] ld_t,
+    input  wire ld_valid,
+    output wire ld_ready,
+    // control and status
+    input  wire ctl_start,
+    input  wire ctl_pause,
+    input  wire ctl_resume,
+    input  wire [31:0] cfg_iterations,
+    output wire st_busy,
+    output wire st_paused,
+    output wire st_done,
+    output wire [31:0] st_iteration,
+    output wire [{= t.group_w - 1 =}:0] st_group,
+    output wire [{= t.member_w - 1 =}:0] st_member,
+    output wire [31:0] st_last_loss,
+    // training events
+    output wire mon_valid,
+    output wire [1:0] mon_kind,
+    output wire [{= t.index_w() - 1 =}:0] mon_index,
+    output wire [{= t.param_w - 1 =}:0] mon_param,
+    output wire [31:0] mon_grad
+);
+
+localparam integer P = {= t.p =};
+localparam integer PW = {= t.param_w =};   // signed parameter codes
+localparam integer EW = {= t.noise_w =};   // noise values
+localparam integer LW = {= t.lfsr_width =};
+localparam [P*LW-1:0] SEEDS = {= t.seeds_literal() =};
+
+// ---------------------------------------------------------------------------
+// Controller
+wire ext_mode, ext_accept, ld_enable, play, loss_clear;
+wire cur_clear, cur_rewind, cur_step, cur_save, seed;
+wire [{= t.block_w =}:0] active;
+wire [{= t.block_w - 1 =}:0] blk;
+wire op_read, op_perturb, op_restore, op_update, negate, draw, acc_en, grad_clear;
+wire ev_loss, ev_base;
+wire [32:0] signal;
+wire [31:0] loss;
+wire net_in_ready, net_out_valid;
+wire [{= n.out_bits() - 1 =}:0] net_out_data;
+wire ext_in_fire = in_valid && in_ready;
+wire ext_out_fire = out_valid && out_ready;
+wire train_out_fire = !ext_mode && net_out_valid;
+
+fptgen_es_ctrl #(
+    .T({= t.t =}),
+    .P(P),
+    .N({= t.n =}),
+    .M({= t.m =}),
+    .FITNESS({= t.fitness =}),
+    .SERVE_MAX({= t.serve_max =}),
+    .GW({= t.group_w =}),
+    .NW({= t.member_w =}),
+    .JW({= t.block_w =}),
+    .TGW({= t.block_w + 1 =}),
+    .MW({= t.sample_w =})
+) u_ctrl (
+    .clk(clk),
+    .rst(rst),
+    .ctl_start(ctl_start),
+    .ctl_pause(ctl_pause),
+    .ctl_resume(ctl_resume),
+    .cfg_iterations(cfg_iterations),
+    .st_busy(st_busy),
+    .st_paused(st_paused),
+    .st_done(st_done),
+    .st_iteration(st_iteration),
+    .st_group(st_group),
+    .st_member(st_member),
+    .st_last_loss(st_last_loss),
+    .ev_loss(ev_loss),
+    .ev_base(ev_base),
+    .ext_mode(ext_mode),
+    .ext_accept(ext_accept),
+    .ext_in_valid(in_valid),
+    .ext_in_fire(ext_in_fire),
+    .ext_out_fire(ext_out_fire),
+    .train_out_fire(train_out_fire),
+    .ld_enable(ld_enable),
+    .play(play),
+    .loss_clear(loss_clear),
+    .loss(loss),
+    .cur_clear(cur_clear),
+    .cur_rewind(cur_rewind),
+    .cur_step(cur_step),
+    .cur_save(cur_save),
+    .seed(seed),
+    .active(active),
+    .blk(blk),
+    .op_read(op_read),
+    .op_perturb(op_perturb),
+    .op_restore(op_restore),
+    .op_update(op_update),
+    .negate(negate),
+    .draw(draw),
+    .acc_en(acc_en),
+    .grad_clear(grad_clear),
+    .signal(signal)
+);
+
+// ---------------------------------------------------------------------------
+// Sample buffer, pipeline arbitration, loss
+wire [{= n.in_bits() - 1 =}:0] x_data;
+wire [{= n.out_bits() - 1 =}:0] t_data;
+wire x_valid;
+
+fptgen_sample_buf #(
+    .M({= t.m =}),
+    .X_W({= n.in_bits() =}),
+    .T_W({= n.out_bits() =}),
+    .INTERVAL({= n.ii =})
+) u_buf (
+    .clk(clk),
+    .rst(rst),
+    .ld_x(ld_x),
+    .ld_t(ld_t),
+    .ld_valid(ld_valid),
+    .ld_ready(ld_ready),
+    .ld_enable(ld_enable),
+    .play(play),
+    .x_data(x_data),
+    .x_valid(x_valid),
+    .x_ready(!ext_mode && net_in_ready),
+    .t_data(t_data),
+    .t_next(train_out_fire)
+);
+
+assign in_ready = ext_mode && ext_accept && net_in_ready;
+assign out_valid = ext_mode && net_out_valid;
+assign out_data = net_out_data;
+
+fptgen_loss_acc #(
+    .OUTPUTS({= n.outputs =}),
+    .Y_W({= n.y.width =}),
+    .Y_S({= n.y.signed =})
+) u_loss (
+    .clk(clk),
+    .rst(rst),
+    .clear(loss_clear),
+    .add(train_out_fire),
+    .y(net_out_data),
+    .t(t_data),
+    .loss(loss)
+);
+
+// ---------------------------------------------------------------------------
+// Parameter cursor: the current tensor and, per tensor, its position
+reg [{= t.tensor_w - 1 =}:0] tid_reg, tid_saved_reg;
+{%- for x in t.tensors %}
+wire [{= x.addr_w - 1 =}:0] {= x.layer =}_{= x.kind =}_addr;
+wire [{= x.col_w - 1 =}:0] {= x.layer =}_{= x.kind =}_col;
+wire {= x.layer =}_{= x.kind =}_last;
+
+fptgen_param_walk #(
+    .ROWS({= x.rows =}),
+    .COLS({= x.cols =}),
+    .PE({= x.pe =}),
+    .SIMD({= x.simd =}),
+    .AW({= x.addr_w =}),
+    .CW({= x.col_w =})
+) u_walk_{= x.layer =}_{= x.kind =} (
+    .clk(clk),
+    .rst(rst),
+    .clear(cur_clear),
+    .rewind(cur_rewind),
+    .step(cur_step && tid_reg == {= t.tid(x.index) =}),
+    .save(cur_save),
+    .addr({= x.layer =}_{= x.kind =}_addr),
+    .col({= x.layer =}_{= x.kind =}_col),
+    .last({= x.layer =}_{= x.kind =}_last)
+);
+{%- endfor %}
+
+wire cur_last ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= x.layer =}_{= x.kind =}_last :{% endfor %} 1'b0;
+
+always @(posedge clk) begin
+    if (rst || cur_clear) begin
+        tid_reg <= {{= t.tensor_w =}{1'b0}};
+        tid_saved_reg <= {{= t.tensor_w =}{1'b0}};
+    end else if (cur_rewind) begin
+        tid_reg <= tid_saved_reg;
+    end else if (cur_step) begin
+        if (cur_last) begin
+            tid_reg <= tid_reg == {= t.tid(t.tensors.len() - 1) =} ? {{= t.tensor_w =}{1'b0}} : tid_reg + 1'b1;
+        end
+    end else if (cur_save) begin
+        tid_saved_reg <= tid_reg;
+    end
+end
+
+// ---------------------------------------------------------------------------
+// Incremental-training blocks
+wire po2_zero, po2_neg;
+wire [5:0] po2_exp;
+
+fptgen_po2 #(.S_W(33), .EXP_W(6)) u_po2 (
+    .s(signal),
+    .zero(po2_zero),
+    .neg(po2_neg),
+    .exp(po2_exp)
+);
+
+wire [P*EW-1:0] noise_flat;
+wire [P*33-1:0] step_flat;
+wire [P*32-1:0] grad_flat;
+
+generate
+    genvar j;
+    for (j = 0; j < P; j = j + 1) begin : g_block
+        localparam integer J = j;
+        wire on = {1'b0, J[{= t.block_w - 1 =}:0]} < active;
+        wire [{= t.noise_bits - 1 =}:0] bits;
+
+        fptgen_lfsr #(
+            .WIDTH(LW),
+            .SEED(SEEDS[j*LW +: LW]),
+            .BITS({= t.noise_bits =})
+        ) u_lfsr (
+            .clk(clk),
+            .rst(rst || seed),
+            .next(draw && on),
+            .value(bits)
+        );
+
+        fptgen_itb #(
+            .UNIFORM({= t.uniform =}),
+            .NOISE_BITS({= t.noise_bits =}),
+            .LR_SHIFT({= t.lr_shift =}),
+            .EXACT({= t.exact =}),
+            .S_W(33),
+            .EXP_W(6)
+        ) u_itb (
+            .clk(clk),
+            .rst(rst),
+            .noise_bits(bits),
+            .draw(draw && on),
+            .noise(noise_flat[j*EW +: EW]),
+            .acc_en(acc_en && on),
+            .signal(signal),
+            .sig_zero(po2_zero),
+            .sig_neg(po2_neg),
+            .sig_exp(po2_exp),
+            .clear(grad_clear),
+            .grad(grad_flat[j*32 +: 32]),
+            .step(step_flat[j*33 +: 33])
+        );
+    end
+endgenerate
+
+// Committed parameter of each block, read from memory at the group's start
+reg [PW-1:0] committed [0:P-1];
+reg rd_valid_reg;
+reg [{= t.block_w - 1 =}:0] rd_blk_reg;
+reg [{= t.tensor_w - 1 =}:0] rd_tid_reg;
+{%- for x in t.tensors %}
+wire [{= x.width - 1 =}:0] {= x.layer =}_{= x.kind =}_tr_rdata;
+{%- endfor %}
+wire [PW-1:0] rd_value ={% for x in t.tensors %}
+    rd_tid_reg == {= t.tid(x.index) =} ? {% if x.width == t.param_w %}{= x.layer =}_{= x.kind =}_tr_rdata{% else %}{{{= t.param_w - x.width =}{{% if x.signed %}{= x.layer =}_{= x.kind =}_tr_rdata[{= x.width - 1 =}]{% else %}1'b0{% endif %}}}, {= x.layer =}_{= x.kind =}_tr_rdata}{% endif %} :{% endfor %}
+    {PW{1'b0}};
+
+always @(posedge clk) begin
+    rd_valid_reg <= op_read;
+    rd_blk_reg <= blk;
+    rd_tid_reg <= tid_reg;
+    if (rd_valid_reg) begin
+        committed[rd_blk_reg] <= rd_value;
+    end
+end
+
+// The block of the serial phase, through the shared perturb/update unit
+wire [PW-1:0] sel_param = committed[blk];
+wire [PW-1:0] lo ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= t.code(x.lo) =} :{% endfor %} {PW{1'b0}};
+wire [PW-1:0] hi ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= t.code(x.hi) =} :{% endfor %} {PW{1'b0}};
+wire [PW-1:0] perturbed, updated;
+
+fptgen_es_update #(
+    .P_W(PW),
+    .E_W(EW),
+    .SIGMA({= t.sigma =})
+) u_update (
+    .param(sel_param),
+    .lo(lo),
+    .hi(hi),
+    .noise(noise_flat[blk*EW +: EW]),
+    .negate(negate),
+    .step(step_flat[blk*33 +: 33]),
+    .perturbed(perturbed),
+    .updated(updated)
+);
+
+wire op_write = op_perturb || op_restore || op_update;
+wire [PW-1:0] wdata = op_perturb ? perturbed : (op_update ? updated : sel_param);
+wire unused_wdata = ^wdata;
+
+assign mon_valid = ev_loss || ev_base || op_update;
+assign mon_kind = op_update ? 2'd2 : (ev_base ? 2'd1 : 2'd0);
+assign mon_index = op_update ? {% if t.index_w() > t.block_w %}{{{= t.index_w() - t.block_w =}{1'b0}}, blk}{% else %}blk{% endif %} : {% if t.index_w() > t.member_w %}{{{= t.index_w() - t.member_w =}{1'b0}}, st_member}{% else %}st_member{% endif %};
+assign mon_param = updated;
+assign mon_grad = grad_flat[blk*32 +: 32];
+
+// ---------------------------------------------------------------------------
+// The inference pipeline
+{%- for x in t.tensors %}
+wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
+{%- endfor %}
+
+{= n.name =}_net u_net (
+    .clk(clk),
+    .rst(rst),
+    .in_data(ext_mode ? in_data : x_data),
+    .in_valid(ext_mode ? (in_valid && ext_accept) : x_valid),
+    .in_ready(net_in_ready),
+    .out_data(net_out_data),
+    .out_valid(net_out_valid),
+    .out_ready(ext_mode ? out_ready : 1'b1){% for x in t.tensors %},
+    .{= x.layer =}_{= x.kind =}_tr_en({= x.layer =}_{= x.kind =}_sel && (op_read || op_write)),
+    .{= x.layer =}_{= x.kind =}_tr_we({= x.layer =}_{= x.kind =}_sel && op_write),
+    .{= x.layer =}_{= x.kind =}_tr_addr({= x.layer =}_{= x.kind =}_addr),
+    .{= x.layer =}_{= x.kind =}_tr_col({= x.layer =}_{= x.kind =}_col),
+    .{= x.layer =}_{= x.kind =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
+    .{= x.layer =}_{= x.kind =}_tr_rdata({= x.layer =}_{= x.kind =}_tr_rdata){% endfor %}
+);
+
+endmodule
+
+`resetall

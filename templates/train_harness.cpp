@@ -1,0 +1,298 @@
+{% import "macros.txt" as m -%}
+/*
+{% call m::header(" *", gen) %}{% endcall %}
+ *
+ * Verilator harness of {= n.name =}'s on-chip ES training (fptgen cosim --train).
+ *
+ * usage: V{= n.name =} BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG
+ *   BUFFER.hex    {= t.m =} lines "X T": a sample's input vector and target vector, hex
+ *   REQUESTS.hex  input vectors for inference requests, one per line
+ *
+ * Loads the buffer through the ld stream (with random gaps), starts
+ * ITERATIONS iterations and runs until done. With INTERRUPT_PERMILLE > 0,
+ * each cycle presents an inference request with that probability (per
+ * mille), holds the output back at random, and now and then pauses training
+ * for a while and resumes it; a few requests go before the start and after
+ * the end. It writes LOG for fptgen to compare with the simulator:
+ *   B cycle                      training started (st_busy rose)
+ *   I iteration cycle            st_iteration became iteration
+ *   L iteration group member loss              a member's loss (mon kind 0)
+ *   Z iteration group loss                     the baseline loss (mon kind 1)
+ *   U iteration group block param grad        an update (mon kind 2), hex
+ *   A request iteration group output           an answer, tagged with the
+ *                                              iteration and group when the
+ *                                              request was accepted, hex
+ *   P cycle / R cycle            paused / resumed
+ *   D cycle                      done
+ * and calls final(), which dumps every trainable memory to
+ * sim/run/<image>.final. The last line of stdout is RESULT cycles=C.
+ */
+
+#include "V{= n.name =}.h"
+#include "verilated.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace {
+
+constexpr int kInBits = {= n.in_bits() =};
+constexpr int kOutBits = {= n.out_bits() =};
+constexpr int kParamBits = {= t.param_w =};
+
+using Words = std::vector<uint32_t>;  // little-endian 32-bit words
+
+Words parse_hex(const std::string& s, int bits) {
+    Words w((bits + 31) / 32, 0);
+    int pos = 0;
+    for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
+        const char c = s[i];
+        uint32_t d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else continue;
+        for (int b = 0; b < 4; ++b, ++pos) {
+            if (pos < bits && ((d >> b) & 1)) w[pos / 32] |= 1u << (pos % 32);
+        }
+    }
+    return w;
+}
+
+std::string to_hex(const Words& w, int bits) {
+    std::string s;
+    for (int d = (bits + 3) / 4 - 1; d >= 0; --d) {
+        uint32_t v = 0;
+        for (int b = 0; b < 4; ++b) {
+            const int p = 4 * d + b;
+            if (p < bits && ((w[p / 32] >> (p % 32)) & 1)) v |= 1u << b;
+        }
+        s.push_back("0123456789abcdef"[v]);
+    }
+    return s;
+}
+
+template <typename T>
+void set_sig(T& sig, const Words& w) {
+    uint64_t v = w[0];
+    if (w.size() > 1) v |= static_cast<uint64_t>(w[1]) << 32;
+    sig = static_cast<T>(v);
+}
+
+template <std::size_t N>
+void set_sig(VlWide<N>& sig, const Words& w) {
+    for (std::size_t i = 0; i < N; ++i) sig[i] = i < w.size() ? w[i] : 0;
+}
+
+template <typename T>
+Words get_sig(const T& sig, int bits) {
+    const uint64_t v = static_cast<uint64_t>(sig);
+    Words w((bits + 31) / 32, 0);
+    w[0] = static_cast<uint32_t>(v);
+    if (w.size() > 1) w[1] = static_cast<uint32_t>(v >> 32);
+    return w;
+}
+
+template <std::size_t N>
+Words get_sig(const VlWide<N>& sig, int bits) {
+    Words w((bits + 31) / 32, 0);
+    for (std::size_t i = 0; i < w.size() && i < N; ++i) w[i] = sig[i];
+    return w;
+}
+
+struct Rng {
+    uint64_t s;
+    explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
+    uint64_t next() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    }
+    bool permille(int p) { return static_cast<int>(next() % 1000) < p; }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 7) {
+        std::fprintf(stderr, "usage: %s BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG\n", argv[0]);
+        return 3;
+    }
+    std::vector<std::pair<Words, Words>> buffer;
+    {
+        std::ifstream f(argv[1]);
+        std::string x, t;
+        while (f >> x >> t) buffer.emplace_back(parse_hex(x, kInBits), parse_hex(t, kOutBits));
+    }
+    std::vector<Words> requests;
+    {
+        std::ifstream f(argv[2]);
+        std::string line;
+        while (std::getline(f, line)) {
+            if (!line.empty()) requests.push_back(parse_hex(line, kInBits));
+        }
+    }
+    if (buffer.size() != {= t.m =} || requests.empty()) {
+        std::fprintf(stderr, "ERROR need {= t.m =} buffer samples and at least one request (got %zu, %zu)\n", buffer.size(), requests.size());
+        return 3;
+    }
+    Rng rng(std::strtoull(argv[3], nullptr, 10));
+    const uint32_t iterations = static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
+    const int interrupt = std::atoi(argv[5]);
+    FILE* log = std::fopen(argv[6], "w");
+    if (!log) {
+        std::fprintf(stderr, "ERROR cannot write %s\n", argv[6]);
+        return 3;
+    }
+
+    VerilatedContext* ctx = new VerilatedContext;
+    ctx->commandArgs(argc, argv);
+    V{= n.name =}* top = new V{= n.name =}{ctx};
+    uint64_t cycle = 0;
+    auto edge = [&]() {
+        top->eval();
+        top->clk = 1;
+        top->eval();
+        ++cycle;
+        top->clk = 0;
+        top->eval();
+    };
+    top->clk = 0;
+    top->rst = 1;
+    top->in_valid = 0;
+    top->out_ready = 0;
+    top->ld_valid = 0;
+    top->ctl_start = 0;
+    top->ctl_pause = 0;
+    top->ctl_resume = 0;
+    top->cfg_iterations = iterations;
+    for (int i = 0; i < 4; ++i) edge();
+    top->rst = 0;
+
+    // Requests in flight: (request index, iteration, group) in order.
+    std::deque<std::tuple<size_t, uint32_t, uint32_t>> inflight;
+    size_t next_req = 0;
+    bool presenting = false;
+    // One cycle of the external stream: maybe present a request, maybe take an answer.
+    auto stream = [&](int permille, int ready_percent) {
+        if (!presenting && permille > 0 && rng.permille(permille)) presenting = true;
+        top->in_valid = presenting;
+        if (presenting) set_sig(top->in_data, requests[next_req % requests.size()]);
+        top->out_ready = static_cast<int>(rng.next() % 100) < ready_percent;
+        top->eval();
+        if (top->out_valid && top->out_ready) {
+            if (inflight.empty()) {
+                std::printf("ERROR an answer without a request at cycle %llu\n", static_cast<unsigned long long>(cycle));
+                std::exit(1);
+            }
+            auto [r, it, g] = inflight.front();
+            inflight.pop_front();
+            std::fprintf(log, "A %zu %u %u %s\n", r, it, g, to_hex(get_sig(top->out_data, kOutBits), kOutBits).c_str());
+        }
+        if (top->in_valid && top->in_ready) {
+            inflight.emplace_back(next_req % requests.size(), top->st_iteration, static_cast<uint32_t>(top->st_group));
+            ++next_req;
+            presenting = false;
+        }
+    };
+
+    // Load the buffer.
+    for (size_t k = 0; k < buffer.size();) {
+        top->ld_valid = rng.permille(700);
+        set_sig(top->ld_x, buffer[k].first);
+        set_sig(top->ld_t, buffer[k].second);
+        top->eval();
+        const bool take = top->ld_valid && top->ld_ready;
+        edge();
+        if (take) ++k;
+    }
+    top->ld_valid = 0;
+
+    // A few requests before the start.
+    if (interrupt > 0) {
+        for (int i = 0; i < 20; ++i) {
+            stream(500, 70);
+            edge();
+        }
+    }
+
+    top->ctl_start = 1;
+    bool busy = false, done = false, paused = false;
+    uint32_t iteration = 0;
+    uint64_t pause_until = 0;
+    const uint64_t limit = {= t.cycles_per_iteration =}ull * (iterations + 1) * 16 + 100000;
+    uint64_t start_cycle = cycle;
+    while (!done || !inflight.empty() || presenting) {
+        if (cycle - start_cycle > limit) {
+            std::printf("TIMEOUT after %llu cycles (iteration %u)\n", static_cast<unsigned long long>(cycle - start_cycle), iteration);
+            return 2;
+        }
+        if (interrupt > 0) {
+            stream(done ? 0 : interrupt, 70);
+            if (!paused && busy && rng.permille(interrupt / 10)) top->ctl_pause = 1;
+            if (paused && cycle >= pause_until) top->ctl_resume = 1;
+        } else {
+            top->in_valid = 0;
+            top->out_ready = 1;
+            top->eval();
+        }
+        if (top->mon_valid) {
+            const uint32_t it = top->st_iteration;
+            const uint32_t g = static_cast<uint32_t>(top->st_group);
+            switch (top->mon_kind) {
+                case 0:
+                    std::fprintf(log, "L %u %u %u %u\n", it, g, static_cast<uint32_t>(top->mon_index), top->st_last_loss);
+                    break;
+                case 1:
+                    std::fprintf(log, "Z %u %u %u\n", it, g, top->st_last_loss);
+                    break;
+                default:
+                    std::fprintf(log, "U %u %u %u %s %08x\n", it, g, static_cast<uint32_t>(top->mon_index),
+                                 to_hex(get_sig(top->mon_param, kParamBits), kParamBits).c_str(), top->mon_grad);
+            }
+        }
+        edge();
+        top->ctl_start = 0;
+        top->ctl_pause = 0;
+        top->ctl_resume = 0;
+        if (!busy && top->st_busy) {
+            busy = true;
+            std::fprintf(log, "B %llu\n", static_cast<unsigned long long>(cycle));
+        }
+        if (top->st_iteration != iteration) {
+            iteration = top->st_iteration;
+            std::fprintf(log, "I %u %llu\n", iteration, static_cast<unsigned long long>(cycle));
+        }
+        if (top->st_paused != paused) {
+            paused = top->st_paused;
+            if (paused) pause_until = cycle + 1 + rng.next() % 200;
+            std::fprintf(log, "%c %llu\n", paused ? 'P' : 'R', static_cast<unsigned long long>(cycle));
+        }
+        if (!done && top->st_done) {
+            done = true;
+            std::fprintf(log, "D %llu\n", static_cast<unsigned long long>(cycle));
+        }
+    }
+    // A few requests after the end, answered with the trained parameters.
+    if (interrupt > 0) {
+        for (int i = 0; i < 200 && (i < 20 || !inflight.empty() || presenting); ++i) {
+            stream(i < 20 ? 500 : 0, 70);
+            edge();
+        }
+    }
+    std::fclose(log);
+    top->final();
+    std::printf("RESULT cycles=%llu requests=%zu\n", static_cast<unsigned long long>(cycle - start_cycle), next_req);
+    delete top;
+    delete ctx;
+    return 0;
+}
