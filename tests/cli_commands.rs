@@ -124,6 +124,7 @@ fn every_subcommand_documents_every_option() {
         ("check", vec!["--quantize", "MODEL"]),
         ("simulate", vec!["--inputs", "--output", "--input-kind", "--output-kind", "--quantize", "raw", "float"]),
         ("init-weights", vec!["--seed", "--output"]),
+        ("cosim", vec!["--vectors", "--trace", "--train", "--iterations", "--interrupt-rate"]),
     ] {
         let (code, out, err) = fptgen(&[cmd, "--help"], &root());
         assert_eq!(code, 0, "{err}");
@@ -149,6 +150,11 @@ fn report_has_the_training_schedule() {
     assert_eq!(t["trainable_params"], 6);
     assert_eq!(t["groups"], 3);
     assert_eq!(t["forward_passes_per_iteration_per_image"], 12);
+    // Cycles per iteration, by docs/training.md's schedule: II 1, latency 2,
+    // M 4, so E = (4 - 1) * 1 + 2 + 2 = 7; a group of tg = 2 takes
+    // N * (2*tg + E + 5) + 2*tg + 4 = 4 * 16 + 8 = 72 cycles; 3 groups.
+    assert_eq!(t["cycles_per_iteration"], 216);
+    assert_eq!(report["network"]["trainer"]["p"], 2);
     // A model without a training section has none.
     let model = root().join("examples/mnist/model.yaml");
     let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "mnist"], dir.path());
@@ -156,4 +162,28 @@ fn report_has_the_training_schedule() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("mnist/report.json")).expect("report")).expect("json");
     assert!(report["network"]["training"].is_null());
+}
+
+#[test]
+fn cosim_train_refuses_bad_options() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tiny = root().join("examples/tiny/model.yaml");
+    let mnist = root().join("examples/mnist/model.yaml");
+    for (model, extra, words) in [
+        (&tiny, vec!["--train", "--interrupt-rate", "1.5"], vec!["--interrupt-rate", "between 0 and 1"]),
+        (&tiny, vec!["--train", "--iterations", "0"], vec!["--iterations", "between 1 and"]),
+        (&mnist, vec!["--train"], vec!["mnist", "model.yaml", "training:"]),
+    ] {
+        let mut args = vec!["cosim", model.to_str().expect("utf8")];
+        args.extend(extra);
+        let (code, _, err) = fptgen(&args, dir.path());
+        assert_eq!(code, 1, "{args:?}: {err}");
+        for w in words {
+            assert!(err.contains(w), "{args:?}: expected {w:?} in {err}");
+        }
+    }
+    // --iterations without --train is a usage error.
+    let (code, _, err) = fptgen(&["cosim", tiny.to_str().expect("utf8"), "--iterations", "2"], dir.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(std::fs::read_dir(dir.path()).expect("dir").next().is_none(), "nothing may be written");
 }

@@ -1,7 +1,9 @@
 //! `fptgen generate` and `fptgen cosim` on the examples: every output bit
 //! equal to the simulator's, measured cycles equal to report.json's, the
 //! generated Verilog lint-clean, and the per-layer handshakes visible in the
-//! VCD trace. Needs Verilator: the test fails (it does not skip) without it.
+//! VCD trace. On the examples with a trainer, `cosim --train` with
+//! interruptions: training bit-exact, every injected request answered
+//! correctly, cycles per iteration equal to report.json's. Needs Verilator: the test fails (it does not skip) without it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,17 +21,24 @@ fn parse_summary(line: &str) -> [i64; 6] {
     [nums[0], nums[1], nums[2], nums[3], nums[4], nums[5]]
 }
 
-fn cosim_example(name: &str, vectors: usize) {
+/// Training co-simulation options: iterations and interrupt rate.
+struct Train(u64, &'static str);
+
+fn cosim_example(name: &str, vectors: usize, train: Option<Train>) {
     require("verilator");
     let dir = tempfile::tempdir().expect("tempdir");
     let model = root().join(format!("examples/{name}/model.yaml"));
     let out = dir.path().join("out");
-    let (code, stdout, err) = fptgen(
-        &["cosim", model.to_str().expect("utf8"), "--vectors", &vectors.to_string(), "--seed", "7", "-o", out.to_str().expect("utf8")],
-        dir.path(),
-    );
+    let vs = vectors.to_string();
+    let mut args = vec!["cosim", model.to_str().expect("utf8"), "--vectors", &vs, "--seed", "7", "-o", out.to_str().expect("utf8")];
+    let iterations = train.as_ref().map(|t| t.0.to_string()).unwrap_or_default();
+    if let Some(t) = &train {
+        args.extend(["--train", "--iterations", &iterations, "--interrupt-rate", t.1]);
+    }
+    let (code, stdout, err) = fptgen(&args, dir.path());
     assert_eq!(code, 0, "cosim {name} failed:\n{stdout}\n{err}");
-    let [n, mismatches, ii, lat, pii, plat] = parse_summary(stdout.trim());
+    let mut lines = stdout.lines();
+    let [n, mismatches, ii, lat, pii, plat] = parse_summary(lines.next().expect("summary"));
     assert_eq!((n, mismatches), (vectors as i64, 0), "{stdout}");
     assert_eq!((ii, lat), (pii, plat), "{stdout}");
     // The prediction printed is the one report.json holds.
@@ -37,6 +46,24 @@ fn cosim_example(name: &str, vectors: usize) {
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).expect("report.json")).expect("json");
     assert_eq!(report["network"]["ii"].as_i64(), Some(pii));
     assert_eq!(report["network"]["latency"].as_i64(), Some(plat));
+    if let Some(t) = train {
+        let line = lines.next().unwrap_or_else(|| panic!("no training line:\n{stdout}"));
+        let count = |key: &str| -> u64 {
+            let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+            rest.split_whitespace().next().and_then(|w| w.parse().ok()).unwrap_or_else(|| panic!("{key} in {line}"))
+        };
+        let training = &report["network"]["training"];
+        let groups = training["groups"].as_u64().expect("groups");
+        let population = training["population"].as_u64().expect("population");
+        assert_eq!(count("groups "), groups * t.0, "{line}");
+        assert_eq!(count("member losses "), groups * population * t.0, "{line}");
+        assert_eq!(count("updates "), training["trainable_params"].as_u64().expect("T") * t.0, "{line}");
+        assert!(count("answers ") > 0 && count("pauses ") > 0, "no interruption happened: {line}");
+        // Measured cycles: one entry per iteration, each equal to report.json's.
+        let predicted = training["cycles_per_iteration"].as_u64().expect("cycles_per_iteration");
+        let want = format!("measured {:?}, predicted {predicted}", vec![predicted; t.0 as usize]);
+        assert!(line.contains(&want), "{line}\nwanted: {want}");
+    }
     lint(&out);
 }
 
@@ -58,17 +85,17 @@ fn lint(out: &Path) {
 
 #[test]
 fn cosim_tiny() {
-    cosim_example("tiny", 200);
+    cosim_example("tiny", 200, Some(Train(3, "0.05")));
 }
 
 #[test]
 fn cosim_jet_tagging() {
-    cosim_example("jet_tagging", 100);
+    cosim_example("jet_tagging", 100, Some(Train(1, "0.01")));
 }
 
 #[test]
 fn cosim_mnist() {
-    cosim_example("mnist", 24);
+    cosim_example("mnist", 24, None);
 }
 
 #[test]

@@ -182,13 +182,8 @@ fn mismatch(msg: String) -> CosimError {
 }
 
 /// Runs the training co-simulation of the design generated in `dir`.
-pub fn run_train(
-    dir: &Path,
-    plan: &NetworkPlan,
-    t: &TrainHwPlan,
-    net: &Network,
-    opts: TrainCosimOptions,
-) -> Result<TrainCosimResult, CosimError> {
+pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosimOptions) -> Result<TrainCosimResult, CosimError> {
+    let t = plan.trainer.as_ref().ok_or_else(|| CosimError::Harness("the design has no trainer".into()))?;
     let dir = &std::path::absolute(dir).map_err(io(dir))?;
     let model = net.model();
     let training = model.training.ok_or_else(|| CosimError::Harness("the model has no training: section".into()))?;

@@ -24,6 +24,8 @@ use fptgen_sim::fixed::{Format, Overflow, Quant};
 use fptgen_sim::model::{Activation, Model, Trainable};
 use serde::Serialize;
 
+use crate::train_plan::{train_plan, TrainHwPlan};
+
 /// A fixed-point format as the RTL library's parameters spell it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HwFormat {
@@ -174,7 +176,7 @@ impl LayerPlan {
 }
 
 /// The training schedule of a model with a `training:` section.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrainingPlan {
     /// T, trainable parameters.
     pub trainable_params: u64,
@@ -187,6 +189,11 @@ pub struct TrainingPlan {
     /// Forward passes per iteration per buffered image: G * N (plus G
     /// unperturbed passes with baseline fitness); seed 003's Table II figure.
     pub forward_passes_per_iteration_per_image: u64,
+    /// Clock cycles of one iteration on the generated trainer, every
+    /// overhead included (`crate::train_plan`); co-simulation measures it.
+    pub cycles_per_iteration: u64,
+    /// One iteration in microseconds at the model's clock.
+    pub iteration_us: f64,
 }
 
 /// The hardware plan of a whole network.
@@ -214,6 +221,8 @@ pub struct NetworkPlan {
     pub latency: u64,
     /// The training schedule, if the model has a `training:` section.
     pub training: Option<TrainingPlan>,
+    /// The on-chip trainer, if the model has a `training:` section.
+    pub trainer: Option<TrainHwPlan>,
 }
 
 impl NetworkPlan {
@@ -302,7 +311,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
         .collect();
     let ii = layers.iter().map(|l| l.cycles).max().unwrap_or(1);
     let latency = layers.iter().map(|l| l.latency).sum::<u64>() + layers.len().saturating_sub(1) as u64;
-    NetworkPlan {
+    let mut n = NetworkPlan {
         name: model.name.clone(),
         part: model.part.clone(),
         clock_period_ns: model.clock_period_ns,
@@ -321,7 +330,16 @@ pub fn plan(model: &Model) -> NetworkPlan {
                 population: t.population,
                 groups: t.groups(trainable),
                 forward_passes_per_iteration_per_image: t.passes_per_iteration(trainable),
+                cycles_per_iteration: 0,
+                iteration_us: 0.0,
             }
         }),
+        trainer: None,
+    };
+    n.trainer = train_plan(model, &n);
+    if let (Some(t), Some(hw)) = (n.training.as_mut(), n.trainer.as_ref()) {
+        t.cycles_per_iteration = hw.cycles_per_iteration;
+        t.iteration_us = hw.cycles_per_iteration as f64 * model.clock_period_ns / 1000.0;
     }
+    n
 }

@@ -202,7 +202,8 @@ pub struct Report<'a> {
     pub inferences_per_second: f64,
     /// Latency in ns at the model's clock.
     pub latency_ns: f64,
-    /// The full plan (layers, formats, folding, cycles, memories).
+    /// The full plan (layers, formats, folding, cycles, memories, and the
+    /// trainer with its schedule).
     pub network: &'a NetworkPlan,
 }
 
@@ -229,13 +230,13 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
     }
     let first = n.layers.first().map(|l| l.name.as_str()).unwrap_or("");
     let last = n.layers.last().map(|l| l.name.as_str()).unwrap_or("");
-    let trainer = crate::train_plan::train_plan(model, n);
+    let trainer = n.trainer.as_ref();
     let module_name = if trainer.is_some() { format!("{}_net", n.name) } else { n.name.clone() };
     files.push(GeneratedFile::text(
         format!("rtl/{module_name}.v"),
         TopTemplate { gen, n, module_name: module_name.clone(), layers: &views, first, last }.render()?,
     ));
-    if let Some(t) = &trainer {
+    if let Some(t) = trainer {
         files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), EsTopTemplate { gen, n, t }.render()?));
     }
     for (l, p) in model.layers.iter().zip(&params.layers) {
@@ -265,7 +266,7 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
             .collect()
     };
     files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, tied_inputs }.render()?));
-    if let Some(t) = &trainer {
+    if let Some(t) = trainer {
         files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, t }.render()?));
     }
     let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n) }.render()?);

@@ -64,7 +64,7 @@ pub struct TrainTensor {
 pub struct TrainHwPlan {
     /// T, trainable parameters.
     pub t: u64,
-    /// P, blocks.
+    /// P, blocks built: the model's `blocks`, at most T.
     pub p: usize,
     /// N, population.
     pub n: usize,
@@ -184,7 +184,9 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         }
     }
     let t: u64 = tensors.iter().map(|x| x.count).sum();
-    let p = tr.blocks;
+    // Blocks beyond T would idle in every group: build min(P, T) of them
+    // (the schedule and the results are the same).
+    let p = tr.blocks.min(t as usize);
     let g = t.div_ceil(p as u64);
     let last_group = (t - (g - 1) * p as u64) as usize;
     let uniform = tr.noise.distribution == Distribution::Uniform;

@@ -13,80 +13,10 @@ use fptgen_generator::render::{render, GenInfo};
 use fptgen_sim::model;
 use fptgen_sim::network::Network;
 use proptest::prelude::*;
+
+mod common;
+use common::random_net::network;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
-
-const QUANT: [&str; 7] = ["AP_RND", "AP_RND_ZERO", "AP_RND_MIN_INF", "AP_RND_INF", "AP_RND_CONV", "AP_TRN", "AP_TRN_ZERO"];
-const OVF: [&str; 4] = ["AP_SAT", "AP_SAT_ZERO", "AP_SAT_SYM", "AP_WRAP"];
-
-fn format(max_w: u32) -> impl Strategy<Value = String> {
-    (any::<bool>(), 1..=max_w, -3i32..=8, 0..QUANT.len(), 0..OVF.len()).prop_map(|(s, w, i, q, o)| {
-        format!("{}<{w},{i},{},{}>", if s { "ap_fixed" } else { "ap_ufixed" }, QUANT[q], OVF[o])
-    })
-}
-
-#[derive(Debug, Clone)]
-struct LayerSpec {
-    outputs: usize,
-    relu: bool,
-    weight: String,
-    bias: String,
-    accum: String,
-    output: String,
-    pe_pick: usize,
-    simd_pick: usize,
-    train_w: bool,
-    train_b: bool,
-}
-
-fn layer() -> impl Strategy<Value = LayerSpec> {
-    (
-        (1usize..=9, any::<bool>(), format(8), format(10), format(24), format(12)),
-        (any::<usize>(), any::<usize>(), any::<bool>(), any::<bool>()),
-    )
-        .prop_map(|((outputs, relu, weight, bias, accum, output), (pe_pick, simd_pick, train_w, train_b))| LayerSpec {
-            outputs,
-            relu,
-            weight,
-            bias,
-            accum,
-            output,
-            pe_pick,
-            simd_pick,
-            train_w,
-            train_b,
-        })
-}
-
-fn network() -> impl Strategy<Value = (String, u64)> {
-    (1usize..=9, format(12), prop::collection::vec(layer(), 1..=3), any::<u64>()).prop_map(|(inputs, xf, layers, seed)| {
-        let mut y = format!("name: rnd\ninput:\n  shape: [{inputs}]\n  format: '{xf}'\nweights: w.npz\nlayers:\n");
-        let mut n_in = inputs;
-        for (k, l) in layers.iter().enumerate() {
-            // Any PE in 1..=outputs and SIMD in 1..=inputs, dividing or not.
-            let pe = 1 + l.pe_pick % l.outputs;
-            let simd = 1 + l.simd_pick % n_in;
-            let mut trainable = Vec::new();
-            if l.train_w {
-                trainable.push("weights");
-            }
-            if l.train_b {
-                trainable.push("biases");
-            }
-            y += &format!(
-                "  - name: l{k}\n    type: dense\n    inputs: {n_in}\n    outputs: {}\n    activation: {}\n    precision: {{weight: '{}', bias: '{}', accum: '{}', output: '{}'}}\n    pe: {pe}\n    simd: {simd}\n    trainable: [{}]\n",
-                l.outputs,
-                if l.relu { "relu" } else { "linear" },
-                l.weight,
-                l.bias,
-                l.accum,
-                l.output,
-                trainable.join(", ")
-            );
-            n_in = l.outputs;
-        }
-        (y, seed)
-    })
-}
 
 fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -111,5 +41,5 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
         Config { cases: 20, max_shrink_iters: 8, failure_persistence: None, ..Config::default() },
         TestRng::from_seed(RngAlgorithm::ChaCha, &[42; 32]),
     );
-    runner.run(&network(), |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("{e}"));
+    runner.run(&network(false), |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("{e}"));
 }

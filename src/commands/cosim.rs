@@ -5,7 +5,6 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use fptgen_generator::cosim;
 use fptgen_generator::cosim_train::{self, TrainCosimOptions};
-use fptgen_generator::train_plan::train_plan;
 use fptgen_sim::network::Network;
 
 /// `fptgen cosim --train`'s options.
@@ -67,13 +66,13 @@ pub fn run(
             r.predicted_latency
         );
     }
-    if let (Some(t), Some(tp)) = (train, train_plan(net.model(), &plan)) {
+    if let Some(t) = train {
         let opts = TrainCosimOptions {
             iterations: t.iterations,
             interrupt_permille: (t.interrupt_rate * 1000.0).round() as u32,
             seed,
         };
-        let r = cosim_train::run_train(&dir, &plan, &tp, &net, opts)?;
+        let r = cosim_train::run_train(&dir, &plan, &net, opts)?;
         println!("training: {}", r.summary());
     }
     Ok(())

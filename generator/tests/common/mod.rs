@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod random_net;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

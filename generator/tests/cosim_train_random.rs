@@ -1,0 +1,74 @@
+//! Co-simulation of on-chip ES training on random networks (the strategy of
+//! `cosim_random`, with at least one trainable tensor, so tensors of
+//! different formats share the blocks), one case for every combination of
+//! fitness (antithetic, baseline, plain), loss quantization (po2, exact) and
+//! noise distribution (rademacher, uniform), with random N, P, M, LFSR
+//! width, noise bits, shifts and seed. Every member loss, accumulator,
+//! update, answer to an injected inference request, iteration's cycle count
+//! and final memory must equal the simulator's (`cosim_train::run_train`).
+//! Needs Verilator: fails (does not skip) without it.
+
+use fptgen_generator::cosim;
+use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
+use fptgen_generator::output::write_dir;
+use fptgen_generator::plan::plan;
+use fptgen_generator::render::{render, GenInfo};
+use fptgen_sim::model;
+use fptgen_sim::network::Network;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+
+mod common;
+use common::random_net::network;
+
+const FITNESS: [&str; 3] = ["antithetic", "baseline", "plain"];
+const QUANTIZATION: [&str; 2] = ["po2", "exact"];
+const DISTRIBUTION: [&str; 2] = ["rademacher", "uniform"];
+
+/// The `training:` section for combination `combo` (0..12) and random choices.
+fn training(combo: usize) -> impl Strategy<Value = String> {
+    (1usize..=3, 1usize..=4, 1usize..=5, 0usize..3, 1u32..=8, 0u32..=3, 0u32..=6, any::<u64>()).prop_map(
+        move |(pairs, blocks, buffer, width, bits, sigma, lr, seed)| {
+            let fitness = FITNESS[combo % 3];
+            let quant = QUANTIZATION[(combo / 3) % 2];
+            let dist = DISTRIBUTION[combo / 6];
+            let width = [8, 16, 32][width];
+            format!(
+                "training:\n  population: {}\n  blocks: {blocks}\n  buffer: {buffer}\n  noise: {{width: {width}, distribution: {dist}, bits: {bits}}}\n  perturb_shift: {sigma}\n  lr_shift: {lr}\n  fitness: {fitness}\n  loss_quantization: {quant}\n  seed: {seed}\n",
+                2 * pairs
+            )
+        },
+    )
+}
+
+fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
+    let fail = |e: String| TestCaseError::fail(format!("{e}\n{yaml}"));
+    let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+    let path = dir.path().join("model.yaml");
+    let m = model::parse(yaml, &path).map_err(|e| fail(e.to_string()))?;
+    let params = fptgen_sim::weights::random(&m, seed);
+    let n = plan(&m);
+    prop_assert!(n.trainer.is_some(), "no trainer planned\n{yaml}");
+    let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
+    let files = render(&m, &params, &n, &gen).map_err(|e| fail(e.to_string()))?;
+    let out = dir.path().join("out");
+    write_dir(&out, &files).map_err(|e| fail(e.to_string()))?;
+    let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;
+    let opts = TrainCosimOptions { iterations: 2, interrupt_permille: 20, seed };
+    let r = run_train(&out, &n, &net, opts).map_err(|e| fail(e.to_string()))?;
+    prop_assert!(r.answers > 0 && r.losses > 0 && r.updates > 0, "nothing was checked: {}\n{yaml}", r.summary());
+    Ok(())
+}
+
+#[test]
+fn random_training_is_bit_exact_for_every_mode() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    for combo in 0..12 {
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 7; 32]),
+        );
+        let case = (network(true), training(combo)).prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
+        runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("combination {combo}: {e}"));
+    }
+}
