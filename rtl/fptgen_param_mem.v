@@ -81,17 +81,21 @@ end
 assign rd_data = rd_data_reg;
 
 generate
+    genvar c;
     if (WRITABLE != 0) begin : g_trainer_port
         reg [COLS*COL_W-1:0] tr_word_reg;
         reg [COL_SEL_W-1:0]  tr_col_reg;
-        integer c;
+        for (c = 0; c < COLS; c = c + 1) begin : g_col
+            localparam integer COL_I = c;
+            localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
+            always @(posedge clk) begin
+                if (tr_en && tr_we && tr_col == COL) begin
+                    mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
+                end
+            end
+        end
         always @(posedge clk) begin
             if (tr_en) begin
-                for (c = 0; c < COLS; c = c + 1) begin
-                    if (tr_we && {{(32 - COL_SEL_W){1'b0}}, tr_col} == c) begin
-                        mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
-                    end
-                end
                 tr_word_reg <= mem[tr_addr];
                 tr_col_reg <= tr_col;
             end
