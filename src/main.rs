@@ -78,6 +78,31 @@ enum Command {
         /// Convert weights that their format cannot represent exactly (see `check --quantize`).
         #[arg(long)]
         quantize: bool,
+        #[command(flatten)]
+        overrides: commands::TrainingOverrides,
+    },
+    /// Estimate the generated design's resources with yosys.
+    ///
+    /// Generates the design (into --output, or a temporary directory) and
+    /// runs its `synth/synth.ys`: yosys `synth_xilinx -family xcu` (the
+    /// UltraScale family), out of context, hierarchy kept. Prints the totals
+    /// (LUTs, flip-flops, carry chains, DSP48E2, block RAM) with their share
+    /// of the part's capacity, and the longest combinational path in cells as
+    /// a timing proxy; with --output also writes reports/synth.md (per
+    /// module) and reports/synth.json. Estimates, not Vivado results: the
+    /// design's vivado/build.tcl runs the real flow.
+    Synth {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Generate into this directory (kept) instead of a temporary one.
+        #[arg(long, short, value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// Convert weights that their format cannot represent exactly (see `check --quantize`).
+        #[arg(long)]
+        quantize: bool,
+        #[command(flatten)]
+        overrides: commands::TrainingOverrides,
     },
     /// Co-simulate the generated Verilog against the bit-accurate simulator.
     ///
@@ -208,7 +233,12 @@ fn main() -> ExitCode {
         Command::Simulate { model, inputs, output, input_kind, output_kind, quantize } => {
             commands::simulate::run(&model, &inputs, output.as_deref(), input_kind, output_kind, quantize)
         }
-        Command::Generate { model, output, quantize } => commands::generate::run(&model, &output, quantize),
+        Command::Generate { model, output, quantize, overrides } => {
+            commands::generate::run(&model, &output, quantize, overrides)
+        }
+        Command::Synth { model, output, quantize, overrides } => {
+            commands::synth::run(&model, output.as_deref(), quantize, overrides)
+        }
         Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate } => {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
             commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train)

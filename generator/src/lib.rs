@@ -11,8 +11,10 @@ pub mod bits;
 pub mod cosim;
 pub mod cosim_train;
 pub mod output;
+pub mod part;
 pub mod plan;
 pub mod render;
+pub mod synth;
 pub mod train_plan;
 
 /// fptgen's version, written into every generated file.

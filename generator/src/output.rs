@@ -133,3 +133,35 @@ fn commit(tmp: &Path, dir: &Path, files: &[GeneratedFile], existing: bool) -> Re
     }
     Ok(())
 }
+
+/// Adds `files` to a directory that fptgen wrote (it has a manifest): each
+/// is written to a temporary name and moved into place, and listed in the
+/// manifest. Refuses a path that exists and is not in the manifest.
+pub fn add_files(dir: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
+    let mut manifest = read_manifest(dir).ok_or_else(|| OutputError::Foreign(dir.to_path_buf()))?;
+    for f in files {
+        let target = dir.join(&f.path);
+        if target.exists() && !manifest.contains(&f.path) {
+            return Err(OutputError::ForeignFile(target));
+        }
+    }
+    for f in files {
+        let target = dir.join(&f.path);
+        if let Some(p) = target.parent() {
+            fs::create_dir_all(p).map_err(io_err(p))?;
+        }
+        let tmp = target.with_file_name(format!(
+            ".{}.fptgen-partial-{}",
+            target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            std::process::id()
+        ));
+        fs::write(&tmp, &f.contents).map_err(io_err(&tmp))?;
+        fs::rename(&tmp, &target).map_err(io_err(&target))?;
+        manifest.insert(f.path.clone());
+    }
+    let text: String = manifest.iter().map(|p| format!("{}\n", p.display())).collect();
+    let m = dir.join(MANIFEST);
+    let tmp = dir.join(format!(".{MANIFEST}.partial-{}", std::process::id()));
+    fs::write(&tmp, text).map_err(io_err(&tmp))?;
+    fs::rename(&tmp, &m).map_err(io_err(&m))
+}

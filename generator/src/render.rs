@@ -24,7 +24,7 @@ pub struct GeneratedFile {
 
 impl GeneratedFile {
     /// A text file; a final newline is added if the text lacks one.
-    fn text(path: impl Into<PathBuf>, mut text: String) -> Self {
+    pub fn text(path: impl Into<PathBuf>, mut text: String) -> Self {
         if !text.ends_with('\n') {
             text.push('\n');
         }
@@ -169,6 +169,45 @@ struct BuildTemplate<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "design.xdc")]
+struct XdcTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    io_percent: u32,
+    io_delay_ns: f64,
+}
+
+impl XdcTemplate<'_> {
+    fn fmt1(&self, x: impl std::borrow::Borrow<f64>) -> String {
+        format!("{:.1}", x.borrow())
+    }
+
+    fn fmt3(&self, x: impl std::borrow::Borrow<f64>) -> String {
+        format!("{:.3}", x.borrow())
+    }
+}
+
+#[derive(Template)]
+#[template(path = "vivado_build.tcl")]
+struct VivadoTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    rtl_files: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "synth.ys")]
+struct YosysTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    rtl_files: Vec<String>,
+}
+
+/// Share of the clock period that the XDC leaves to the logic outside an
+/// out-of-context block, on each side (input and output delay).
+pub const IO_DELAY_PERCENT: u32 = 20;
+
+#[derive(Template)]
 #[template(path = "report.md")]
 struct ReportMdTemplate<'a> {
     gen: &'a GenInfo,
@@ -269,6 +308,13 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
     if let Some(t) = trainer {
         files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, t }.render()?));
     }
+    let io_delay_ns = n.clock_period_ns * f64::from(IO_DELAY_PERCENT) / 100.0;
+    files.push(GeneratedFile::text(
+        format!("constraints/{}.xdc", n.name),
+        XdcTemplate { gen, n, io_percent: IO_DELAY_PERCENT, io_delay_ns }.render()?,
+    ));
+    files.push(GeneratedFile::text("vivado/build.tcl", VivadoTemplate { gen, n, rtl_files: rtl_files(n) }.render()?));
+    files.push(GeneratedFile::text("synth/synth.ys", YosysTemplate { gen, n, rtl_files: rtl_files(n) }.render()?));
     let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n) }.render()?);
     build.executable = true;
     files.push(build);

@@ -18,8 +18,9 @@ pub fn write_design(model: &Model, params: &Params, out: &Path) -> anyhow::Resul
 }
 
 /// Runs `fptgen generate`.
-pub fn run(model: &Path, out: &Path, quantize: bool) -> anyhow::Result<()> {
-    let (model, params) = super::load(model, quantize)?;
+pub fn run(model: &Path, out: &Path, quantize: bool, overrides: super::TrainingOverrides) -> anyhow::Result<()> {
+    let (mut model, params) = super::load(model, quantize)?;
+    overrides.apply(&mut model)?;
     let n = write_design(&model, &params, out)?;
     println!(
         "wrote {}: {} layers, II {} cycles, latency {} cycles ({:.1} ns), {:.0} inferences/s at {} ns",

@@ -5,12 +5,45 @@ pub mod cosim;
 pub mod generate;
 pub mod init_weights;
 pub mod simulate;
+pub mod synth;
 pub mod train_es;
 
 use std::path::Path;
 
 use fptgen_sim::model::Model;
 use fptgen_sim::weights::{self, Conversion, Params};
+
+/// Command-line replacements for a model's `training:` settings, for
+/// sweeping one design over several block counts or populations.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct TrainingOverrides {
+    /// Replace the `training:` section's `blocks` (P).
+    #[arg(long, value_name = "P")]
+    pub blocks: Option<usize>,
+    /// Replace the `training:` section's `population` (N).
+    #[arg(long, value_name = "N")]
+    pub population: Option<usize>,
+}
+
+impl TrainingOverrides {
+    /// Applies the replacements to `model`; an error if there is nothing
+    /// to replace or the result is not a valid section.
+    pub fn apply(&self, model: &mut Model) -> anyhow::Result<()> {
+        if self.blocks.is_none() && self.population.is_none() {
+            return Ok(());
+        }
+        let Some(t) = model.training.as_mut() else {
+            anyhow::bail!("{}: --blocks and --population need a `training:` section in the model", model.source.display());
+        };
+        if let Some(p) = self.blocks {
+            t.blocks = p;
+        }
+        if let Some(n) = self.population {
+            t.population = n;
+        }
+        t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population: {e}", model.source.display()))
+    }
+}
 
 /// Loads a model file and its weights archive.
 pub fn load(model: &Path, quantize: bool) -> anyhow::Result<(Model, Params)> {

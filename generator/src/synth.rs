@@ -1,0 +1,397 @@
+//! Resource estimates with yosys (`synth_xilinx -family xcu`): runs the
+//! script `fptgen generate` writes (`synth/synth.ys`), and reads its
+//! statistics back, per module and in total, with the longest
+//! combinational path as a timing proxy.
+//!
+//! yosys keeps the hierarchy, so `stat` lists every (parameterized) module
+//! once with its own cells, and a `design hierarchy` section with the
+//! instance tree and the totals. Modules are reported by their base name
+//! (`$paramod$<hash>\fptgen_cast` is `fptgen_cast`), summed over their
+//! parameterizations and instances.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::part::Part;
+
+/// Xilinx primitives counted, grouped as the reports show them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Resources {
+    /// LUT1..LUT6, and INV (a LUT1 unless absorbed).
+    pub luts: u64,
+    /// LUTs used as distributed RAM or shift registers (RAM32M16, RAM64X1D,
+    /// SRL16E, ...), counted in the LUTs each primitive occupies.
+    pub lutram: u64,
+    /// Flip-flops (FDRE, FDSE, FDCE, FDPE).
+    pub ffs: u64,
+    /// Carry chains as yosys maps them (CARRY4 or CARRY8).
+    pub carry: u64,
+    /// DSP48E2 slices.
+    pub dsps: u64,
+    /// RAMB36E2 blocks.
+    pub ramb36: u64,
+    /// RAMB18E2 blocks.
+    pub ramb18: u64,
+    /// MUXF7/8/9.
+    pub muxf: u64,
+}
+
+impl Resources {
+    /// Block RAM in 36 Kb units (an 18 Kb block is half).
+    pub fn bram36(&self) -> f64 {
+        self.ramb36 as f64 + self.ramb18 as f64 / 2.0
+    }
+
+    fn add_cell(&mut self, cell: &str, n: u64) -> bool {
+        if let Some(luts) = lutram_luts(cell) {
+            self.lutram += luts * n;
+            return true;
+        }
+        let slot = match cell {
+            c if (c.starts_with("LUT") && c.len() == 4) || c == "INV" => &mut self.luts,
+            "FDRE" | "FDSE" | "FDCE" | "FDPE" => &mut self.ffs,
+            "CARRY4" | "CARRY8" => &mut self.carry,
+            "DSP48E2" | "DSP48E1" => &mut self.dsps,
+            "RAMB36E2" | "RAMB36E1" => &mut self.ramb36,
+            "RAMB18E2" | "RAMB18E1" => &mut self.ramb18,
+            "MUXF7" | "MUXF8" | "MUXF9" => &mut self.muxf,
+            _ => return false,
+        };
+        *slot += n;
+        true
+    }
+
+    fn scaled(&self, k: u64) -> Resources {
+        Resources {
+            luts: self.luts * k,
+            lutram: self.lutram * k,
+            ffs: self.ffs * k,
+            carry: self.carry * k,
+            dsps: self.dsps * k,
+            ramb36: self.ramb36 * k,
+            ramb18: self.ramb18 * k,
+            muxf: self.muxf * k,
+        }
+    }
+
+    fn plus(&self, o: &Resources) -> Resources {
+        Resources {
+            luts: self.luts + o.luts,
+            lutram: self.lutram + o.lutram,
+            ffs: self.ffs + o.ffs,
+            carry: self.carry + o.carry,
+            dsps: self.dsps + o.dsps,
+            ramb36: self.ramb36 + o.ramb36,
+            ramb18: self.ramb18 + o.ramb18,
+            muxf: self.muxf + o.muxf,
+        }
+    }
+}
+
+/// LUTs a distributed-RAM or shift-register primitive occupies (UG574).
+fn lutram_luts(cell: &str) -> Option<u64> {
+    Some(match cell {
+        "RAM32M16" | "RAM64M8" | "RAM256X1D" => 8,
+        "RAM32M" | "RAM64M" | "RAM128X1D" | "RAM256X1S" => 4,
+        "RAM32X1D" | "RAM64X1D" | "RAM128X1S" => 2,
+        "RAM32X1S" | "RAM64X1S" => 1,
+        c if c.starts_with("SRL") => 1,
+        _ => return None,
+    })
+}
+
+/// One module of the design, summed over its instances (and
+/// parameterizations).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModuleUse {
+    /// Base module name.
+    pub name: String,
+    /// Instances in the design.
+    pub instances: u64,
+    /// Its own primitives (submodules excluded), over all instances.
+    pub own: Resources,
+    /// Its primitives with those of its submodules, over all instances
+    /// (what Vivado's hierarchical utilization report shows).
+    pub inclusive: Resources,
+}
+
+/// Shares of the part's capacity, in percent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Shares {
+    /// LUTs (LUT and LUTRAM primitives).
+    pub luts: f64,
+    /// Flip-flops.
+    pub ffs: f64,
+    /// Carry chains, in CARRY8 units (a CARRY4 is half of one).
+    pub carry8: f64,
+    /// DSP slices.
+    pub dsps: f64,
+    /// Block RAM (36 Kb units).
+    pub bram36: f64,
+}
+
+/// What `fptgen synth` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SynthReport {
+    /// yosys's version line.
+    pub yosys: String,
+    /// Top module.
+    pub top: String,
+    /// Per module, largest inclusive LUT count first.
+    pub modules: Vec<ModuleUse>,
+    /// The whole design (yosys's `design hierarchy` totals).
+    pub total: Resources,
+    /// Carry primitive yosys used ("CARRY4" or "CARRY8").
+    pub carry_cell: String,
+    /// Cells on the longest combinational path between sequential cells
+    /// (flip-flops, RAMs, DSPs) of the flattened netlist.
+    pub logic_levels: u64,
+    /// The part's capacity, if known.
+    pub part: Option<Part>,
+    /// Shares of it.
+    pub shares: Option<Shares>,
+}
+
+/// Why an estimate could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    /// yosys is not installed.
+    #[error("yosys not found on PATH; install it (Debian: apt-get install yosys)")]
+    MissingYosys,
+    /// yosys failed.
+    #[error("yosys failed in {}, see {}:\n{tail}", dir.display(), log.display())]
+    Yosys {
+        /// Design directory.
+        dir: PathBuf,
+        /// yosys's log.
+        log: PathBuf,
+        /// The log's last lines.
+        tail: String,
+    },
+    /// yosys's output could not be read.
+    #[error("{}: {msg}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+/// The base name of a yosys module name.
+fn base_name(m: &str) -> String {
+    m.rsplit('\\').next().unwrap_or(m).trim_start_matches('\\').to_string()
+}
+
+/// Parses yosys's text `stat` output: per-module own primitives, and the
+/// design hierarchy (instance counts and totals).
+pub fn parse_stat(text: &str, top: &str) -> Result<(Vec<ModuleUse>, Resources, String), String> {
+    // Sections "=== name ===".
+    let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("=== ").and_then(|s| s.strip_suffix(" ===")) {
+            sections.push((name.to_string(), Vec::new()));
+        } else if let Some(s) = sections.last_mut() {
+            s.1.push(line);
+        }
+    }
+    let cells = |lines: &[&str]| -> Vec<(String, u64)> {
+        // The cell list follows "Number of cells:", indented further.
+        let mut out = Vec::new();
+        let mut inside = false;
+        for l in lines {
+            let t = l.trim();
+            if t.starts_with("Number of cells:") {
+                inside = true;
+                continue;
+            }
+            if inside {
+                let mut w = t.split_whitespace();
+                match (w.next(), w.next(), w.next()) {
+                    (Some(c), Some(n), None) if n.parse::<u64>().is_ok() => out.push((c.to_string(), n.parse().unwrap_or(0))),
+                    _ if t.is_empty() => {}
+                    _ => inside = false,
+                }
+            }
+        }
+        out
+    };
+    let mut own: BTreeMap<String, Resources> = BTreeMap::new();
+    let mut hierarchy: Option<&Vec<&str>> = None;
+    for (name, lines) in &sections {
+        if name == "design hierarchy" {
+            hierarchy = Some(lines);
+            continue;
+        }
+        let mut r = Resources::default();
+        for (c, n) in cells(lines) {
+            r.add_cell(&c, n);
+        }
+        own.insert(name.clone(), r);
+    }
+    let carry_cell = if text.contains("CARRY8") { "CARRY8" } else { "CARRY4" }.to_string();
+    // Without submodules yosys prints no hierarchy section.
+    let Some(h) = hierarchy else {
+        let r = own.get(top).copied().ok_or_else(|| format!("no statistics for the top module {top}"))?;
+        return Ok((vec![ModuleUse { name: base_name(top), instances: 1, own: r, inclusive: r }], r, carry_cell));
+    };
+    // The instance tree: "  name  count", two more spaces per level; a
+    // count is per instance of the parent.
+    let mut instances: BTreeMap<String, u64> = BTreeMap::new();
+    let mut children: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut stack: Vec<(usize, u64, String)> = Vec::new();
+    for l in h.iter() {
+        let t = l.trim();
+        if t.is_empty() {
+            if !instances.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if t.starts_with("Number of") {
+            break;
+        }
+        let indent = l.len() - l.trim_start().len();
+        let mut w = t.split_whitespace();
+        let (Some(name), Some(n)) = (w.next(), w.next().and_then(|n| n.parse::<u64>().ok())) else { break };
+        while stack.last().is_some_and(|(i, _, _)| *i >= indent) {
+            stack.pop();
+        }
+        let total = stack.last().map(|(_, k, _)| *k).unwrap_or(1) * n;
+        if let Some((_, _, parent)) = stack.last() {
+            children.entry(parent.clone()).or_default().insert(name.to_string(), n);
+        }
+        *instances.entry(name.to_string()).or_default() += total;
+        stack.push((indent, total, name.to_string()));
+    }
+    fn inclusive(
+        m: &str,
+        own: &BTreeMap<String, Resources>,
+        children: &BTreeMap<String, BTreeMap<String, u64>>,
+        depth: usize,
+    ) -> Result<Resources, String> {
+        if depth > 64 {
+            return Err(format!("module hierarchy too deep at {m}"));
+        }
+        let mut r = *own.get(m).ok_or_else(|| format!("module {m} in the hierarchy has no statistics"))?;
+        for (c, k) in children.get(m).into_iter().flatten() {
+            r = r.plus(&inclusive(c, own, children, depth + 1)?.scaled(*k));
+        }
+        Ok(r)
+    }
+    let mut by_base: BTreeMap<String, ModuleUse> = BTreeMap::new();
+    for (name, k) in &instances {
+        let r = own.get(name).ok_or_else(|| format!("module {name} in the hierarchy has no statistics"))?;
+        let inc = inclusive(name, &own, &children, 0)?;
+        let e = by_base.entry(base_name(name)).or_insert(ModuleUse {
+            name: base_name(name),
+            instances: 0,
+            own: Resources::default(),
+            inclusive: Resources::default(),
+        });
+        e.instances += k;
+        e.own = e.own.plus(&r.scaled(*k));
+        e.inclusive = e.inclusive.plus(&inc.scaled(*k));
+    }
+    let mut total = Resources::default();
+    for (c, n) in cells(h) {
+        total.add_cell(&c, n);
+    }
+    let mut modules: Vec<ModuleUse> = by_base.into_values().collect();
+    modules.sort_by(|a, b| b.inclusive.luts.cmp(&a.inclusive.luts).then(a.name.cmp(&b.name)));
+    Ok((modules, total, carry_cell))
+}
+
+/// Parses `ltp`'s "Longest topological path in X (length=N):".
+pub fn parse_ltp(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let rest = &l[l.find("(length=")? + 8..];
+        rest[..rest.find(')')?].parse().ok()
+    })
+}
+
+/// Runs `synth/synth.ys` in the design directory `dir` (written by
+/// `fptgen generate`) and reads the estimate.
+pub fn run(dir: &Path, top: &str, part: Option<Part>) -> Result<SynthReport, SynthError> {
+    let version = Command::new("yosys").arg("-V").output().map_err(|_| SynthError::MissingYosys)?;
+    if !version.status.success() {
+        return Err(SynthError::MissingYosys);
+    }
+    let log = dir.join("synth/yosys.log");
+    let out = Command::new("yosys")
+        .args(["-q", "-l", "synth/yosys.log", "-s", "synth/synth.ys"])
+        .current_dir(dir)
+        .output()
+        .map_err(|_| SynthError::MissingYosys)?;
+    if !out.status.success() {
+        let text = std::fs::read_to_string(&log).unwrap_or_else(|_| String::from_utf8_lossy(&out.stderr).into_owned());
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        return Err(SynthError::Yosys { dir: dir.to_path_buf(), log, tail });
+    }
+    let read = |name: &str| -> Result<(PathBuf, String), SynthError> {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path).map_err(|e| SynthError::Parse { path: path.clone(), msg: e.to_string() })?;
+        Ok((path, text))
+    };
+    let (stat_path, stat) = read("synth/stat.txt")?;
+    let (modules, total, carry_cell) =
+        parse_stat(&stat, top).map_err(|msg| SynthError::Parse { path: stat_path.clone(), msg })?;
+    let (ltp_path, ltp) = read("synth/ltp.txt")?;
+    let logic_levels =
+        parse_ltp(&ltp).ok_or_else(|| SynthError::Parse { path: ltp_path, msg: "no longest-path line".into() })?;
+    let shares = part.map(|p| {
+        let pct = |used: f64, cap: u64| 100.0 * used / cap as f64;
+        let carry8 = if carry_cell == "CARRY4" { total.carry as f64 / 2.0 } else { total.carry as f64 };
+        Shares {
+            luts: pct((total.luts + total.lutram) as f64, p.luts),
+            ffs: pct(total.ffs as f64, p.ffs),
+            carry8: pct(carry8, p.carry8),
+            dsps: pct(total.dsps as f64, p.dsps),
+            bram36: pct(total.bram36(), p.bram36),
+        }
+    });
+    Ok(SynthReport {
+        yosys: String::from_utf8_lossy(&version.stdout).trim().to_string(),
+        top: top.to_string(),
+        modules,
+        total,
+        carry_cell,
+        logic_levels,
+        part,
+        shares,
+    })
+}
+
+#[derive(askama::Template)]
+#[template(path = "synth_report.md")]
+struct ReportMd<'a> {
+    gen: &'a crate::render::GenInfo,
+    r: &'a SynthReport,
+    part_name: &'a str,
+}
+
+impl ReportMd<'_> {
+    fn pct(&self, x: impl std::borrow::Borrow<f64>) -> String {
+        format!("{:.2}%", x.borrow())
+    }
+}
+
+/// The report files: `reports/synth.md` and `reports/synth.json`.
+pub fn report_files(
+    r: &SynthReport,
+    gen: &crate::render::GenInfo,
+    part_name: &str,
+) -> Result<Vec<crate::render::GeneratedFile>, askama::Error> {
+    use askama::Template;
+    let md = ReportMd { gen, r, part_name }.render()?;
+    let json = serde_json::to_string_pretty(r).map_err(|e| askama::Error::Custom(Box::new(e)))?;
+    Ok(vec![
+        crate::render::GeneratedFile::text("reports/synth.md", md),
+        crate::render::GeneratedFile::text("reports/synth.json", json),
+    ])
+}

@@ -1,0 +1,51 @@
+//! `fptgen synth`: a yosys resource estimate of the generated design.
+
+use std::path::Path;
+
+use anyhow::Context;
+use fptgen_generator::render::GenInfo;
+use fptgen_generator::{output, part, synth, VERSION};
+
+use super::TrainingOverrides;
+
+/// Runs `fptgen synth`.
+pub fn run(model: &Path, out: Option<&Path>, quantize: bool, overrides: TrainingOverrides) -> anyhow::Result<()> {
+    let (mut model, params) = super::load(model, quantize)?;
+    overrides.apply(&mut model)?;
+    let tmp;
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None => {
+            tmp = tempfile::tempdir().context("creating a temporary directory")?;
+            tmp.path().join(&model.name)
+        }
+    };
+    let n = super::generate::write_design(&model, &params, &dir)?;
+    let capacity = part::lookup(&n.part);
+    let r = synth::run(&dir, &n.name, capacity)?;
+    let gen = GenInfo { version: VERSION, source: model.source.display().to_string() };
+    let files = synth::report_files(&r, &gen, &n.part)?;
+    output::add_files(&dir, &files)?;
+    let share = |x: f64| format!("{x:.2}%");
+    println!("{} on {} (yosys estimate){}", n.name, n.part, if out.is_some() { format!(", report {}", dir.join("reports/synth.md").display()) } else { String::new() });
+    let t = &r.total;
+    let rows = [
+        ("LUTs", t.luts + t.lutram, r.shares.map(|s| s.luts)),
+        ("FFs", t.ffs, r.shares.map(|s| s.ffs)),
+        (r.carry_cell.as_str(), t.carry, r.shares.map(|s| s.carry8)),
+        ("DSP48E2", t.dsps, r.shares.map(|s| s.dsps)),
+    ];
+    for (name, used, s) in rows {
+        println!("  {name:<8} {used:>9}{}", s.map(|x| format!("  {}", share(x))).unwrap_or_default());
+    }
+    println!(
+        "  BRAM36   {:>9.1}{}",
+        t.bram36(),
+        r.shares.map(|s| format!("  {}", share(s.bram36))).unwrap_or_default()
+    );
+    println!("  longest combinational path: {} cells", r.logic_levels);
+    if capacity.is_none() {
+        println!("  (fptgen does not know the capacity of {}; no shares)", n.part);
+    }
+    Ok(())
+}
