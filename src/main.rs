@@ -103,6 +103,10 @@ enum Command {
         quantize: bool,
         #[command(flatten)]
         overrides: commands::TrainingOverrides,
+        /// Estimate the ES trainer alone, the inference pipeline a black
+        /// box: the area training adds (reports/synth_trainer.*).
+        #[arg(long)]
+        trainer_only: bool,
     },
     /// Co-simulate the generated Verilog against the bit-accurate simulator.
     ///
@@ -236,8 +240,8 @@ fn main() -> ExitCode {
         Command::Generate { model, output, quantize, overrides } => {
             commands::generate::run(&model, &output, quantize, overrides)
         }
-        Command::Synth { model, output, quantize, overrides } => {
-            commands::synth::run(&model, output.as_deref(), quantize, overrides)
+        Command::Synth { model, output, quantize, overrides, trainer_only } => {
+            commands::synth::run(&model, output.as_deref(), quantize, overrides, trainer_only)
         }
         Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate } => {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });

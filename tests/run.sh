@@ -4,10 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Verilator (co-simulation) and yosys (resource estimates) come from Debian.
+# Verilator (co-simulation), yosys (resource estimates) and tclsh (the
+# Vivado-script test) come from Debian.
 missing=()
 command -v verilator >/dev/null 2>&1 || missing+=(verilator)
 command -v yosys >/dev/null 2>&1 || missing+=(yosys)
+command -v tclsh >/dev/null 2>&1 || missing+=(tcl)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ]; then
         echo "tests/run.sh: installing ${missing[*]}" >&2

@@ -1,57 +1,84 @@
-//! The generated Verilog of the small examples is synthesizable by yosys
-//! (`synth_xilinx -family xcu`, the UltraScale family of seed 003's part).
-//! Needs yosys: the test fails (it does not skip) without it.
+//! `fptgen synth` on the small examples: yosys (`synth_xilinx -family xcu`,
+//! the UltraScale family of seed 003's part) synthesizes the generated
+//! design, and the reports are consistent with yosys's own output: the top
+//! module's count with its submodules equals the design total (two
+//! different sections of yosys's statistics), every share is the count over
+//! the part's published capacity, and the printed summary matches the
+//! JSON. Needs yosys: the test fails (it does not skip) without it.
 
-use std::process::Command;
+use std::path::Path;
 
 mod common;
 use common::{fptgen, require, root};
 
-fn synth(example: &str) -> String {
+/// xcku035 (DS890): LUTs, FFs, DSP slices, 36 Kb block RAMs.
+const CAPACITY: [(&str, f64); 4] = [("luts", 203_128.0), ("ffs", 406_256.0), ("dsps", 1_700.0), ("bram36", 540.0)];
+
+fn synth(example: &str, dir: &Path) -> (String, serde_json::Value) {
     require("yosys");
-    let dir = tempfile::tempdir().expect("tempdir");
     let model = root().join(format!("examples/{example}/model.yaml"));
-    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "out"], dir.path());
-    assert_eq!(code, 0, "{err}");
-    let out = dir.path().join("out");
-    let mut files: Vec<String> = std::fs::read_dir(out.join("rtl"))
-        .expect("rtl")
-        .map(|e| format!("rtl/{}", e.expect("entry").file_name().to_string_lossy()))
-        .collect();
-    files.sort();
-    let script = format!("read_verilog -defer {}; synth_xilinx -family xcu -top {example}; stat", files.join(" "));
-    let o = Command::new("yosys").args(["-q", "-p", &script, "-p", "tee -o stat.txt stat"]).current_dir(&out).output().expect("yosys");
-    let log = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "yosys failed on {example}:\n{log}");
-    std::fs::read_to_string(out.join("stat.txt")).expect("stat")
+    let (code, out, err) = fptgen(&["synth", model.to_str().expect("utf8"), "-o", "out"], dir);
+    assert_eq!(code, 0, "synth {example}:\n{out}\n{err}");
+    let json = std::fs::read_to_string(dir.join("out/reports/synth.json")).expect("synth.json");
+    (out, serde_json::from_str(&json).expect("json"))
 }
 
-fn count(stat: &str, cell: &str) -> u64 {
-    stat.lines()
-        .rev()
-        .find_map(|l| {
-            let mut w = l.split_whitespace();
-            match (w.next(), w.next()) {
-                (Some(c), Some(n)) if c == cell => n.parse::<u64>().ok(),
-                _ => None,
-            }
-        })
-        .unwrap_or(0)
+fn check(example: &str, trainer: bool) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (stdout, r) = synth(example, dir.path());
+    let total = &r["total"];
+    let u = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+    assert!(u(total, "luts") > 0 && u(total, "ffs") > 0, "{r}");
+    // The top module with its submodules is the design total.
+    let top = r["modules"].as_array().expect("modules").iter().find(|m| m["name"] == example).expect("top module");
+    assert_eq!(top["inclusive"], *total, "top module vs design hierarchy totals");
+    // The trainer's blocks are there when the model has a training section.
+    let names: Vec<&str> = r["modules"].as_array().expect("modules").iter().map(|m| m["name"].as_str().expect("name")).collect();
+    for m in ["fptgen_es_ctrl", "fptgen_itb", "fptgen_lfsr", "fptgen_loss_acc", "fptgen_po2"] {
+        assert_eq!(names.contains(&m), trainer, "{m} in {names:?}");
+    }
+    // Shares against the part's capacity.
+    let used = |k: &str| -> f64 {
+        match k {
+            "luts" => (u(total, "luts") + u(total, "lutram")) as f64,
+            "bram36" => u(total, "ramb36") as f64 + u(total, "ramb18") as f64 / 2.0,
+            _ => u(total, k) as f64,
+        }
+    };
+    for (k, cap) in CAPACITY {
+        let share = r["shares"][k].as_f64().unwrap_or_else(|| panic!("share {k}"));
+        assert!((share - 100.0 * used(k) / cap).abs() < 1e-9, "{k}: {share}");
+    }
+    assert!(r["logic_levels"].as_u64().expect("logic_levels") > 0);
+    // The summary printed is the JSON's.
+    assert!(stdout.contains(&format!("LUTs     {:>9}", used("luts") as u64)), "{stdout}");
+    assert!(stdout.contains(&format!("longest combinational path: {} cells", r["logic_levels"])), "{stdout}");
+    // The reports belong to the design directory: listed in its manifest.
+    let manifest = std::fs::read_to_string(dir.path().join("out/.fptgen-manifest")).expect("manifest");
+    assert!(manifest.lines().any(|l| l == "reports/synth.md") && manifest.lines().any(|l| l == "reports/synth.json"));
+    let md = std::fs::read_to_string(dir.path().join("out/reports/synth.md")).expect("synth.md");
+    assert!(md.contains(&format!("| {example} | 1 | {} |", used("luts") as u64)), "{md}");
 }
 
 #[test]
-fn tiny_synthesizes_to_xilinx_cells() {
-    let stat = synth("tiny");
-    // Two 8x8 multipliers and the casts map to LUTs and carry chains or DSPs;
-    // the fully parallel layer holds its 2x2 weights in registers or LUTs.
-    let luts: u64 = (1..=6).map(|k| count(&stat, &format!("LUT{k}"))).sum();
-    assert!(luts > 0, "no LUTs in:\n{stat}");
-    assert!(count(&stat, "FDRE") + count(&stat, "FDSE") > 0, "no flip-flops in:\n{stat}");
+fn tiny_synthesizes_with_its_trainer() {
+    check("tiny", true);
 }
 
 #[test]
-fn jet_tagging_synthesizes_to_xilinx_cells() {
-    let stat = synth("jet_tagging");
-    let luts: u64 = (1..=6).map(|k| count(&stat, &format!("LUT{k}"))).sum();
-    assert!(luts > 0, "no LUTs in:\n{stat}");
+fn jet_tagging_synthesizes_with_its_trainer() {
+    check("jet_tagging", true);
+}
+
+#[test]
+fn synth_refuses_bad_overrides() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mnist = root().join("examples/mnist/model.yaml");
+    let (code, _, err) = fptgen(&["synth", mnist.to_str().expect("utf8"), "--blocks", "4"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("model.yaml") && err.contains("training:"), "{err}");
+    let tiny = root().join("examples/tiny/model.yaml");
+    let (code, _, err) = fptgen(&["synth", tiny.to_str().expect("utf8"), "--population", "3"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("population is 3") && err.contains("even"), "{err}");
 }

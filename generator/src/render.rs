@@ -201,6 +201,46 @@ struct YosysTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
     rtl_files: Vec<String>,
+    trainer_only: bool,
+    script: &'a str,
+    prefix: &'a str,
+}
+
+/// A yosys estimate `fptgen synth` can run: the whole design, or the ES
+/// trainer alone (the inference pipeline a black box).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SynthScope {
+    /// Everything.
+    Design,
+    /// The trainer without the pipeline it wraps (designs with a trainer).
+    Trainer,
+}
+
+impl SynthScope {
+    /// The script, relative to the design directory.
+    pub fn script(self) -> &'static str {
+        match self {
+            SynthScope::Design => "synth/synth.ys",
+            SynthScope::Trainer => "synth/trainer.ys",
+        }
+    }
+
+    /// Prefix of the files the script writes (`stat.txt`, `ltp.txt`) and of
+    /// the reports.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            SynthScope::Design => "synth/",
+            SynthScope::Trainer => "synth/trainer_",
+        }
+    }
+
+    /// The report's base name under `reports/`.
+    pub fn report(self) -> &'static str {
+        match self {
+            SynthScope::Design => "synth",
+            SynthScope::Trainer => "synth_trainer",
+        }
+    }
 }
 
 /// Share of the clock period that the XDC leaves to the logic outside an
@@ -314,7 +354,24 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
         XdcTemplate { gen, n, io_percent: IO_DELAY_PERCENT, io_delay_ns }.render()?,
     ));
     files.push(GeneratedFile::text("vivado/build.tcl", VivadoTemplate { gen, n, rtl_files: rtl_files(n) }.render()?));
-    files.push(GeneratedFile::text("synth/synth.ys", YosysTemplate { gen, n, rtl_files: rtl_files(n) }.render()?));
+    for scope in [SynthScope::Design, SynthScope::Trainer] {
+        if scope == SynthScope::Trainer && trainer.is_none() {
+            continue;
+        }
+        let mut files_read = rtl_files(n);
+        if scope == SynthScope::Trainer {
+            files_read.retain(|f| *f != format!("{}_net.v", n.name));
+        }
+        let t = YosysTemplate {
+            gen,
+            n,
+            rtl_files: files_read,
+            trainer_only: scope == SynthScope::Trainer,
+            script: scope.script(),
+            prefix: scope.prefix(),
+        };
+        files.push(GeneratedFile::text(scope.script(), t.render()?));
+    }
     let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n) }.render()?);
     build.executable = true;
     files.push(build);

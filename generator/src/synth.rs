@@ -16,6 +16,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::part::Part;
+use crate::render::SynthScope;
 
 /// Xilinx primitives counted, grouped as the reports show them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -138,6 +139,10 @@ pub struct Shares {
 pub struct SynthReport {
     /// yosys's version line.
     pub yosys: String,
+    /// The script that ran.
+    pub script: String,
+    /// True if the inference pipeline was a black box (the trainer alone).
+    pub trainer_only: bool,
     /// Top module.
     pub top: String,
     /// Per module, largest inclusive LUT count first.
@@ -316,14 +321,15 @@ pub fn parse_ltp(text: &str) -> Option<u64> {
 
 /// Runs `synth/synth.ys` in the design directory `dir` (written by
 /// `fptgen generate`) and reads the estimate.
-pub fn run(dir: &Path, top: &str, part: Option<Part>) -> Result<SynthReport, SynthError> {
+pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Result<SynthReport, SynthError> {
     let version = Command::new("yosys").arg("-V").output().map_err(|_| SynthError::MissingYosys)?;
     if !version.status.success() {
         return Err(SynthError::MissingYosys);
     }
-    let log = dir.join("synth/yosys.log");
+    let log_name = format!("{}yosys.log", scope.prefix());
+    let log = dir.join(&log_name);
     let out = Command::new("yosys")
-        .args(["-q", "-l", "synth/yosys.log", "-s", "synth/synth.ys"])
+        .args(["-q", "-l", &log_name, "-s", scope.script()])
         .current_dir(dir)
         .output()
         .map_err(|_| SynthError::MissingYosys)?;
@@ -338,10 +344,10 @@ pub fn run(dir: &Path, top: &str, part: Option<Part>) -> Result<SynthReport, Syn
         let text = std::fs::read_to_string(&path).map_err(|e| SynthError::Parse { path: path.clone(), msg: e.to_string() })?;
         Ok((path, text))
     };
-    let (stat_path, stat) = read("synth/stat.txt")?;
+    let (stat_path, stat) = read(&format!("{}stat.txt", scope.prefix()))?;
     let (modules, total, carry_cell) =
         parse_stat(&stat, top).map_err(|msg| SynthError::Parse { path: stat_path.clone(), msg })?;
-    let (ltp_path, ltp) = read("synth/ltp.txt")?;
+    let (ltp_path, ltp) = read(&format!("{}ltp.txt", scope.prefix()))?;
     let logic_levels =
         parse_ltp(&ltp).ok_or_else(|| SynthError::Parse { path: ltp_path, msg: "no longest-path line".into() })?;
     let shares = part.map(|p| {
@@ -357,6 +363,8 @@ pub fn run(dir: &Path, top: &str, part: Option<Part>) -> Result<SynthReport, Syn
     });
     Ok(SynthReport {
         yosys: String::from_utf8_lossy(&version.stdout).trim().to_string(),
+        script: scope.script().to_string(),
+        trainer_only: scope == SynthScope::Trainer,
         top: top.to_string(),
         modules,
         total,
@@ -381,7 +389,8 @@ impl ReportMd<'_> {
     }
 }
 
-/// The report files: `reports/synth.md` and `reports/synth.json`.
+/// The report files: `reports/synth.md` and `reports/synth.json`
+/// (`synth_trainer.*` for the trainer alone).
 pub fn report_files(
     r: &SynthReport,
     gen: &crate::render::GenInfo,
@@ -390,8 +399,98 @@ pub fn report_files(
     use askama::Template;
     let md = ReportMd { gen, r, part_name }.render()?;
     let json = serde_json::to_string_pretty(r).map_err(|e| askama::Error::Custom(Box::new(e)))?;
+    let base = if r.trainer_only { SynthScope::Trainer } else { SynthScope::Design }.report();
     Ok(vec![
-        crate::render::GeneratedFile::text("reports/synth.md", md),
-        crate::render::GeneratedFile::text("reports/synth.json", json),
+        crate::render::GeneratedFile::text(format!("reports/{base}.md"), md),
+        crate::render::GeneratedFile::text(format!("reports/{base}.json"), json),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-written `stat` output in yosys 0.23's layout: `top` holds two
+    /// `leaf` (one parameterization) and one `mid`, which holds three `leaf`
+    /// of another parameterization.
+    const STAT: &str = r"
+=== $paramod$aaa\leaf ===
+
+   Number of wires:                  3
+   Number of cells:                  3
+     FDRE                            2
+     LUT2                            1
+
+=== $paramod$bbb\leaf ===
+
+   Number of cells:                  2
+     CARRY4                          1
+     LUT6                            1
+
+=== mid ===
+
+   Number of cells:                  5
+     $paramod$bbb\leaf               3
+     RAMB18E2                        1
+     RAM32M16                        1
+
+=== top ===
+
+   Number of cells:                  4
+     $paramod$aaa\leaf               2
+     DSP48E2                         1
+     mid                             1
+
+=== design hierarchy ===
+
+   top                               1
+     $paramod$aaa\leaf               2
+     mid                             1
+       $paramod$bbb\leaf             3
+
+   Number of wires:                 10
+   Number of cells:                 14
+     CARRY4                          3
+     DSP48E2                         1
+     FDRE                            4
+     LUT2                            2
+     LUT6                            3
+     RAM32M16                        1
+     RAMB18E2                        1
+";
+
+    #[test]
+    fn stat_is_read_per_module_and_in_total() {
+        let (modules, total, carry) = parse_stat(STAT, "top").unwrap();
+        assert_eq!(carry, "CARRY4");
+        let get = |n: &str| modules.iter().find(|m| m.name == n).unwrap().clone();
+        // leaf: 2 of the first kind (2 FF, 1 LUT each) and 3 of the second (1 carry, 1 LUT).
+        let leaf = get("leaf");
+        assert_eq!(leaf.instances, 5);
+        assert_eq!((leaf.own.ffs, leaf.own.luts, leaf.own.carry), (4, 2 + 3, 3));
+        assert_eq!(leaf.inclusive, leaf.own);
+        // mid: one RAMB18, one RAM32M16 (8 LUTs), plus three leaves inside.
+        let mid = get("mid");
+        assert_eq!((mid.instances, mid.own.ramb18, mid.own.lutram, mid.own.luts), (1, 1, 8, 0));
+        assert_eq!((mid.inclusive.luts, mid.inclusive.carry, mid.inclusive.ramb18), (3, 3, 1));
+        // top: its DSP, with everything below it: the design's totals.
+        let top = get("top");
+        assert_eq!((top.own.dsps, top.own.luts), (1, 0));
+        assert_eq!(top.inclusive, total);
+        assert_eq!((total.luts, total.ffs, total.carry, total.dsps, total.ramb18, total.lutram), (5, 4, 3, 1, 1, 8));
+        assert_eq!(total.bram36(), 0.5);
+    }
+
+    #[test]
+    fn a_design_without_submodules_has_no_hierarchy_section() {
+        let text = "=== top ===\n\n   Number of cells:   2\n     LUT1   1\n     FDSE   1\n";
+        let (modules, total, _) = parse_stat(text, "top").unwrap();
+        assert_eq!((modules.len(), total.luts, total.ffs), (1, 1, 1));
+    }
+
+    #[test]
+    fn ltp_length_is_read() {
+        assert_eq!(parse_ltp("\n2. Executing LTP pass.\nLongest topological path in top (length=35):\n  0: x\n"), Some(35));
+        assert_eq!(parse_ltp("nothing here"), None);
+    }
 }

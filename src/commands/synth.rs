@@ -3,15 +3,25 @@
 use std::path::Path;
 
 use anyhow::Context;
-use fptgen_generator::render::GenInfo;
+use fptgen_generator::render::{GenInfo, SynthScope};
 use fptgen_generator::{output, part, synth, VERSION};
 
 use super::TrainingOverrides;
 
 /// Runs `fptgen synth`.
-pub fn run(model: &Path, out: Option<&Path>, quantize: bool, overrides: TrainingOverrides) -> anyhow::Result<()> {
+pub fn run(
+    model: &Path,
+    out: Option<&Path>,
+    quantize: bool,
+    overrides: TrainingOverrides,
+    trainer_only: bool,
+) -> anyhow::Result<()> {
     let (mut model, params) = super::load(model, quantize)?;
     overrides.apply(&mut model)?;
+    if trainer_only && model.training.is_none() {
+        anyhow::bail!("{}: --trainer-only needs a `training:` section in the model", model.source.display());
+    }
+    let scope = if trainer_only { SynthScope::Trainer } else { SynthScope::Design };
     let tmp;
     let dir = match out {
         Some(d) => d.to_path_buf(),
@@ -22,12 +32,15 @@ pub fn run(model: &Path, out: Option<&Path>, quantize: bool, overrides: Training
     };
     let n = super::generate::write_design(&model, &params, &dir)?;
     let capacity = part::lookup(&n.part);
-    let r = synth::run(&dir, &n.name, capacity)?;
+    let r = synth::run(&dir, &n.name, capacity, scope)?;
     let gen = GenInfo { version: VERSION, source: model.source.display().to_string() };
     let files = synth::report_files(&r, &gen, &n.part)?;
     output::add_files(&dir, &files)?;
     let share = |x: f64| format!("{x:.2}%");
-    println!("{} on {} (yosys estimate){}", n.name, n.part, if out.is_some() { format!(", report {}", dir.join("reports/synth.md").display()) } else { String::new() });
+    let what = if trainer_only { "the ES trainer alone" } else { "the whole design" };
+    let report = dir.join(format!("reports/{}.md", scope.report()));
+    let report = if out.is_some() { format!(", report {}", report.display()) } else { String::new() };
+    println!("{} on {}: yosys estimate of {what}{report}", n.name, n.part);
     let t = &r.total;
     let rows = [
         ("LUTs", t.luts + t.lutram, r.shares.map(|s| s.luts)),
