@@ -34,8 +34,10 @@
  *   NEXT_GROUP   1         next group, or next iteration, or DONE
  *
  * so a group takes N * (2*tg + E + 5) + 2*tg + 4 cycles, plus E + 2 with
- * baseline fitness, where E = (M - 1) * II + latency + 2 (the generator's
- * report.json states the sum per iteration and co-simulation measures it).
+ * baseline fitness, where E = D + (M - 1) * II + latency + 1, D being the
+ * cycles from EVAL_START to the pipeline taking sample 0 (fptgen_sample_buf:
+ * 1, or WORDS + 2). The generator's report.json states the sum per
+ * iteration and co-simulation measures it.
  *
  * Inference: in IDLE, DONE and PAUSED the pipeline serves the external
  * stream at full rate. While training runs, a request waiting at a BOUNDARY

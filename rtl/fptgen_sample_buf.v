@@ -2,19 +2,25 @@
  * fptgen RTL library: the ES trainer's sample buffer.
  *
  * Holds M training samples: an input vector (X_W bits) and its target
- * vector (T_W bits, raw codes of the output format) each, in two memories
- * (block RAM for large buffers).
+ * vector (T_W bits, raw codes of the output format). An input vector is
+ * stored as WORDS words of WORD_W bits (word 0 holds bits [WORD_W-1:0]), so
+ * a wide vector fills block RAMs in depth rather than in width (a 6,272-bit
+ * MNIST image is 88 words of 72 bits, not 88 RAMs of 64 rows); targets are
+ * stored whole.
  *
- * Load: a valid/ready stream (ld_ready = ld_enable) writes sample after
- * sample at a pointer that wraps after M, so the next M samples replace
- * the buffer.
+ * Load: a valid/ready stream of words, WORDS per sample (ld_ready =
+ * ld_enable); ld_t is taken with the last word of each sample (it is
+ * ignored with the others). The write
+ * pointer wraps after M samples, so the next M replace the buffer.
  *
  * Play: a pulse on play presents samples 0..M-1 on the x stream, one every
- * INTERVAL cycles (the network's initiation interval, so the pipeline
- * never stalls and the schedule is exact): sample 0 is valid the cycle after
- * play, and after sample k is taken, sample k+1 is valid INTERVAL cycles
- * later. t_data shows the target of the next output: target 0 after play,
- * then the next one after each t_next pulse (one per output taken).
+ * INTERVAL cycles (the network's initiation interval, so the pipeline never
+ * stalls and the schedule is exact). Sample 0 is valid D cycles after play
+ * (D = 1 for WORDS = 1, WORDS + 1 otherwise: one read per word, one cycle to
+ * capture the last); after sample k is taken, sample k+1 is valid INTERVAL
+ * cycles later, which needs WORDS <= INTERVAL - 2 when WORDS > 1. t_data
+ * shows the target of the next output: target 0 after play, then the next
+ * one after each t_next pulse (one per output taken).
  */
 
 `resetall
@@ -27,24 +33,28 @@ module fptgen_sample_buf #(
     // Bits of an input vector and of a target vector (>= 1)
     parameter integer X_W = 16,
     parameter integer T_W = 16,
+    // Words per input vector (1, or 2 .. INTERVAL - 2) and their width
+    // (WORDS * WORD_W >= X_W > (WORDS - 1) * WORD_W)
+    parameter integer WORDS = 1,
+    parameter integer WORD_W = 16,
     // Cycles between samples presented (>= 1)
     parameter integer INTERVAL = 1
 ) (
-    input  wire           clk,
-    input  wire           rst,
+    input  wire              clk,
+    input  wire              rst,
 
-    input  wire [X_W-1:0] ld_x,
-    input  wire [T_W-1:0] ld_t,
-    input  wire           ld_valid,
-    output wire           ld_ready,
-    input  wire           ld_enable,
+    input  wire [WORD_W-1:0] ld_x,
+    input  wire [T_W-1:0]    ld_t,
+    input  wire              ld_valid,
+    output wire              ld_ready,
+    input  wire              ld_enable,
 
-    input  wire           play,
-    output wire [X_W-1:0] x_data,
-    output wire           x_valid,
-    input  wire           x_ready,
-    output wire [T_W-1:0] t_data,
-    input  wire           t_next
+    input  wire              play,
+    output wire [X_W-1:0]    x_data,
+    output wire              x_valid,
+    input  wire              x_ready,
+    output wire [T_W-1:0]    t_data,
+    input  wire              t_next
 );
 
 function integer clog2;
@@ -60,93 +70,191 @@ function integer clog2;
     end
 endfunction
 
-localparam integer AW = clog2(M);             // memory address
+localparam integer XA_W = clog2(M * WORDS);   // input-word address
+localparam integer TA_W = clog2(M);           // target address
 localparam integer IW = clog2(M + 1);         // sample index 0..M
+localparam integer KW = clog2(WORDS + 1);     // word index 0..WORDS
 localparam integer PACE_W = clog2(INTERVAL + 1);
-localparam integer M_I_I = M;
-localparam [IW-1:0] M_I = M_I_I[IW-1:0];
+localparam integer XP_W = WORDS * WORD_W;     // padded vector
+localparam integer M_II = M;
+localparam [IW-1:0] M_I = M_II[IW-1:0];
+localparam integer LAST_XA_I = M * WORDS - 1;
+localparam [XA_W-1:0] LAST_XA = LAST_XA_I[XA_W-1:0];
+localparam integer LAST_TA_I = M - 1;
+localparam [TA_W-1:0] LAST_TA = LAST_TA_I[TA_W-1:0];
+localparam integer LAST_K_I = WORDS - 1;
+localparam [KW-1:0] LAST_K = LAST_K_I[KW-1:0];
 localparam integer PACE_INIT_I = INTERVAL - 1;
 localparam [PACE_W-1:0] PACE_INIT = PACE_INIT_I[PACE_W-1:0];
 
 initial begin
-    if (M < 1 || X_W < 1 || T_W < 1 || INTERVAL < 1) begin
+    if (M < 1 || X_W < 1 || T_W < 1 || INTERVAL < 1 || WORDS < 1 || WORD_W < 1 ||
+            WORDS * WORD_W < X_W || (WORDS - 1) * WORD_W >= X_W ||
+            (WORDS > 1 && WORDS > INTERVAL - 2)) begin
         $error("Error: fptgen_sample_buf parameters are out of range (instance %m)");
         $finish;
     end
 end
 
 (* ram_style = "block" *)
-reg [X_W-1:0] xmem [0:M-1];
+reg [WORD_W-1:0] xmem [0:M*WORDS-1];
 (* ram_style = "block" *)
 reg [T_W-1:0] tmem [0:M-1];
 
 // ---------------------------------------------------------------------------
 // Load
-reg [AW-1:0] wptr_reg;
-localparam integer LAST_I = M - 1;
-localparam [AW-1:0] LAST = LAST_I[AW-1:0];
+reg [XA_W-1:0] xw_reg;   // next input word
+reg [TA_W-1:0] tw_reg;   // next target
+reg [KW-1:0]   lk_reg;   // word of the sample being loaded
 wire ld_fire = ld_valid && ld_enable;
+wire ld_last = lk_reg == LAST_K;
 assign ld_ready = ld_enable;
 
 always @(posedge clk) begin
     if (ld_fire) begin
-        xmem[wptr_reg] <= ld_x;
-        tmem[wptr_reg] <= ld_t;
+        xmem[xw_reg] <= ld_x;
+    end
+    if (ld_fire && ld_last) begin
+        tmem[tw_reg] <= ld_t;
     end
 end
 
 always @(posedge clk) begin
     if (rst) begin
-        wptr_reg <= {AW{1'b0}};
+        xw_reg <= {XA_W{1'b0}};
+        tw_reg <= {TA_W{1'b0}};
+        lk_reg <= {KW{1'b0}};
     end else if (ld_fire) begin
-        wptr_reg <= wptr_reg == LAST ? {AW{1'b0}} : wptr_reg + 1'b1;
+        xw_reg <= xw_reg == LAST_XA ? {XA_W{1'b0}} : xw_reg + 1'b1;
+        lk_reg <= ld_last ? {KW{1'b0}} : lk_reg + 1'b1;
+        if (ld_last) begin
+            tw_reg <= tw_reg == LAST_TA ? {TA_W{1'b0}} : tw_reg + 1'b1;
+        end
     end
 end
 
 // ---------------------------------------------------------------------------
 // Play: inputs
-reg [IW-1:0]     xidx_reg;
-reg [X_W-1:0]    x_reg;
+reg [IW-1:0]     xidx_reg;   // samples presented so far (the current one included)
 reg              xv_reg;
 reg [PACE_W-1:0] pace_reg;
 wire x_take = xv_reg && x_ready;
 wire x_more = xidx_reg != M_I;
-wire x_rd = play || (x_take && x_more);
-wire [AW-1:0] x_addr = play ? {AW{1'b0}} : xidx_reg[AW-1:0];
+reg [XP_W-1:0]   x_reg;
 
-always @(posedge clk) begin
-    if (x_rd) begin
-        x_reg <= xmem[x_addr];
-    end
-end
-
-always @(posedge clk) begin
-    if (rst) begin
-        xidx_reg <= M_I;
-        xv_reg <= 1'b0;
-        pace_reg <= {PACE_W{1'b0}};
-    end else if (play) begin
-        xidx_reg <= {{(IW - 1){1'b0}}, 1'b1};
-        xv_reg <= 1'b1;
-        pace_reg <= {PACE_W{1'b0}};
-    end else if (x_take) begin
-        if (x_more) begin
-            xidx_reg <= xidx_reg + 1'b1;
-            xv_reg <= INTERVAL == 1;
-            pace_reg <= PACE_INIT;
-        end else begin
-            xv_reg <= 1'b0;
+generate
+    if (WORDS == 1) begin : g_whole
+        // One word per sample: the memory's output register is the vector.
+        wire x_rd = play || (x_take && x_more);
+        reg [XA_W-1:0] ra_reg;
+        always @(posedge clk) begin
+            if (x_rd) begin
+                x_reg <= xmem[play ? {XA_W{1'b0}} : ra_reg];
+            end
         end
-    end else if (pace_reg != {PACE_W{1'b0}}) begin
-        pace_reg <= pace_reg - 1'b1;
-        if (pace_reg == {{(PACE_W - 1){1'b0}}, 1'b1}) begin
-            xv_reg <= 1'b1;
+        always @(posedge clk) begin
+            if (rst) begin
+                ra_reg <= {XA_W{1'b0}};
+                xidx_reg <= M_I;
+                xv_reg <= 1'b0;
+                pace_reg <= {PACE_W{1'b0}};
+            end else if (play) begin
+                ra_reg <= {{(XA_W - 1){1'b0}}, 1'b1};
+                xidx_reg <= {{(IW - 1){1'b0}}, 1'b1};
+                xv_reg <= 1'b1;
+                pace_reg <= {PACE_W{1'b0}};
+            end else if (x_take) begin
+                if (x_more) begin
+                    ra_reg <= ra_reg + 1'b1;
+                    xidx_reg <= xidx_reg + 1'b1;
+                    xv_reg <= INTERVAL == 1;
+                    pace_reg <= PACE_INIT;
+                end else begin
+                    xv_reg <= 1'b0;
+                end
+            end else if (pace_reg != {PACE_W{1'b0}}) begin
+                pace_reg <= pace_reg - 1'b1;
+                if (pace_reg == {{(PACE_W - 1){1'b0}}, 1'b1}) begin
+                    xv_reg <= 1'b1;
+                end
+            end
+        end
+    end else begin : g_words
+        // WORDS reads per sample, one per cycle, each shifted into x_reg
+        // the cycle after (the last word read ends in the top bits). The
+        // sample is valid once its last word is in and INTERVAL cycles have
+        // passed since the previous one was taken.
+        reg [XA_W-1:0]   ra_reg;     // next word to read
+        reg [KW-1:0]     rk_reg;     // words still to read of this sample
+        reg              cap_reg;    // a word was read last cycle
+        reg [KW-1:0]     left_reg;   // words still to capture
+        reg              pend_reg;   // a sample is being assembled or waits
+        reg [WORD_W-1:0] word_reg;
+        wire rd = rk_reg != {KW{1'b0}};
+        wire [KW-1:0] left_next = cap_reg ? left_reg - 1'b1 : left_reg;
+        wire [PACE_W-1:0] pace_next = pace_reg == {PACE_W{1'b0}} ? pace_reg : pace_reg - 1'b1;
+        always @(posedge clk) begin
+            if (rd) begin
+                word_reg <= xmem[ra_reg];
+            end
+            if (cap_reg) begin
+                x_reg <= {word_reg, x_reg[XP_W-1:WORD_W]};
+            end
+        end
+        always @(posedge clk) begin
+            if (rst) begin
+                ra_reg <= {XA_W{1'b0}};
+                rk_reg <= {KW{1'b0}};
+                cap_reg <= 1'b0;
+                left_reg <= {KW{1'b0}};
+                pend_reg <= 1'b0;
+                xidx_reg <= M_I;
+                xv_reg <= 1'b0;
+                pace_reg <= {PACE_W{1'b0}};
+            end else begin
+                cap_reg <= rd;
+                if (play) begin
+                    ra_reg <= {XA_W{1'b0}};
+                    rk_reg <= LAST_K + 1'b1;
+                    left_reg <= LAST_K + 1'b1;
+                    pend_reg <= 1'b1;
+                    xidx_reg <= {{(IW - 1){1'b0}}, 1'b1};
+                    xv_reg <= 1'b0;
+                    pace_reg <= {PACE_W{1'b0}};
+                end else if (x_take) begin
+                    xv_reg <= 1'b0;
+                    left_reg <= left_next;
+                    if (x_more) begin
+                        rk_reg <= LAST_K + 1'b1;
+                        left_reg <= LAST_K + 1'b1;
+                        xidx_reg <= xidx_reg + 1'b1;
+                        pace_reg <= PACE_INIT;
+                    end else begin
+                        pend_reg <= 1'b0;
+                    end
+                end else begin
+                    if (rd) begin
+                        ra_reg <= ra_reg + 1'b1;
+                        rk_reg <= rk_reg - 1'b1;
+                    end
+                    left_reg <= left_next;
+                    pace_reg <= pace_next;
+                    if (pend_reg && left_next == {KW{1'b0}} && pace_next == {PACE_W{1'b0}}) begin
+                        xv_reg <= 1'b1;
+                    end
+                end
+            end
         end
     end
-end
+endgenerate
 
-assign x_data = x_reg;
+assign x_data = x_reg[X_W-1:0];
 assign x_valid = xv_reg;
+generate
+    if (XP_W > X_W) begin : g_pad
+        wire unused_pad = ^x_reg[XP_W-1:X_W];
+    end
+endgenerate
 
 // ---------------------------------------------------------------------------
 // Play: targets
@@ -154,7 +262,7 @@ reg [IW-1:0]  tidx_reg;
 reg [T_W-1:0] t_reg;
 wire t_more = tidx_reg != M_I;
 wire t_rd = play || (t_next && t_more);
-wire [AW-1:0] t_addr = play ? {AW{1'b0}} : tidx_reg[AW-1:0];
+wire [TA_W-1:0] t_addr = play ? {TA_W{1'b0}} : tidx_reg[TA_W-1:0];
 
 always @(posedge clk) begin
     if (t_rd) begin

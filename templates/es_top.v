@@ -9,7 +9,8 @@
  *     sources (fptgen_lfsr, {% if t.uniform == 1 %}uniform, {= t.noise_bits =} bits{% else %}rademacher{% endif %} per value);
  *   - one perturb/update unit (fptgen_es_update, sigma {= t.sigma =}, lr_shift {= t.lr_shift =});
  *   - the loss accumulator (fptgen_loss_acc) and the {% if t.exact == 1 %}exact{% else %}power-of-two{% endif %} fitness signal;
- *   - a {= t.m =}-sample buffer (fptgen_sample_buf), loaded through the ld_* stream;
+ *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
+ *     loaded through the ld_* stream;
  *   - the weight-update controller (fptgen_es_ctrl: N = {= t.n =}, {= t.g =} group(s) of
  *     {= t.p =} over T = {= t.t =} parameters, {= t.cycles_per_iteration =} cycles per iteration).
  *
@@ -22,8 +23,8 @@
  * Streams carry whole vectors (element k at bits [k*W +: W]). in/out are
  * answered with the committed parameters at any time: at full rate while
  * training is idle, paused or done, between members while it runs.
- * ld_x/ld_t load the buffer (targets in the output format) while training
- * is not running. ctl_* are one-cycle pulses. mon_valid marks events:
+ * ld_x/ld_t load the buffer while training is not running: {= t.words =} word(s) per
+ * input vector, the target (raw codes of the output format) with the last. ctl_* are one-cycle pulses. mon_valid marks events:
  * kind 0 a member's loss (mon_index = member, on st_last_loss), kind 1 the
  * baseline loss, kind 2 an update (mon_index = block, mon_param = the new
  * value as a signed {= t.param_w =}-bit code, mon_grad = the block's accumulator).
@@ -42,8 +43,9 @@ module {= n.name =} (
     output wire [{= n.out_bits() - 1 =}:0] out_data,
     output wire out_valid,
     input  wire out_ready,
-    // training-sample load stream
-    input  wire [{= n.in_bits() - 1 =}:0] ld_x,
+    // training-sample load stream: {= t.words =} word(s) of {= t.word_w =} bits per input vector
+    // (word 0 first, holding bits [{= t.word_w - 1 =}:0]); the target with the last word
+    input  wire [{= t.word_w - 1 =}:0] ld_x,
     input  wire [{= n.out_bits() - 1 =}:0] ld_t,
     input  wire ld_valid,
     output wire ld_ready,
@@ -155,6 +157,8 @@ fptgen_sample_buf #(
     .M({= t.m =}),
     .X_W({= n.in_bits() =}),
     .T_W({= n.out_bits() =}),
+    .WORDS({= t.words =}),
+    .WORD_W({= t.word_w =}),
     .INTERVAL({= n.ii =})
 ) u_buf (
     .clk(clk),

@@ -47,6 +47,8 @@ namespace {
 constexpr int kInBits = {= n.in_bits() =};
 constexpr int kOutBits = {= n.out_bits() =};
 constexpr int kParamBits = {= t.param_w =};
+constexpr int kWords = {= t.words =};       // ld_x words per input vector
+constexpr int kWordBits = {= t.word_w =};
 
 using Words = std::vector<uint32_t>;  // little-endian 32-bit words
 
@@ -205,15 +207,22 @@ int main(int argc, char** argv) {
         }
     };
 
-    // Load the buffer.
-    for (size_t k = 0; k < buffer.size();) {
-        top->ld_valid = rng.permille(700);
-        set_sig(top->ld_x, buffer[k].first);
-        set_sig(top->ld_t, buffer[k].second);
-        top->eval();
-        const bool take = top->ld_valid && top->ld_ready;
-        edge();
-        if (take) ++k;
+    // Load the buffer: kWords words per input vector, the target with the last.
+    for (size_t k = 0; k < buffer.size(); ++k) {
+        for (int w = 0; w < kWords;) {
+            Words word((kWordBits + 31) / 32, 0);
+            for (int b = 0; b < kWordBits; ++b) {
+                const int p = w * kWordBits + b;
+                if (p < kInBits && ((buffer[k].first[p / 32] >> (p % 32)) & 1)) word[b / 32] |= 1u << (b % 32);
+            }
+            top->ld_valid = rng.permille(700);
+            set_sig(top->ld_x, word);
+            set_sig(top->ld_t, buffer[k].second);
+            top->eval();
+            const bool fire = top->ld_valid && top->ld_ready;
+            edge();
+            if (fire) ++w;
+        }
     }
     top->ld_valid = 0;
 

@@ -4,10 +4,12 @@
 //!
 //! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. A group of
 //! `tg` parameters takes `N * (2*tg + E + 5) + 2*tg + 4` cycles (plus
-//! `E + 2` with `baseline` fitness), where `E = (M - 1) * II + latency + 2`
-//! is one evaluation of the M buffered samples: one sample every II cycles,
-//! the last output `latency` cycles after the last sample, one cycle to
-//! start the buffer and one to take the last output. An iteration is the sum
+//! `E + 2` with `baseline` fitness), where `E = D + (M - 1) * II +
+//! latency + 1` is one evaluation of the M buffered samples: the pipeline
+//! takes sample 0 D cycles after the buffer starts (1, or words + 2 for an
+//! input vector stored as several words), then one sample every II cycles;
+//! the last output comes `latency` cycles after the last sample and is
+//! taken one cycle later. An iteration is the sum
 //! over its groups. Co-simulation measures every iteration against it.
 
 use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model};
@@ -16,6 +18,9 @@ use fptgen_sim::train::order::clamp_range;
 use serde::Serialize;
 
 use crate::plan::NetworkPlan;
+
+/// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
+const BRAM_WORD: usize = 72;
 
 /// Smallest width that can hold `0..n` (at least 1).
 fn width_for(n: u64) -> usize {
@@ -110,6 +115,14 @@ pub struct TrainHwPlan {
     pub tensor_w: usize,
     /// Requests served per boundary at most (M).
     pub serve_max: usize,
+    /// Words per buffered input vector (1, or up to II - 2 for wide
+    /// vectors, so they fill block RAM in depth).
+    pub words: usize,
+    /// Bits per word (and of the `ld_x` port).
+    pub word_w: usize,
+    /// Cycles from starting the buffer to the pipeline taking sample 0:
+    /// 1, or words + 2.
+    pub first_sample: u64,
     /// E: cycles of one evaluation of the buffer.
     pub eval_cycles: u64,
     /// Cycles of one iteration (the sum over its groups).
@@ -192,7 +205,13 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let uniform = tr.noise.distribution == Distribution::Uniform;
     let noise_bits = if uniform { tr.noise.bits } else { 1 };
     let lfsr_width = tr.noise.width.bits();
-    let eval_cycles = (tr.buffer as u64 - 1) * net.ii + net.latency + 2;
+    // A wide input vector is stored as words of at most 72 bits (a block
+    // RAM's widest port), as many as the interval between samples allows.
+    let x_w = net.in_bits();
+    let words = if net.ii >= 4 && x_w > BRAM_WORD { x_w.div_ceil(BRAM_WORD).min(net.ii as usize - 2) } else { 1 };
+    let word_w = x_w.div_ceil(words);
+    let first_sample = if words == 1 { 1 } else { words as u64 + 2 };
+    let eval_cycles = first_sample + (tr.buffer as u64 - 1) * net.ii + net.latency + 1;
     let mut plan = TrainHwPlan {
         t,
         p,
@@ -221,6 +240,9 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         sample_w: width_for(tr.buffer as u64 + 1),
         tensor_w: width_for(tensors.len() as u64),
         serve_max: tr.buffer,
+        words,
+        word_w,
+        first_sample,
         eval_cycles,
         cycles_per_iteration: 0,
         tensors,
