@@ -151,7 +151,8 @@ fn report_has_the_training_schedule() {
     assert_eq!(t["groups"], 3);
     assert_eq!(t["forward_passes_per_iteration_per_image"], 12);
     // Cycles per iteration, by docs/training.md's schedule: II 1, latency 2,
-    // M 4, so E = (4 - 1) * 1 + 2 + 2 = 7; a group of tg = 2 takes
+    // M 4, one buffer word per vector (D = 1), so E = 1 + (4 - 1) * 1 + 2 + 1
+    // = 7; a group of tg = 2 takes
     // N * (2*tg + E + 5) + 2*tg + 4 = 4 * 16 + 8 = 72 cycles; 3 groups.
     assert_eq!(t["cycles_per_iteration"], 216);
     assert_eq!(report["network"]["trainer"]["p"], 2);
