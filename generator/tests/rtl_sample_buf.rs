@@ -1,0 +1,177 @@
+//! `rtl/fptgen_sample_buf.v` in Verilator against its specification: the
+//! word-wide load stream (random gaps), then two plays of the buffer, one
+//! with the pipeline always ready, where sample k must be taken exactly at
+//! play + D + k * INTERVAL (D = 1 for one word per vector, WORDS + 2
+//! otherwise: the schedule the trainer's cycle count relies on), one with
+//! random back-pressure, where samples must come in order, stay valid until
+//! taken and never closer than INTERVAL; and the targets, one per t_next
+//! pulse. Several configurations in one build, every cycle's outputs
+//! compared. Fails (does not skip) without Verilator.
+
+use std::fmt::Write as _;
+use std::fs;
+
+mod common;
+use common::{require_tool, scratch, verilate_and_run, Rng};
+
+#[derive(Debug, Clone, Copy)]
+struct Cfg {
+    m: usize,
+    x_w: u32,
+    words: usize,
+    word_w: u32,
+    interval: usize,
+}
+
+const T_W: u32 = 12;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct In {
+    ld_valid: bool,
+    ld_x: u64,
+    ld_t: u64,
+    ld_enable: bool,
+    play: bool,
+    x_ready: bool,
+    t_next: bool,
+}
+
+fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+#[test]
+fn sample_buffer_loads_and_plays_on_schedule() {
+    require_tool("verilator", "--version");
+    let cfgs = [
+        Cfg { m: 5, x_w: 40, words: 3, word_w: 14, interval: 7 },
+        Cfg { m: 3, x_w: 64, words: 1, word_w: 64, interval: 1 },
+        Cfg { m: 4, x_w: 9, words: 2, word_w: 5, interval: 4 },
+        Cfg { m: 1, x_w: 30, words: 4, word_w: 8, interval: 6 },
+        Cfg { m: 6, x_w: 20, words: 1, word_w: 20, interval: 3 },
+    ];
+    let mut rng = Rng(0x5a3b_1e00);
+    // Per configuration: the samples, and the inputs of every cycle.
+    let mut samples: Vec<Vec<(u64, u64)>> = Vec::new();
+    let mut stim: Vec<Vec<In>> = Vec::new();
+    let mut plays: Vec<[usize; 2]> = Vec::new();
+    let cycles = 400;
+    for c in &cfgs {
+        let s: Vec<(u64, u64)> = (0..c.m).map(|_| (rng.next() & mask(c.x_w), rng.next() & mask(T_W))).collect();
+        let mut v = vec![In::default(); cycles];
+        // Load: words in order, random gaps.
+        let (mut k, mut w, mut t) = (0, 0, 0);
+        while k < c.m {
+            let valid = rng.next() % 10 < 7;
+            v[t] = In { ld_valid: valid, ld_enable: true, ld_x: (s[k].0 >> (w as u32 * c.word_w)) & mask(c.word_w), ld_t: if w + 1 == c.words { s[k].1 } else { rng.next() & mask(T_W) }, ..In::default() };
+            if valid {
+                w += 1;
+                if w == c.words {
+                    w = 0;
+                    k += 1;
+                }
+            }
+            t += 1;
+        }
+        // Play A (always ready), then play B (random back-pressure).
+        let a = t + 3;
+        let b = a + c.words + 3 + c.m * c.interval + 20;
+        assert!(b + c.words + 3 + c.m * c.interval * 4 + 40 < cycles);
+        v[a].play = true;
+        v[b].play = true;
+        for (i, x) in v.iter_mut().enumerate().skip(a) {
+            x.x_ready = i < b || rng.next() % 2 == 0;
+        }
+        for start in [a, b] {
+            let mut pulses = 0;
+            let mut i = start + 1;
+            while pulses < c.m {
+                if rng.next() % 3 == 0 {
+                    v[i].t_next = true;
+                    pulses += 1;
+                }
+                i += 1;
+            }
+        }
+        samples.push(s);
+        stim.push(v);
+        plays.push([a, b]);
+    }
+
+    let dir = scratch("rtl_sample_buf");
+    let mut top = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule buf_top (\n    input wire clk,\n    input wire rst");
+    for (i, c) in cfgs.iter().enumerate() {
+        write!(top, ",\n    input wire [{}:0] ld_x{i}, input wire [{}:0] ld_t{i}, input wire ld_valid{i}, output wire ld_ready{i}, input wire ld_enable{i}, input wire play{i}, output wire [{}:0] x_data{i}, output wire x_valid{i}, input wire x_ready{i}, output wire [{}:0] t_data{i}, input wire t_next{i}", c.word_w - 1, T_W - 1, c.x_w - 1, T_W - 1).unwrap();
+    }
+    top += "\n);\n";
+    for (i, c) in cfgs.iter().enumerate() {
+        write!(top, "fptgen_sample_buf #(.M({}), .X_W({}), .T_W({T_W}), .WORDS({}), .WORD_W({}), .INTERVAL({})) u{i} (\n    .clk(clk), .rst(rst), .ld_x(ld_x{i}), .ld_t(ld_t{i}), .ld_valid(ld_valid{i}), .ld_ready(ld_ready{i}), .ld_enable(ld_enable{i}),\n    .play(play{i}), .x_data(x_data{i}), .x_valid(x_valid{i}), .x_ready(x_ready{i}), .t_data(t_data{i}), .t_next(t_next{i}));\n", c.m, c.x_w, c.words, c.word_w, c.interval).unwrap();
+    }
+    top += "endmodule\n`default_nettype wire\n";
+    fs::write(dir.join("buf_top.v"), top).unwrap();
+    let mut text = String::new();
+    for t in 0..cycles {
+        for v in &stim {
+            let x = v[t];
+            write!(text, "{} {:x} {:x} {} {} {} {} ", u8::from(x.ld_valid), x.ld_x, x.ld_t, u8::from(x.ld_enable), u8::from(x.play), u8::from(x.x_ready), u8::from(x.t_next)).unwrap();
+        }
+        text.push('\n');
+    }
+    fs::write(dir.join("stim.txt"), text).unwrap();
+    let mut cpp = String::from("#include \"Vbuf_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vbuf_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    top.clk = 0; top.rst = 1; top.eval(); top.clk = 1; top.eval(); top.clk = 0; top.rst = 0; top.eval();\n");
+    writeln!(cpp, "    for (int t = 0; t < {cycles}; ++t) {{\n        unsigned long long r[7];").unwrap();
+    for i in 0..cfgs.len() {
+        writeln!(cpp, "        for (int k = 0; k < 7; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        top.ld_valid{i} = r[0]; top.ld_x{i} = r[1]; top.ld_t{i} = r[2]; top.ld_enable{i} = r[3]; top.play{i} = r[4]; top.x_ready{i} = r[5]; top.t_next{i} = r[6];").unwrap();
+    }
+    cpp += "        top.eval();\n";
+    for i in 0..cfgs.len() {
+        writeln!(cpp, "        std::printf(\"%d %d %llx %llx \", (int)top.ld_ready{i}, (int)top.x_valid{i}, (unsigned long long)top.x_data{i}, (unsigned long long)top.t_data{i});").unwrap();
+    }
+    cpp += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
+    fs::write(dir.join("main.cpp"), cpp).unwrap();
+    let out = verilate_and_run(&dir, "buf_top", &["fptgen_sample_buf.v"]);
+    let rows: Vec<Vec<u64>> = out.lines().map(|l| l.split_whitespace().map(|x| u64::from_str_radix(x, 16).unwrap()).collect()).collect();
+    assert_eq!(rows.len(), cycles);
+
+    for (i, c) in cfgs.iter().enumerate() {
+        let get = |t: usize, k: usize| rows[t][4 * i + k];
+        let ctx = format!("configuration {i} {c:?}");
+        for (t, x) in stim[i].iter().enumerate() {
+            assert_eq!(get(t, 0), u64::from(x.ld_enable), "{ctx}: ld_ready at cycle {t}");
+        }
+        let d = if c.words == 1 { 1 } else { c.words + 2 };
+        for (phase, &start) in plays[i].iter().enumerate() {
+            let end = if phase == 0 { plays[i][1] } else { cycles };
+            // Takes: cycles (before the edge) with x_valid and x_ready.
+            let takes: Vec<usize> = (start + 1..end).filter(|&t| get(t, 1) == 1 && stim[i][t].x_ready).collect();
+            assert_eq!(takes.len(), c.m, "{ctx}, play {phase}: takes at {takes:?}");
+            for (k, &t) in takes.iter().enumerate() {
+                assert_eq!(get(t, 2), samples[i][k].0, "{ctx}, play {phase}: x_data of sample {k} at cycle {t}");
+                // Row t is the cycle before edge t + 1; play was on edge start + 1.
+                if phase == 0 {
+                    assert_eq!(t - start, d + k * c.interval, "{ctx}: sample {k} taken {} edges after play", t - start);
+                } else if k > 0 {
+                    assert!(t - takes[k - 1] >= c.interval, "{ctx}, play 1: samples {} and {k} {} cycles apart", k - 1, t - takes[k - 1]);
+                }
+            }
+            // Valid stays up until taken, and only a sample is ever valid.
+            let mut k = 0;
+            for t in start + 1..end {
+                if get(t, 1) == 1 {
+                    assert!(k < c.m, "{ctx}, play {phase}: valid after the last sample at cycle {t}");
+                    if stim[i][t].x_ready {
+                        k += 1;
+                    } else {
+                        assert_eq!(get(t + 1, 1), 1, "{ctx}, play {phase}: x_valid dropped before the take at cycle {}", t + 1);
+                    }
+                }
+            }
+            // Targets: before the n-th t_next pulse, t_data is target n.
+            let pulses: Vec<usize> = (start + 1..end).filter(|&t| stim[i][t].t_next).collect();
+            for (n, &t) in pulses.iter().enumerate() {
+                assert_eq!(get(t, 3), samples[i][n].1, "{ctx}, play {phase}: t_data before t_next pulse {n} (cycle {t})");
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
