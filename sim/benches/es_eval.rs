@@ -21,10 +21,9 @@
 //! loss of at least one sample, so a wrong or trivial fast path cannot be
 //! what is measured.
 //!
-//! Networks: `examples/jet_tagging` (16-64-32-32-5, fc4 trainable, P from
-//! its `training:` section) and `examples/mnist` (784-200-100-10, fc1's
-//! weights trainable, no `training:` section, so P = 4), both with their
-//! weights archives.
+//! Networks: `examples/jet_tagging` (16-64-32-32-5, fc4 trainable) and
+//! `examples/mnist` (784-200-100-10, fc1 trainable), with P from their
+//! `training:` sections (4 and 100) and their weights archives.
 //!
 //! Run: `cargo bench -p fptgen-sim --bench es_eval -- --warm-up-time 1 --measurement-time 3`
 
