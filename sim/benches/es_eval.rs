@@ -3,7 +3,7 @@
 //!
 //! What is measured: one call of [`Evaluator::evaluate`] for one ES member,
 //! that is, the buffer loss of the committed parameters with the first
-//! group's P trainable parameters perturbed (P = 4, each moved by a
+//! group's P trainable parameters perturbed (P = `blocks`, each moved by a
 //! Rademacher value `±1 << perturb_shift` and clamped, as
 //! `Trainer::run_group` does). The buffer holds M = 64 seeded random input
 //! samples with seeded random targets, so the throughput is reported in
