@@ -106,7 +106,7 @@ struct Log {
     events: Vec<Event>,
     start: Option<u64>,
     iterations: Vec<(u64, u64)>,
-    answers: Vec<(usize, u64, u64, String)>,
+    answers: Vec<Answer>,
     pauses: usize,
 }
 
@@ -302,15 +302,18 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     Ok(result)
 }
 
+/// An answer from the log: request, iteration, group, output hex.
+type Answer = (usize, u64, u64, String);
+
 fn check_answers(
     net: &Network,
     records: &[GroupRecord],
-    answers: &[(usize, u64, u64, String)],
+    answers: &[Answer],
     requests: &[Vec<i128>],
     iterations: u64,
     what: &str,
 ) -> Result<usize, CosimError> {
-    let mut by_state: BTreeMap<(u64, u64), Vec<&(usize, u64, u64, String)>> = BTreeMap::new();
+    let mut by_state: BTreeMap<(u64, u64), Vec<&Answer>> = BTreeMap::new();
     for a in answers {
         by_state.entry((a.1, a.2)).or_default().push(a);
     }

@@ -153,7 +153,7 @@ fn itb_matches_the_reference() {
         )
         .unwrap();
         if sw > s.p_w {
-            write!(v, "wire unused_hi{i} = ^{{pw{i}[{sm}:{pw}], uw{i}[{sm}:{pw}]}};\n", sm = sw - 1, pw = s.p_w).unwrap();
+            writeln!(v, "wire unused_hi{i} = ^{{pw{i}[{sm}:{pw}], uw{i}[{sm}:{pw}]}};", sm = sw - 1, pw = s.p_w).unwrap();
         }
     }
     v += "endmodule\n`default_nettype wire\n";

@@ -80,13 +80,13 @@ fn sample_buffer_loads_and_plays_on_schedule() {
         v[a].play = true;
         v[b].play = true;
         for (i, x) in v.iter_mut().enumerate().skip(a) {
-            x.x_ready = i < b || rng.next() % 2 == 0;
+            x.x_ready = i < b || rng.next().is_multiple_of(2);
         }
         for start in [a, b] {
             let mut pulses = 0;
             let mut i = start + 1;
             while pulses < c.m {
-                if rng.next() % 3 == 0 {
+                if rng.next().is_multiple_of(3) {
                     v[i].t_next = true;
                     pulses += 1;
                 }
@@ -156,10 +156,10 @@ fn sample_buffer_loads_and_plays_on_schedule() {
             }
             // Valid stays up until taken, and only a sample is ever valid.
             let mut k = 0;
-            for t in start + 1..end {
+            for (t, x) in stim[i].iter().enumerate().take(end).skip(start + 1) {
                 if get(t, 1) == 1 {
                     assert!(k < c.m, "{ctx}, play {phase}: valid after the last sample at cycle {t}");
-                    if stim[i][t].x_ready {
+                    if x.x_ready {
                         k += 1;
                     } else {
                         assert_eq!(get(t + 1, 1), 1, "{ctx}, play {phase}: x_valid dropped before the take at cycle {}", t + 1);
