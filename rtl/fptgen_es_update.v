@@ -5,7 +5,8 @@
  * one instance serves all incremental-training blocks (docs/training.md,
  * "Hardware"). For the selected block:
  *   perturbed = clamp(param + (+-e << SIGMA))   (-e when negate is high)
- *   updated   = clamp(param - step)             (step = R(G / 2^lr_shift))
+ *   updated   = clamp(param - R(grad / 2^LR_SHIFT))
+ * where R rounds to the nearest integer with ties to even (AP_RND_CONV).
  * clamp(v) = min(max(v, lo), hi), with the bounds of the parameter's own
  * format (lo = min_raw, or -max_raw for a signed AP_SAT_SYM format), so one
  * instance serves tensors of different formats. Parameters and bounds are
@@ -23,14 +24,16 @@ module fptgen_es_update #(
     // Width of the signed noise value (fptgen_itb's E_OUT_W)
     parameter integer E_W = 3,
     // A noise value moves a parameter by e << SIGMA codes (0..31)
-    parameter integer SIGMA = 0
+    parameter integer SIGMA = 0,
+    // The update subtracts grad / 2^LR_SHIFT, rounded (0..31)
+    parameter integer LR_SHIFT = 4
 ) (
     input  wire [P_W-1:0] param,
     input  wire [P_W-1:0] lo,
     input  wire [P_W-1:0] hi,
     input  wire [E_W-1:0] noise,
     input  wire           negate,
-    input  wire [32:0]    step,
+    input  wire [31:0]    grad,
     output wire [P_W-1:0] perturbed,
     output wire [P_W-1:0] updated
 );
@@ -40,11 +43,21 @@ localparam integer M_W = P_W > D_W ? P_W : D_W;
 localparam integer S_W = (M_W > 33 ? M_W : 33) + 1;              // exact sums
 
 initial begin
-    if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 33 || SIGMA < 0 || SIGMA > 31) begin
+    if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 33 || SIGMA < 0 || SIGMA > 31 ||
+            LR_SHIFT < 0 || LR_SHIFT > 31) begin
         $error("Error: fptgen_es_update parameters are out of range (instance %m)");
         $finish;
     end
 end
+
+wire [32:0] step;
+
+fptgen_cast #(
+    .IN_W(32), .IN_F(LR_SHIFT), .OUT_W(33), .OUT_F(0), .OUT_SIGNED(1), .QUANT(6), .OVF(0)
+) u_step_round (
+    .in(grad),
+    .out(step)
+);
 
 wire signed [E_W:0] e_pert = negate ? -{noise[E_W-1], noise} : {noise[E_W-1], noise};
 wire signed [S_W-1:0] delta = {{(S_W - E_W - 1){e_pert[E_W]}}, e_pert} <<< SIGMA;

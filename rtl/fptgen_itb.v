@@ -10,11 +10,11 @@
  *   - acc_en adds Q(s) * e to the saturating 32-bit gradient accumulator G:
  *     with EXACT = 0, Q(s) = +-2^exp from fptgen_po2 and the product is a
  *     shift; with EXACT = 1 it is a multiplication by s;
- *   - step = R(G / 2^LR_SHIFT), R rounding to nearest with ties to even, the
- *     amount the update subtracts from the parameter; clear zeroes G.
- * The perturbation and the update themselves (clamped to the parameter's
- * range) are computed once for all blocks by fptgen_es_update, since the
- * blocks write the parameter memory one at a time. All intermediate values
+ *   - clear zeroes G.
+ * The perturbation and the update themselves (the rounded step
+ * R(G / 2^lr_shift), and the result clamped to the parameter's range) are
+ * computed once for all blocks by fptgen_es_update, since the blocks write
+ * the parameter memory one at a time. All intermediate values
  * are wide enough to be exact; every saturation and rounding is an
  * fptgen_cast.
  */
@@ -28,8 +28,6 @@ module fptgen_itb #(
     parameter integer UNIFORM = 0,
     // Fresh noise bits per value (1..32)
     parameter integer NOISE_BITS = 1,
-    // Learning-rate shift (0..31)
-    parameter integer LR_SHIFT = 4,
     // 0: power-of-two loss quantization (shift); 1: exact (multiply)
     parameter integer EXACT = 0,
     // Fitness signal width
@@ -53,8 +51,7 @@ module fptgen_itb #(
     input  wire [EXP_W-1:0]   sig_exp,
     input  wire               clear,
 
-    output wire [31:0]        grad,
-    output wire [32:0]        step
+    output wire [31:0]        grad
 );
 
 localparam integer E_W = UNIFORM != 0 ? NOISE_BITS : 2;   // noise value width
@@ -63,7 +60,7 @@ localparam integer GS_W = (T_W > 32 ? T_W : 32) + 1;
 
 initial begin
     if (NOISE_BITS < 1 || NOISE_BITS > 32 || (UNIFORM == 0 && NOISE_BITS != 1) ||
-            LR_SHIFT < 0 || LR_SHIFT > 31 || S_W < 2 || (S_W - 1) >> EXP_W != 0 ||
+            S_W < 2 || (S_W - 1) >> EXP_W != 0 ||
             E_OUT_W != E_W + 1) begin
         $error("Error: fptgen_itb parameters are out of range (instance %m)");
         $finish;
@@ -131,15 +128,6 @@ always @(posedge clk) begin
 end
 
 assign grad = grad_reg;
-
-// ---------------------------------------------------------------------------
-// Update step: R(G / 2^LR_SHIFT), ties to even (AP_RND_CONV)
-fptgen_cast #(
-    .IN_W(32), .IN_F(LR_SHIFT), .OUT_W(33), .OUT_F(0), .OUT_SIGNED(1), .QUANT(6), .OVF(0)
-) u_step_round (
-    .in(grad_reg),
-    .out(step)
-);
 
 endmodule
 

@@ -252,7 +252,6 @@ fptgen_po2 #(.S_W(33), .EXP_W(6)) u_po2 (
 );
 
 wire [P*EW-1:0] noise_flat;
-wire [P*33-1:0] step_flat;
 wire [P*32-1:0] grad_flat;
 
 generate
@@ -276,7 +275,6 @@ generate
         fptgen_itb #(
             .UNIFORM({= t.uniform =}),
             .NOISE_BITS({= t.noise_bits =}),
-            .LR_SHIFT({= t.lr_shift =}),
             .EXACT({= t.exact =}),
             .S_W(33),
             .EXP_W(6)
@@ -292,8 +290,7 @@ generate
             .sig_neg(po2_neg),
             .sig_exp(po2_exp),
             .clear(grad_clear),
-            .grad(grad_flat[j*32 +: 32]),
-            .step(step_flat[j*33 +: 33])
+            .grad(grad_flat[j*32 +: 32])
         );
     end
 endgenerate
@@ -328,14 +325,15 @@ wire [PW-1:0] perturbed, updated;
 fptgen_es_update #(
     .P_W(PW),
     .E_W(EW),
-    .SIGMA({= t.sigma =})
+    .SIGMA({= t.sigma =}),
+    .LR_SHIFT({= t.lr_shift =})
 ) u_update (
     .param(sel_param),
     .lo(lo),
     .hi(hi),
     .noise(noise_flat[blk*EW +: EW]),
     .negate(negate),
-    .step(step_flat[blk*33 +: 33]),
+    .grad(grad_flat[blk*32 +: 32]),
     .perturbed(perturbed),
     .updated(updated)
 );
