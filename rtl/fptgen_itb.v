@@ -9,7 +9,8 @@
  *     -e of an antithetic pair fits too;
  *   - acc_en adds Q(s) * e to the saturating 32-bit gradient accumulator G:
  *     with EXACT = 0, Q(s) = +-2^exp from fptgen_po2 and the product is a
- *     shift; with EXACT = 1 it is a multiplication by s;
+ *     shift (rademacher noise: the shared one-hot 2^exp, added or
+ *     subtracted); with EXACT = 1 it is a multiplication by s;
  *   - clear zeroes G.
  * The perturbation and the update themselves (the rounded step
  * R(G / 2^lr_shift), and the result clamped to the parameter's range) are
@@ -49,6 +50,7 @@ module fptgen_itb #(
     input  wire               sig_zero,
     input  wire               sig_neg,
     input  wire [EXP_W-1:0]   sig_exp,
+    input  wire [S_W-1:0]     sig_onehot,
     input  wire               clear,
 
     output wire [31:0]        grad
@@ -94,22 +96,31 @@ assign noise = e_ext;
 // ---------------------------------------------------------------------------
 // Gradient accumulator
 
-reg  [31:0]           grad_reg;
-wire signed [T_W-1:0] term;
+reg  [31:0]            grad_reg;
+wire signed [GS_W-1:0] grad_ext = {{(GS_W - 32){grad_reg[31]}}, grad_reg};
+wire signed [GS_W-1:0] grad_sum;
 
 generate
     if (EXACT != 0) begin : g_exact
-        assign term = $signed(signal) * e_ext;
-        wire unused_po2 = ^{sig_zero, sig_neg, sig_exp};
-    end else begin : g_po2
+        wire signed [T_W-1:0] term = $signed(signal) * e_ext;
+        assign grad_sum = grad_ext + {{(GS_W - T_W){term[T_W-1]}}, term};
+        wire unused_po2 = ^{sig_zero, sig_neg, sig_exp, sig_onehot};
+    end else if (UNIFORM != 0) begin : g_po2_uniform
+        // e * 2^exp: the block's own shifter.
         wire signed [T_W-1:0] shifted = $signed({{(T_W - E_W - 1){e_ext[E_W]}}, e_ext}) <<< sig_exp;
-        assign term = sig_zero ? {T_W{1'b0}} : (sig_neg ? -shifted : shifted);
-        wire unused_signal = ^signal;
+        wire signed [T_W-1:0] term = sig_zero ? {T_W{1'b0}} : (sig_neg ? -shifted : shifted);
+        assign grad_sum = grad_ext + {{(GS_W - T_W){term[T_W-1]}}, term};
+        wire unused_signal = ^{signal, sig_onehot};
+    end else begin : g_po2_rademacher
+        // e = +-1, so Q(s) * e = +-2^exp: add or subtract the shared
+        // one-hot 2^exp (0 when s = 0): a + (b ^ neg) + neg, one adder.
+        wire neg = sig_neg ^ e_reg[E_W-1];
+        wire [GS_W-1:0] mag = {{(GS_W - S_W){1'b0}}, sig_onehot};
+        assign grad_sum = grad_ext + $signed(mag ^ {GS_W{neg}}) + $signed({{(GS_W - 1){1'b0}}, neg});
+        wire unused_signal = ^{signal, sig_zero, sig_exp};
     end
 endgenerate
 
-wire signed [GS_W-1:0] grad_sum = {{(GS_W - 32){grad_reg[31]}}, grad_reg}
-                                + {{(GS_W - T_W){term[T_W-1]}}, term};
 wire [31:0] grad_next;
 
 fptgen_cast #(

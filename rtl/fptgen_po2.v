@@ -4,7 +4,8 @@
  * For a signed S_W-bit signal s: zero = (s == 0), neg = (s < 0) and
  * exp = floor(log2 |s|), the position of the leading one of |s| (0 when s is
  * 0). Q(s) = (neg ? -1 : 1) * 2^exp (0 when zero), so a block multiplies its
- * noise value by Q(s) with a shift (docs/training.md, "One group").
+ * noise value by Q(s) with a shift (docs/training.md, "One group"); onehot
+ * is |Q(s)| itself, which blocks with +-1 noise add or subtract.
  */
 
 `resetall
@@ -20,7 +21,8 @@ module fptgen_po2 #(
     input  wire [S_W-1:0]   s,
     output wire             zero,
     output wire             neg,
-    output wire [EXP_W-1:0] exp
+    output wire [EXP_W-1:0] exp,
+    output wire [S_W-1:0]   onehot
 );
 
 initial begin
@@ -51,6 +53,8 @@ function [EXP_W-1:0] leading_one;
 endfunction
 
 assign exp = leading_one(mag);
+// |Q(s)| = 2^exp (0 when s is 0): the leading one of |s| alone.
+assign onehot = zero ? {S_W{1'b0}} : ({{(S_W - 1){1'b0}}, 1'b1} << exp);
 
 endmodule
 

@@ -243,12 +243,14 @@ end
 // Incremental-training blocks
 wire po2_zero, po2_neg;
 wire [5:0] po2_exp;
+wire [32:0] po2_onehot;
 
 fptgen_po2 #(.S_W(33), .EXP_W(6)) u_po2 (
     .s(signal),
     .zero(po2_zero),
     .neg(po2_neg),
-    .exp(po2_exp)
+    .exp(po2_exp),
+    .onehot(po2_onehot)
 );
 
 wire [P*EW-1:0] noise_flat;
@@ -289,6 +291,7 @@ generate
             .sig_zero(po2_zero),
             .sig_neg(po2_neg),
             .sig_exp(po2_exp),
+            .sig_onehot(po2_onehot),
             .clear(grad_clear),
             .grad(grad_flat[j*32 +: 32])
         );

@@ -140,11 +140,11 @@ fn itb_matches_the_reference() {
         let ext = if s.p_s { format!("param{i}") } else { format!("{{1'b0, param{i}}}") };
         write!(
             v,
-            "wire z{i}, n{i};\nwire [5:0] x{i};\nwire [{}:0] e{i};\nwire [{sm}:0] pw{i}, uw{i};\n\
-             fptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}));\n\
+            "wire z{i}, n{i};\nwire [5:0] x{i};\nwire [32:0] oh{i};\nwire [{}:0] e{i};\nwire [{sm}:0] pw{i}, uw{i};\n\
+             fptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}), .onehot(oh{i}));\n\
              fptgen_itb #(.UNIFORM({}), .NOISE_BITS({}), .EXACT({})) itb{i} (\n\
              .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .noise(e{i}),\n\
-             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .clear(clr{i}), .grad(grad{i}));\n\
+             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .sig_onehot(oh{i}), .clear(clr{i}), .grad(grad{i}));\n\
              fptgen_es_update #(.P_W({sw}), .E_W({ew}), .SIGMA({}), .LR_SHIFT({})) up{i} (\n\
              .param({ext}), .lo({}), .hi({}), .noise(e{i}), .negate(neg{i}), .grad(grad{i}), .perturbed(pw{i}), .updated(uw{i}));\n\
              assign pert{i} = pw{i}[{pm}:0];\nassign upd{i} = uw{i}[{pm}:0];\n",
