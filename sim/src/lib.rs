@@ -8,6 +8,7 @@
 //! training (`docs/training.md`), on the same arithmetic. The
 //! `fptgen-generator` crate lowers the same validated model to Verilog.
 
+pub mod data;
 pub mod error;
 pub mod fixed;
 pub mod model;

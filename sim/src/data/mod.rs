@@ -1,0 +1,3 @@
+//! Datasets: MNIST's IDX files ([`idx`]), raw or gzip-compressed.
+
+pub mod idx;
