@@ -173,22 +173,30 @@ fn report_has_the_training_schedule() {
 fn cosim_train_refuses_bad_options() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tiny = root().join("examples/tiny/model.yaml");
-    let mnist = root().join("examples/mnist/model.yaml");
+    // tiny without its training section.
+    let text = std::fs::read_to_string(&tiny).expect("tiny");
+    let untrained = dir.path().join("untrained");
+    std::fs::create_dir(&untrained).expect("mkdir");
+    std::fs::write(untrained.join("model.yaml"), &text[..text.find("\ntraining:").expect("training section")]).expect("write");
+    std::fs::copy(root().join("examples/tiny/weights.npz"), untrained.join("weights.npz")).expect("weights");
+    let untrained_model = untrained.join("model.yaml");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).expect("mkdir");
     for (model, extra, words) in [
         (&tiny, vec!["--train", "--interrupt-rate", "1.5"], vec!["--interrupt-rate", "between 0 and 1"]),
         (&tiny, vec!["--train", "--iterations", "0"], vec!["--iterations", "between 1 and"]),
-        (&mnist, vec!["--train"], vec!["mnist", "model.yaml", "training:"]),
+        (&untrained_model, vec!["--train"], vec!["untrained", "model.yaml", "training:"]),
     ] {
         let mut args = vec!["cosim", model.to_str().expect("utf8")];
         args.extend(extra);
-        let (code, _, err) = fptgen(&args, dir.path());
+        let (code, _, err) = fptgen(&args, &work);
         assert_eq!(code, 1, "{args:?}: {err}");
         for w in words {
             assert!(err.contains(w), "{args:?}: expected {w:?} in {err}");
         }
     }
     // --iterations without --train is a usage error.
-    let (code, _, err) = fptgen(&["cosim", tiny.to_str().expect("utf8"), "--iterations", "2"], dir.path());
+    let (code, _, err) = fptgen(&["cosim", tiny.to_str().expect("utf8"), "--iterations", "2"], &work);
     assert_eq!(code, 2, "{err}");
-    assert!(std::fs::read_dir(dir.path()).expect("dir").next().is_none(), "nothing may be written");
+    assert!(std::fs::read_dir(&work).expect("dir").next().is_none(), "nothing may be written");
 }
