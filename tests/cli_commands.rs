@@ -2,7 +2,7 @@
 
 
 mod common;
-use common::{fptgen, root};
+use common::{fptgen, root, untrained_copy};
 
 use fptgen_sim::network::Network;
 use fptgen_sim::tensor::{self, OutValues, Values};
@@ -157,11 +157,8 @@ fn report_has_the_training_schedule() {
     assert_eq!(t["cycles_per_iteration"], 216);
     assert_eq!(report["network"]["trainer"]["p"], 2);
     // A model without a training section has none.
-    let text = std::fs::read_to_string(root().join("examples/mnist/model.yaml")).expect("mnist model");
-    let cut = &text[..text.find("\ntraining:").expect("mnist has a training section")];
-    std::fs::write(dir.path().join("model.yaml"), cut).expect("write model");
-    std::fs::copy(root().join("examples/mnist/weights.npz"), dir.path().join("weights.npz")).expect("weights");
-    let (code, _, err) = fptgen(&["generate", "model.yaml", "-o", "mnist"], dir.path());
+    let model = untrained_copy(dir.path(), "mnist");
+    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "mnist"], dir.path());
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("mnist/report.json")).expect("report")).expect("json");
@@ -173,19 +170,13 @@ fn report_has_the_training_schedule() {
 fn cosim_train_refuses_bad_options() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tiny = root().join("examples/tiny/model.yaml");
-    // tiny without its training section.
-    let text = std::fs::read_to_string(&tiny).expect("tiny");
-    let untrained = dir.path().join("untrained");
-    std::fs::create_dir(&untrained).expect("mkdir");
-    std::fs::write(untrained.join("model.yaml"), &text[..text.find("\ntraining:").expect("training section")]).expect("write");
-    std::fs::copy(root().join("examples/tiny/weights.npz"), untrained.join("weights.npz")).expect("weights");
-    let untrained_model = untrained.join("model.yaml");
+    let untrained_model = untrained_copy(dir.path(), "tiny");
     let work = dir.path().join("work");
     std::fs::create_dir(&work).expect("mkdir");
     for (model, extra, words) in [
         (&tiny, vec!["--train", "--interrupt-rate", "1.5"], vec!["--interrupt-rate", "between 0 and 1"]),
         (&tiny, vec!["--train", "--iterations", "0"], vec!["--iterations", "between 1 and"]),
-        (&untrained_model, vec!["--train"], vec!["untrained", "model.yaml", "training:"]),
+        (&untrained_model, vec!["--train"], vec!["tiny-untrained", "model.yaml", "training:"]),
     ] {
         let mut args = vec!["cosim", model.to_str().expect("utf8")];
         args.extend(extra);

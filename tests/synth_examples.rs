@@ -9,7 +9,7 @@
 use std::path::Path;
 
 mod common;
-use common::{fptgen, require, root};
+use common::{fptgen, require, root, untrained_copy};
 
 /// xcku035 (DS890): LUTs, FFs, DSP slices, 36 Kb block RAMs.
 const CAPACITY: [(&str, f64); 4] = [("luts", 203_128.0), ("ffs", 406_256.0), ("dsps", 1_700.0), ("bram36", 540.0)];
@@ -73,8 +73,8 @@ fn jet_tagging_synthesizes_with_its_trainer() {
 #[test]
 fn synth_refuses_bad_overrides() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mnist = root().join("examples/mnist/model.yaml");
-    let (code, _, err) = fptgen(&["synth", mnist.to_str().expect("utf8"), "--blocks", "4"], dir.path());
+    let untrained = untrained_copy(dir.path(), "tiny");
+    let (code, _, err) = fptgen(&["synth", untrained.to_str().expect("utf8"), "--blocks", "4"], dir.path());
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("model.yaml") && err.contains("training:"), "{err}");
     let tiny = root().join("examples/tiny/model.yaml");

@@ -47,3 +47,17 @@ pub fn expect_at(err: &str, line: u32, col: Option<u32>, words: &[&str]) {
         assert!(err.contains(w), "expected {w:?} in {err:?}");
     }
 }
+
+/// A copy of `examples/<example>` in `dir/<example>-untrained/` whose model
+/// file ends before its `training:` section (the example must have one);
+/// returns the model file's path.
+pub fn untrained_copy(dir: &Path, example: &str) -> PathBuf {
+    let src = root().join("examples").join(example);
+    let text = std::fs::read_to_string(src.join("model.yaml")).expect("model.yaml");
+    let cut = text.find("\ntraining:").unwrap_or_else(|| panic!("{example} has no training section"));
+    let out = dir.join(format!("{example}-untrained"));
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::write(out.join("model.yaml"), &text[..cut]).expect("write model");
+    std::fs::copy(src.join("weights.npz"), out.join("weights.npz")).expect("copy weights");
+    out.join("model.yaml")
+}
