@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use fptgen_generator::cosim;
 use fptgen_generator::cosim_train::{self, TrainCosimOptions};
 use fptgen_sim::network::Network;
@@ -42,14 +42,7 @@ pub fn run(
     if train.is_some() && model.training.is_none() {
         bail!("{}: --train needs a `training:` section in the model", model.source.display());
     }
-    let tmp;
-    let dir = match out {
-        Some(d) => d.to_path_buf(),
-        None => {
-            tmp = tempfile::tempdir().context("creating a temporary directory")?;
-            tmp.path().join(&model.name)
-        }
-    };
+    let (dir, _tmp) = super::design_dir(out, &model.name)?;
     let plan = super::generate::write_design(&model, &params, &dir)?;
     let net = Network::new(model, params)?;
     let r = cosim::run(&dir, &plan, &net, vectors, seed, trace)?;

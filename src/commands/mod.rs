@@ -8,7 +8,7 @@ pub mod simulate;
 pub mod synth;
 pub mod train_es;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fptgen_sim::model::Model;
 use fptgen_sim::weights::{self, Conversion, Params};
@@ -51,4 +51,17 @@ pub fn load(model: &Path, quantize: bool) -> anyhow::Result<(Model, Params)> {
     let conv = if quantize { Conversion::Quantize } else { Conversion::Exact };
     let params = weights::load(&model, conv)?;
     Ok((model, params))
+}
+
+/// Where a command generates its design: `out`, or `<name>` in a fresh
+/// temporary directory, which lives as long as the returned guard.
+pub fn design_dir(out: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    use anyhow::Context;
+    match out {
+        Some(d) => Ok((d.to_path_buf(), None)),
+        None => {
+            let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+            Ok((tmp.path().join(name), Some(tmp)))
+        }
+    }
 }

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use fptgen_generator::render::{GenInfo, SynthScope};
 use fptgen_generator::{output, part, synth, VERSION};
 
@@ -22,14 +21,7 @@ pub fn run(
         anyhow::bail!("{}: --trainer-only needs a `training:` section in the model", model.source.display());
     }
     let scope = if trainer_only { SynthScope::Trainer } else { SynthScope::Design };
-    let tmp;
-    let dir = match out {
-        Some(d) => d.to_path_buf(),
-        None => {
-            tmp = tempfile::tempdir().context("creating a temporary directory")?;
-            tmp.path().join(&model.name)
-        }
-    };
+    let (dir, _tmp) = super::design_dir(out, &model.name)?;
     let n = super::generate::write_design(&model, &params, &dir)?;
     let capacity = part::lookup(&n.part);
     let r = synth::run(&dir, &n.name, capacity, scope)?;
