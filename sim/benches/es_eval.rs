@@ -1,5 +1,6 @@
 //! Member evaluations of ES training: the cached evaluator against naive
-//! recomputation (`docs/training.md`, "The simulator").
+//! recomputation and against the float reference path (`docs/training.md`,
+//! "The simulator").
 //!
 //! What is measured: one call of [`Evaluator::evaluate`] for one ES member,
 //! that is, the buffer loss of the committed parameters with the first
@@ -13,13 +14,21 @@
 //! * `cached`: [`EvalMode::Cached`], which reuses the unperturbed layer
 //!   outputs and recomputes only the changed neurons and what follows them.
 //! * `naive`: [`EvalMode::Naive`], every sample through every layer.
+//! * `float`: the same member on the float reference path: the perturbed
+//!   parameters through [`reference::infer`]`::<f32>` for every buffered
+//!   sample (inputs the exact values of the input codes), and the `mae`
+//!   loss (the sum of `|y - t|`) in `f32` against the targets' values. The
+//!   float inputs and targets are converted before timing; as
+//!   `reference::infer` is written, the weight codes are converted to
+//!   floats on every call, and that is timed.
 //!
 //! Setting up (building the evaluator and its cache) is not timed; nothing
 //! is committed, so every iteration evaluates the same member against the
 //! same cache. Before timing, each group checks once that the two modes
 //! give the same loss for the member, and that the member does change the
 //! loss of at least one sample, so a wrong or trivial fast path cannot be
-//! what is measured.
+//! what is measured. The float member loss must differ from the float loss
+//! of the committed parameters.
 //!
 //! Networks: `examples/jet_tagging` (16-64-32-32-5, fc4 trainable) and
 //! `examples/mnist` (784-200-100-10, fc1 trainable), with P from their
@@ -34,6 +43,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use fptgen_sim::fixed::Format;
 use fptgen_sim::model::{self, Model};
 use fptgen_sim::network::{dense_forward, Network};
+use fptgen_sim::reference;
 use fptgen_sim::train::eval::{EvalMode, Evaluator};
 use fptgen_sim::train::order::clamp_range;
 use fptgen_sim::train::{trainable_params, Buffer, ParamRef};
@@ -132,6 +142,27 @@ fn bench_example(c: &mut Criterion, example: &str, sample_size: Option<usize>) {
     assert_eq!(a, fptgen_sim::train::naive_loss(net.model(), &perturbed, &buffer), "{example}: member loss");
     eprintln!("{example}: loss {} committed, {a} for the member (both modes)", naive.loss());
 
+    // The float path's buffer: exact values of the input and target codes.
+    let model = net.model();
+    let (fin, fout) = (model.input_format, model.output_format());
+    let inputs_f32: Vec<Vec<f32>> =
+        buffer.inputs().iter().map(|x| x.iter().map(|&r| fin.to_f64(r) as f32).collect()).collect();
+    let targets_f32: Vec<Vec<f32>> =
+        buffer.targets().iter().map(|t| t.iter().map(|&r| fout.to_f64(r) as f32).collect()).collect();
+    let float_loss = |params: &Params| -> f32 {
+        inputs_f32
+            .iter()
+            .zip(&targets_f32)
+            .map(|(x, t)| {
+                let y = reference::infer::<f32>(model, params, x).expect("input length");
+                y.iter().zip(t).map(|(&y, &t)| (y - t).abs()).sum::<f32>()
+            })
+            .sum()
+    };
+    let (float_committed, float_member) = (float_loss(net.params()), float_loss(&perturbed));
+    assert_ne!(float_committed, float_member, "{example}: the member does not change the float loss");
+    eprintln!("{example}: float loss {float_committed} committed, {float_member} for the member");
+
     let mut group = c.benchmark_group(format!("es_eval/{example}"));
     group.throughput(Throughput::Elements(buffer.len() as u64));
     if let Some(n) = sample_size {
@@ -142,6 +173,7 @@ fn bench_example(c: &mut Criterion, example: &str, sample_size: Option<usize>) {
             bench.iter(|| evaluator.evaluate(black_box(&perturbed), black_box(&changed)).expect("fits"))
         });
     }
+    group.bench_function(BenchmarkId::from_parameter("float"), |bench| bench.iter(|| float_loss(black_box(&perturbed))));
     group.finish();
 }
 

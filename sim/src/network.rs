@@ -77,6 +77,51 @@ pub enum SimError {
 pub struct Network {
     model: Model,
     params: Params,
+    /// Per layer, its weights as `i32` when [`NarrowLayer::new`] applies.
+    narrow: Vec<Option<NarrowLayer>>,
+}
+
+/// A layer whose dot products [`dense_neuron`] forms in `i32` (exact
+/// products, a wrapping accumulator, [`dot_product_bits`] at most 32),
+/// with its weight codes converted to `i32` once. [`Network`] runs such a
+/// layer with [`NarrowLayer::forward`], which gives [`dense_forward`]'s bits.
+#[derive(Debug, Clone)]
+struct NarrowLayer {
+    /// The layer's input format.
+    input_format: Format,
+    /// [`exact_product_shift`] of the layer.
+    shift: u32,
+    /// The weight codes, row by row.
+    weights: Vec<i32>,
+}
+
+impl NarrowLayer {
+    /// `Some` when the layer qualifies; `p` must hold codes of its formats.
+    fn new(d: &Dense, input_format: Format, p: &LayerParams) -> Option<NarrowLayer> {
+        let shift = exact_product_shift(d, input_format)?;
+        let narrow = d.precision.accum.overflow() == Overflow::Wrap
+            && dot_product_bits(d.precision.weight, input_format, d.inputs)? <= 32;
+        // The codes fit i32 (dot_product_bits bounds them too).
+        narrow.then(|| NarrowLayer { input_format, shift, weights: p.weights.iter().map(|&w| w as i32).collect() })
+    }
+
+    /// [`dense_forward`]'s result. Inputs that are not all codes of the
+    /// input format (possible only with a hand-built [`Model`] whose
+    /// layers' formats do not chain) go to [`dense_forward`] itself.
+    fn forward(&self, d: &Dense, p: &LayerParams, x: &[i128]) -> Vec<i128> {
+        if !x.iter().all(|&v| self.input_format.contains_raw(v)) {
+            return dense_forward(d, self.input_format, p, x);
+        }
+        let x: Vec<i32> = x.iter().map(|&v| v as i32).collect();
+        self.weights
+            .chunks_exact(d.inputs)
+            .enumerate()
+            .map(|(o, row)| {
+                let sum: i32 = row.iter().zip(&x).map(|(&w, &xi)| w * xi).sum();
+                finish_wrapping(d, p, o, i128::from(sum), self.shift)
+            })
+            .collect()
+    }
 }
 
 impl Network {
@@ -104,7 +149,13 @@ impl Network {
                 }
             }
         }
-        Ok(Network { model, params })
+        let narrow = model
+            .layers
+            .iter()
+            .zip(&params.layers)
+            .map(|(layer, p)| NarrowLayer::new(layer.dense(), layer.input_format, p))
+            .collect();
+        Ok(Network { model, params, narrow })
     }
 
     /// The model.
@@ -140,9 +191,12 @@ impl Network {
     pub fn trace(&self, input: &[i128]) -> Result<Vec<Vec<i128>>, SimError> {
         self.check_input(0, input)?;
         let mut outs: Vec<Vec<i128>> = Vec::with_capacity(self.model.layers.len());
-        for (layer, p) in self.model.layers.iter().zip(&self.params.layers) {
+        for ((layer, p), narrow) in self.model.layers.iter().zip(&self.params.layers).zip(&self.narrow) {
             let x = outs.last().map(Vec::as_slice).unwrap_or(input);
-            let y = dense_forward(layer.dense(), layer.input_format, p, x);
+            let y = match narrow {
+                Some(n) => n.forward(layer.dense(), p, x),
+                None => dense_forward(layer.dense(), layer.input_format, p, x),
+            };
             outs.push(y);
         }
         Ok(outs)
@@ -176,23 +230,52 @@ pub fn dense_forward(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128
 /// When every product fits the accumulator exactly (see [`exact_product_shift`]),
 /// the products are plain integer products shifted into the accumulator's
 /// fraction bits, and with `AP_WRAP` the sum is wrapped once at the end
-/// (wrap-around is associative); otherwise this is
-/// [`dense_neuron_reference`]. Both give the same bits (`sim/tests/fast_path.rs`).
+/// (wrap-around is associative); the unshifted dot product is then formed
+/// in `i32` or `i64` when [`dot_product_bits`] shows it cannot overflow
+/// them, in `i128` otherwise. Without an exact product this is
+/// [`dense_neuron_reference`]. All give the same bits (`sim/tests/fast_path.rs`).
+///
+/// Like the reference, the fast path assumes `x` holds codes of
+/// `input_format` and `p` codes of the layer's formats (as
+/// [`Network::new`] and [`Network::check_input`] ensure).
 pub fn dense_neuron(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128], o: usize) -> i128 {
     let Some(shift) = exact_product_shift(d, input_format) else {
         return dense_neuron_reference(d, input_format, p, x, o);
     };
     let pr = &d.precision;
     let row = &p.weights[o * d.inputs..(o + 1) * d.inputs];
-    let bias = pr.accum.cast_from(p.biases[o], &pr.bias);
-    let mut acc = if pr.accum.overflow() == Overflow::Wrap {
+    if pr.accum.overflow() == Overflow::Wrap {
         // Each |w * x| << shift fits the accumulator (< 2^64), so a sum of at
         // most 2^20 of them cannot overflow an i128.
-        let sum: i128 = row.iter().zip(x).map(|(&w, &xi)| w * xi).sum();
-        pr.accum.add(bias, sum << shift)
-    } else {
-        row.iter().zip(x).fold(bias, |acc, (&w, &xi)| pr.accum.add(acc, (w * xi) << shift))
-    };
+        let sum: i128 = match dot_product_bits(pr.weight, input_format, row.len()) {
+            // Every |w * x| and every partial sum is below 2^(bits-1), so the
+            // codes and the sum fit the narrower type exactly.
+            Some(bits) if bits <= 32 => {
+                i128::from(row.iter().zip(x).map(|(&w, &xi)| (w as i32) * (xi as i32)).sum::<i32>())
+            }
+            Some(bits) if bits <= 64 => {
+                i128::from(row.iter().zip(x).map(|(&w, &xi)| (w as i64) * (xi as i64)).sum::<i64>())
+            }
+            _ => row.iter().zip(x).map(|(&w, &xi)| w * xi).sum(),
+        };
+        return finish_wrapping(d, p, o, sum, shift);
+    }
+    let bias = pr.accum.cast_from(p.biases[o], &pr.bias);
+    let mut acc = row.iter().zip(x).fold(bias, |acc, (&w, &xi)| pr.accum.add(acc, (w * xi) << shift));
+    if d.activation == Activation::Relu && acc < 0 {
+        acc = 0;
+    }
+    pr.output.cast_from(acc, &pr.accum)
+}
+
+/// Output `o` of a layer with exact products and an `AP_WRAP` accumulator,
+/// from the exact dot product `sum` of its weight and input codes: the
+/// bias, then the products' sum shifted into the accumulator (one wrap),
+/// the activation and the output cast.
+fn finish_wrapping(d: &Dense, p: &LayerParams, o: usize, sum: i128, shift: u32) -> i128 {
+    let pr = &d.precision;
+    let bias = pr.accum.cast_from(p.biases[o], &pr.bias);
+    let mut acc = pr.accum.add(bias, sum << shift);
     if d.activation == Activation::Relu && acc < 0 {
         acc = 0;
     }
@@ -235,6 +318,20 @@ pub fn exact_product_shift(d: &Dense, input_format: Format) -> Option<u32> {
         }
     }
     (lo >= pr.accum.lossless_min_raw() && hi <= pr.accum.max_raw()).then_some(shift)
+}
+
+/// The smallest `b` such that every code of `weight` and of `input`, and
+/// every sum of at most `n` products of one code of each, lies strictly
+/// within `-2^(b-1) .. 2^(b-1)`, that is, fits a `b`-bit two's complement
+/// integer; `None` if `b` would exceed 127. [`dense_neuron`] uses it to
+/// form the dot product in `i32` or `i64`.
+pub fn dot_product_bits(weight: Format, input: Format, n: usize) -> Option<u32> {
+    let mag = |f: Format| f.min_raw().unsigned_abs().max(f.max_raw().unsigned_abs());
+    let (w, x) = (mag(weight), mag(input));
+    let bound = w.checked_mul(x)?.checked_mul(u128::try_from(n).ok()?)?.max(w).max(x);
+    // |v| <= bound < 2^(b-1) for every value v in question.
+    let bits = 128 - bound.leading_zeros() + 1;
+    (bits <= 127).then_some(bits)
 }
 
 /// Converts float input values to raw codes of the model's input format,

@@ -2,13 +2,17 @@
 //! the accumulator exactly) gives the same bits as the reference definition
 //! of a neuron (`dense_neuron_reference`: every product cast and every sum
 //! cast, in input order), for random layers where the fast path applies and
-//! where it does not.
+//! where it does not; its dot product in `i32`, `i64` and `i128` each give
+//! the reference's bits; and [`Network`] (which keeps `i32` copies of the
+//! weights of layers whose dot products fit `i32`) gives the bits of the
+//! reference neuron chained layer by layer.
 
 use std::path::Path;
 
-use fptgen_sim::model;
-use fptgen_sim::network::{dense_neuron, dense_neuron_reference};
-use fptgen_sim::weights::LayerParams;
+use fptgen_sim::fixed::{Format, Overflow};
+use fptgen_sim::model::{self, Dense};
+use fptgen_sim::network::{dense_neuron, dense_neuron_reference, dot_product_bits, exact_product_shift, Network};
+use fptgen_sim::weights::{LayerParams, Params};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -73,4 +77,165 @@ fn fast_path_equals_the_reference() {
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A seeded stream of codes: a format's extremes half of the time (so
+/// saturation and wrap-around happen), uniform codes otherwise.
+struct Codes(u64);
+
+impl Codes {
+    fn draw(&mut self, f: Format) -> i128 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let s = self.0;
+        match (s >> 60) % 4 {
+            0 => f.min_raw(),
+            1 => f.max_raw(),
+            _ => {
+                let t = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                self.0 = t;
+                let wide = (i128::from(s >> 8) << 64) | i128::from(t);
+                f.min_raw() + wide.rem_euclid(f.max_raw() - f.min_raw() + 1)
+            }
+        }
+    }
+
+    fn params(&mut self, d: &Dense) -> LayerParams {
+        LayerParams {
+            weights: (0..d.inputs * d.outputs).map(|_| self.draw(d.precision.weight)).collect(),
+            biases: (0..d.outputs).map(|_| self.draw(d.precision.bias)).collect(),
+        }
+    }
+}
+
+/// Which dot product `dense_neuron` forms for a layer: "i32", "i64",
+/// "i128" (exact products, wrapping accumulator), or "other".
+fn dot_path(d: &Dense, input_format: Format) -> &'static str {
+    if exact_product_shift(d, input_format).is_none() || d.precision.accum.overflow() != Overflow::Wrap {
+        return "other";
+    }
+    match dot_product_bits(d.precision.weight, input_format, d.inputs) {
+        Some(b) if b <= 32 => "i32",
+        Some(b) if b <= 64 => "i64",
+        _ => "i128",
+    }
+}
+
+/// A width, weighted towards the widest so that 64-bit dot products occur.
+fn width() -> impl Strategy<Value = u32> {
+    prop_oneof![1u32..=12, 12u32..=32, 29u32..=32]
+}
+
+#[test]
+fn dot_products_in_every_width_equal_the_reference() {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 600, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[5; 32]),
+    );
+    let seen = std::cell::RefCell::new(std::collections::BTreeMap::<&str, usize>::new());
+    // Input and weight formats up to 32 bits; the accumulator signed, with
+    // 0 to 3 more fraction bits than a product and room for a product plus
+    // 0 to 4 guard bits (at most 64), wrapping three times in four.
+    let strat = (
+        (any::<bool>(), width(), -4i32..=12),
+        (any::<bool>(), width(), -4i32..=8),
+        format(1, 16, -2..=8),
+        (0i32..=3, 0i32..=4, 0..QUANT.len(), 0..4usize),
+        format(1, 16, -2..=8),
+        1usize..64,
+        any::<bool>(),
+        (any::<u64>(), any::<bool>()),
+    );
+    runner
+        .run(&strat, |((xs, xw, xi), (ws, ww, wi), bf, (extra, guard, aq, ao), yf, n_in, relu, (seed, out_is_accum))| {
+            let fixed = |s: bool, w: u32, i: i32| format!("{}<{w},{i},AP_TRN,AP_WRAP>", if s { "ap_fixed" } else { "ap_ufixed" });
+            let (xf, wf) = (fixed(xs, xw, xi), fixed(ws, ww, wi));
+            let frac = (xw as i32 - xi) + (ww as i32 - wi) + extra;
+            let aw = (xw as i32 + ww as i32 + extra + guard).min(64);
+            let af = format!("ap_fixed<{aw},{},{},{}>", aw - frac, QUANT[aq], if ao < 3 { "AP_WRAP" } else { OVF[ao] });
+            let yf = if out_is_accum { af.clone() } else { yf };
+            let text = format!(
+                "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: 1\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
+                if relu { "relu" } else { "linear" }
+            );
+            let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let layer = &m.layers[0];
+            let d = layer.dense();
+            *seen.borrow_mut().entry(dot_path(d, layer.input_format)).or_default() += 1;
+            let mut codes = Codes(seed);
+            let p = codes.params(d);
+            let x: Vec<i128> = (0..n_in).map(|_| codes.draw(layer.input_format)).collect();
+            prop_assert_eq!(
+                dense_neuron(d, layer.input_format, &p, &x, 0),
+                dense_neuron_reference(d, layer.input_format, &p, &x, 0),
+                "{}",
+                text
+            );
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let seen = seen.into_inner();
+    eprintln!("dot products: {seen:?}");
+    for path in ["i32", "i64", "i128", "other"] {
+        assert!(seen.get(path).copied().unwrap_or(0) >= 20, "too few cases take the {path} path: {seen:?}");
+    }
+}
+
+#[test]
+fn network_equals_the_reference_chain() {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 300, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let narrow = std::cell::Cell::new(0usize);
+    // Two layers; wide accumulators (mostly where Network's i32 copy
+    // applies) or narrow ones.
+    let layer = || {
+        (
+            format(1, 10, -2..=4),
+            format(1, 10, -2..=6),
+            prop_oneof![
+                2 => (28u32..=40, 6i32..=12, 0..QUANT.len()).prop_map(|(w, i, q)| format!("ap_fixed<{w},{i},{},AP_WRAP>", QUANT[q])),
+                1 => format(20, 40, 8..=20),
+                1 => format(2, 12, -2..=6),
+            ],
+            format(1, 10, -2..=6),
+            1usize..6,
+            any::<bool>(),
+        )
+    };
+    let strat = (format(1, 12, -2..=6), 1usize..60, layer(), layer(), any::<u64>());
+    runner
+        .run(&strat, |(xf, n_in, l1, l2, seed)| {
+            let text_layer = |name: &str, inputs: usize, (wf, bf, af, yf, outputs, relu): &(String, String, String, String, usize, bool)| {
+                format!(
+                    "  - name: {name}\n    type: dense\n    inputs: {inputs}\n    outputs: {outputs}\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
+                    if *relu { "relu" } else { "linear" }
+                )
+            };
+            let text = format!(
+                "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n{}{}",
+                text_layer("a", n_in, &l1),
+                text_layer("b", l1.4, &l2)
+            );
+            let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let mut codes = Codes(seed);
+            let params = Params { layers: m.layers.iter().map(|l| codes.params(l.dense())).collect() };
+            let x: Vec<i128> = (0..n_in).map(|_| codes.draw(m.input_format)).collect();
+            let mut want: Vec<Vec<i128>> = Vec::new();
+            for (l, p) in m.layers.iter().zip(&params.layers) {
+                let d = l.dense();
+                if dot_path(d, l.input_format) == "i32" {
+                    narrow.set(narrow.get() + 1);
+                }
+                let v = want.last().unwrap_or(&x);
+                want.push((0..d.outputs).map(|o| dense_neuron_reference(d, l.input_format, p, v, o)).collect());
+            }
+            let net = Network::new(m, params).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(net.trace(&x).map_err(|e| TestCaseError::fail(e.to_string()))?, want.clone(), "{}", text);
+            prop_assert_eq!(net.infer_batch(&[x]).map_err(|e| TestCaseError::fail(e.to_string()))?, vec![want[1].clone()], "{}", text);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{} of 600 layers take Network's i32 path", narrow.get());
+    assert!(narrow.get() >= 150, "only {} layers take Network's i32 path", narrow.get());
 }
