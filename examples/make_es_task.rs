@@ -55,7 +55,7 @@ struct Args {
     /// Use this lr_shift instead of the source model's (in the written
     /// model files and in --compare).
     #[arg(long)]
-    lr_shift: Option<u32>,
+    lr_shift: Option<i32>,
     /// Also train in-process with each fitness mode for ES seeds 1..=SEEDS.
     #[arg(long, value_name = "SEEDS")]
     compare: Option<u64>,

@@ -6,7 +6,7 @@
  * "Hardware"). For the selected block:
  *   perturbed = clamp(param + (+-e << SIGMA))   (-e when negate is high)
  *   updated   = clamp(param - R(grad / 2^LR_SHIFT))
- * where R rounds to the nearest integer with ties to even (AP_RND_CONV).
+ * (grad * 2^-LR_SHIFT, exact, when LR_SHIFT is negative), where R rounds to the nearest integer with ties to even (AP_RND_CONV).
  * clamp(v) = min(max(v, lo), hi), with the bounds of the parameter's own
  * format (lo = min_raw, or -max_raw for a signed AP_SAT_SYM format), so one
  * instance serves tensors of different formats. Parameters and bounds are
@@ -25,7 +25,8 @@ module fptgen_es_update #(
     parameter integer E_W = 3,
     // A noise value moves a parameter by e << SIGMA codes (0..31)
     parameter integer SIGMA = 0,
-    // The update subtracts grad / 2^LR_SHIFT, rounded (0..31)
+    // The update subtracts grad / 2^LR_SHIFT, rounded (-31..31; a
+    // negative shift multiplies by 2^-LR_SHIFT)
     parameter integer LR_SHIFT = 4
 ) (
     input  wire [P_W-1:0] param,
@@ -40,20 +41,21 @@ module fptgen_es_update #(
 
 localparam integer D_W = E_W + 1 + SIGMA;                      // +-e << SIGMA
 localparam integer M_W = P_W > D_W ? P_W : D_W;
-localparam integer S_W = (M_W > 33 ? M_W : 33) + 1;              // exact sums
+localparam integer ST_W = 33 + (LR_SHIFT < 0 ? -LR_SHIFT : 0);   // the step
+localparam integer S_W = (M_W > ST_W ? M_W : ST_W) + 1;          // exact sums
 
 initial begin
     if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 33 || SIGMA < 0 || SIGMA > 31 ||
-            LR_SHIFT < 0 || LR_SHIFT > 31) begin
+            LR_SHIFT < -31 || LR_SHIFT > 31) begin
         $error("Error: fptgen_es_update parameters are out of range (instance %m)");
         $finish;
     end
 end
 
-wire [32:0] step;
+wire [ST_W-1:0] step;
 
 fptgen_cast #(
-    .IN_W(32), .IN_F(LR_SHIFT), .OUT_W(33), .OUT_F(0), .OUT_SIGNED(1), .QUANT(6), .OVF(0)
+    .IN_W(32), .IN_F(LR_SHIFT), .OUT_W(ST_W), .OUT_F(0), .OUT_SIGNED(1), .QUANT(6), .OVF(0)
 ) u_step_round (
     .in(grad),
     .out(step)
@@ -64,7 +66,7 @@ wire signed [S_W-1:0] delta = {{(S_W - E_W - 1){e_pert[E_W]}}, e_pert} <<< SIGMA
 wire signed [S_W-1:0] p_ext = {{(S_W - P_W){param[P_W-1]}}, param};
 wire signed [S_W-1:0] lo_ext = {{(S_W - P_W){lo[P_W-1]}}, lo};
 wire signed [S_W-1:0] hi_ext = {{(S_W - P_W){hi[P_W-1]}}, hi};
-wire signed [S_W-1:0] step_ext = {{(S_W - 33){step[32]}}, step};
+wire signed [S_W-1:0] step_ext = {{(S_W - ST_W){step[ST_W-1]}}, step};
 
 wire signed [S_W-1:0] pert_sum = p_ext + delta;
 wire signed [S_W-1:0] upd_diff = p_ext - step_ext;

@@ -94,7 +94,7 @@ pub struct TrainHwPlan {
     /// sigma.
     pub sigma: u32,
     /// lr_shift.
-    pub lr_shift: u32,
+    pub lr_shift: i32,
     /// The training seed.
     pub seed: u64,
     /// Each block's LFSR seed (`block_seed`).

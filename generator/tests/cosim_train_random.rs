@@ -27,7 +27,7 @@ const DISTRIBUTION: [&str; 2] = ["rademacher", "uniform"];
 
 /// The `training:` section for combination `combo` (0..12) and random choices.
 fn training(combo: usize) -> impl Strategy<Value = String> {
-    (1usize..=3, 1usize..=4, 1usize..=5, 0usize..3, 1u32..=8, 0u32..=3, 0u32..=6, any::<u64>()).prop_map(
+    (1usize..=3, 1usize..=4, 1usize..=5, 0usize..3, 1u32..=8, 0u32..=3, -3i32..=6, any::<u64>()).prop_map(
         move |(pairs, blocks, buffer, width, bits, sigma, lr, seed)| {
             let fitness = FITNESS[combo % 3];
             let quant = QUANTIZATION[(combo / 3) % 2];

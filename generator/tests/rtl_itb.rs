@@ -21,7 +21,7 @@ struct Set {
     uniform: bool,
     noise_bits: u32,
     sigma: u32,
-    lr: u32,
+    lr: i32,
     exact: bool,
 }
 
@@ -81,8 +81,12 @@ fn po2(s: i128) -> i128 {
     s.signum() * p
 }
 
-/// g / 2^lr rounded to nearest, ties to even, by exact rational comparison.
-fn round_div(g: i128, lr: u32) -> i128 {
+/// g / 2^lr rounded to nearest, ties to even, by exact rational comparison;
+/// g * 2^-lr for a negative lr.
+fn round_div(g: i128, lr: i32) -> i128 {
+    if lr < 0 {
+        return g * (1i128 << -lr);
+    }
     let d = 1i128 << lr;
     let q = g.div_euclid(d);
     let r = g.rem_euclid(d);
@@ -124,6 +128,10 @@ fn itb_matches_the_reference() {
         Set { p_w: 3, p_s: false, sym: false, uniform: false, noise_bits: 1, sigma: 1, lr: 3, exact: true },
         Set { p_w: 24, p_s: true, sym: false, uniform: true, noise_bits: 12, sigma: 5, lr: 16, exact: false },
         Set { p_w: 8, p_s: false, sym: false, uniform: true, noise_bits: 4, sigma: 2, lr: 6, exact: true },
+        // Negative shifts multiply: wide formats (the step can exceed 2^32).
+        Set { p_w: 32, p_s: true, sym: false, uniform: false, noise_bits: 1, sigma: 20, lr: -10, exact: false },
+        Set { p_w: 64, p_s: true, sym: true, uniform: true, noise_bits: 6, sigma: 0, lr: -31, exact: true },
+        Set { p_w: 12, p_s: false, sym: false, uniform: false, noise_bits: 1, sigma: 0, lr: -1, exact: false },
     ];
     let dir = scratch("rtl_itb");
     // Top: per set its own fptgen_po2, fptgen_itb and fptgen_es_update (the

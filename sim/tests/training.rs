@@ -127,7 +127,7 @@ fn training_strategy() -> impl Strategy<Value = Training> {
     let quant = prop::sample::select(vec![LossQuantization::Po2, LossQuantization::Exact]);
     let width = prop::sample::select(vec![LfsrWidth::W8, LfsrWidth::W16, LfsrWidth::W32]);
     let dist = prop::sample::select(vec![Distribution::Rademacher, Distribution::Uniform]);
-    (1usize..=3, 1usize..=4, fitness, quant, width, dist, 1u32..=8, 0u32..=3, 0u32..=8, any::<u64>())
+    (1usize..=3, 1usize..=4, fitness, quant, width, dist, 1u32..=8, 0u32..=3, -3i32..=8, any::<u64>())
         .prop_map(|(pairs, blocks, fitness, loss_quantization, width, distribution, bits, perturb_shift, lr_shift, seed)| Training {
             population: 2 * pairs,
             iterations: 2,
@@ -418,6 +418,10 @@ fn update_rounding_ties_to_even() {
         (i32::MIN, 32, 0),   // -0.5 -> 0
         (i32::MAX, 32, 0),   // just under 0.5 -> 0
         (i32::MIN, 0, i32::MIN as i64),
+        // Negative shifts multiply, exactly.
+        (-3, -1, -6),
+        (i32::MIN, -31, -(1i64 << 62)),
+        (i32::MAX, -31, (i32::MAX as i64) * (1i64 << 31)),
     ] {
         assert_eq!(rounded_step(g, k), want, "R({g} / 2^{k})");
     }
@@ -429,8 +433,8 @@ fn update_rounding_ties_to_even() {
 fn update_rounding_equals_ap_rnd_conv() {
     let int = Format::new(true, 64, 64, Quant::RndConv, Overflow::Wrap).expect("format");
     runner(2000, 14)
-        .run(&(any::<i32>(), 0u32..=33), |(g, k)| {
-            prop_assert_eq!(i128::from(rounded_step(g, k)), int.quantize_exact(i128::from(g), k as i32));
+        .run(&(any::<i32>(), -31i32..=33), |(g, k)| {
+            prop_assert_eq!(i128::from(rounded_step(g, k)), int.quantize_exact(i128::from(g), k));
             Ok(())
         })
         .expect("rounding is AP_RND_CONV");
@@ -676,6 +680,7 @@ fn trainer_refuses_bad_configurations() {
     for bad in [
         Training { population: 3, ..ok },
         Training { lr_shift: 32, ..ok },
+        Training { lr_shift: -32, ..ok },
         Training { perturb_shift: 40, ..ok },
         Training { blocks: 0, ..ok },
         Training { noise: Noise { bits: 9, ..ok.noise }, ..ok },

@@ -230,7 +230,11 @@ impl Checker<'_> {
         let buffer = self.count(&f.buffer, "buffer", 1, dim, d.buffer as u64)? as usize;
         let max_shift = u64::from(Training::MAX_SHIFT);
         let perturb_shift = self.count(&f.perturb_shift, "perturb_shift", 0, max_shift, d.perturb_shift.into())? as u32;
-        let lr_shift = self.count(&f.lr_shift, "lr_shift", 0, max_shift, d.lr_shift.into())? as u32;
+        let lr_shift = match &f.lr_shift {
+            None => d.lr_shift,
+            Some(s) if s.value.unsigned_abs() <= max_shift => s.value as i32,
+            Some(s) => return Err(self.err(s, format!("lr_shift is {}; it must be between -{max_shift} and {max_shift}", s.value))),
+        };
         let mut noise = d.noise;
         if let Some(n) = &f.noise {
             if let Some(w) = &n.value.width {

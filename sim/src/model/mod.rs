@@ -297,7 +297,7 @@ impl std::fmt::Display for LossQuantization {
 /// Invariants (checked by [`load`]): `population`, `blocks` and `buffer` are
 /// between 1 and [`MAX_DIM`]; `iterations` is between 1 and `u32::MAX`;
 /// `population` is even with [`Fitness::Antithetic`]; `noise.bits` is in
-/// `1..=noise.width`; both shifts are at most 31.
+/// `1..=noise.width`; `perturb_shift` is at most 31 and `|lr_shift|` at most 31.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Training {
     /// N, members per group.
@@ -312,8 +312,10 @@ pub struct Training {
     pub noise: Noise,
     /// sigma: a noise value `e` moves a parameter by `e << sigma` codes.
     pub perturb_shift: u32,
-    /// The update is the gradient accumulator divided by `2^lr_shift`.
-    pub lr_shift: u32,
+    /// The update is the gradient accumulator divided by `2^lr_shift`, or
+    /// multiplied by `2^-lr_shift` when `lr_shift` is negative (for wide
+    /// parameter formats, whose codes are small).
+    pub lr_shift: i32,
     /// The loss function.
     pub loss: Loss,
     /// The fitness signal.
@@ -344,7 +346,7 @@ impl Default for Training {
 }
 
 impl Training {
-    /// Largest accepted `perturb_shift` and `lr_shift`.
+    /// Largest accepted `perturb_shift` and `|lr_shift|`.
     pub const MAX_SHIFT: u32 = 31;
 
     /// Checks the invariants [`load`] guarantees, for a `Training` built in
@@ -373,10 +375,11 @@ impl Training {
                 self.noise.width.bits()
             ));
         }
-        for (what, v) in [("perturb_shift", self.perturb_shift), ("lr_shift", self.lr_shift)] {
-            if v > Self::MAX_SHIFT {
-                return Err(format!("{what} is {v}; it must be between 0 and {}", Self::MAX_SHIFT));
-            }
+        if self.perturb_shift > Self::MAX_SHIFT {
+            return Err(format!("perturb_shift is {}; it must be between 0 and {}", self.perturb_shift, Self::MAX_SHIFT));
+        }
+        if self.lr_shift.unsigned_abs() > Self::MAX_SHIFT {
+            return Err(format!("lr_shift is {}; it must be between -{m} and {m}", self.lr_shift, m = Self::MAX_SHIFT));
         }
         Ok(())
     }

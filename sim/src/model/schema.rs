@@ -134,9 +134,10 @@ pub struct TrainingFile {
     /// sigma: a noise value moves a parameter by `e << sigma` codes.
     #[serde(default)]
     pub perturb_shift: Option<Spanned<u64>>,
-    /// The update is the gradient accumulator divided by `2^lr_shift`.
+    /// The update is the gradient accumulator divided by `2^lr_shift`
+    /// (multiplied by `2^-lr_shift` when negative).
     #[serde(default)]
-    pub lr_shift: Option<Spanned<u64>>,
+    pub lr_shift: Option<Spanned<i64>>,
     /// The loss function.
     #[serde(default)]
     pub loss: Option<LossFile>,

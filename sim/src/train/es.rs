@@ -49,14 +49,18 @@ pub struct GroupRecord {
 }
 
 /// `R(g / 2^shift)`: the accumulator divided by a power of two, rounded to
-/// the nearest integer with ties to even (AP_RND_CONV).
+/// the nearest integer with ties to even (AP_RND_CONV). A negative `shift`
+/// multiplies instead: `g * 2^-shift`, exact (`|g| * 2^31 < 2^63`).
 ///
 /// In bits: `q = g >>> shift` (arithmetic shift, the floor); `q` is
 /// incremented when the first dropped bit is 1 and either another dropped
 /// bit is 1 or `q` is odd.
-pub fn rounded_step(g: i32, shift: u32) -> i64 {
+pub fn rounded_step(g: i32, shift: i32) -> i64 {
+    if shift < 0 {
+        return i64::from(g) << shift.unsigned_abs().min(31);
+    }
     // Beyond 32 every result is 0 (|g| <= 2^31); the cap keeps shifts in range.
-    let k = shift.min(40);
+    let k = shift.unsigned_abs().min(40);
     let g = i128::from(g);
     if k == 0 {
         return g as i64;
