@@ -157,9 +157,13 @@ fn shifts_above_31() {
     let err = Case::new(&edit("perturb_shift: 1", "perturb_shift: 32")).check_fails();
     expect_at(&err, 27, 18, &["perturb_shift is 32", "between 0 and 31"]);
     let err = Case::new(&edit("lr_shift: 6", "lr_shift: 40")).check_fails();
-    expect_at(&err, 28, 13, &["lr_shift is 40", "between 0 and 31"]);
-    let (code, _, err) = Case::new(&edit("lr_shift: 6", "lr_shift: 31")).check();
-    assert_eq!(code, 0, "{err}");
+    expect_at(&err, 28, 13, &["lr_shift is 40", "between -31 and 31"]);
+    let err = Case::new(&edit("lr_shift: 6", "lr_shift: -32")).check_fails();
+    expect_at(&err, 28, 13, &["lr_shift is -32", "between -31 and 31"]);
+    for ok in ["lr_shift: 31", "lr_shift: -31"] {
+        let (code, _, err) = Case::new(&edit("lr_shift: 6", ok)).check();
+        assert_eq!(code, 0, "{ok}: {err}");
+    }
 }
 
 #[test]
