@@ -200,7 +200,11 @@ pub fn write_npy(path: &Path, shape: &[usize], values: &OutValues) -> Result<(),
 pub fn write_npz(path: &Path, arrays: &[NamedArray]) -> Result<(), Error> {
     write_new(path, |f| {
         let mut zip = zip::ZipWriter::new(io::BufWriter::new(f));
-        let opts = zip::write::FileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        // A fixed timestamp (1980-01-01, zip's epoch): the same arrays give
+        // the same bytes, whenever they are written.
+        let opts = zip::write::FileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .last_modified_time(zip::DateTime::default());
         for a in arrays {
             zip.start_file(format!("{}.npy", a.name), opts)?;
             let mut buf = io::Cursor::new(Vec::new());
