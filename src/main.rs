@@ -201,6 +201,53 @@ enum Command {
         #[arg(long)]
         quantize: bool,
     },
+    /// Train a dense network on the host, quantization-aware.
+    ///
+    /// Float master weights; every step's forward pass is the bit-accurate
+    /// simulator's on the weights quantized to their formats, the backward
+    /// pass uses the straight-through estimator (docs/training.md, "Host
+    /// training"). Seeded and reproducible. DIR holds MNIST's IDX files
+    /// (raw or .gz) or x_train.npy, y_train.npy, x_test.npy, y_test.npy; the
+    /// last --validation training samples are held out. Prints validation
+    /// accuracy per epoch and the test accuracy, both in the bit-accurate
+    /// simulator, and writes the weights archive the model file names (or
+    /// --output); never replaces an existing file.
+    Train {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Data directory (IDX files or .npy arrays, see above).
+        #[arg(long, value_name = "DIR")]
+        data: PathBuf,
+        /// Epochs over the training samples.
+        #[arg(long, default_value_t = 20)]
+        epochs: usize,
+        /// Samples per optimizer step.
+        #[arg(long, default_value_t = 64)]
+        batch: usize,
+        /// Adam's initial step size (cosine-decayed to 0 over the epochs).
+        #[arg(long, default_value_t = 0.002)]
+        lr: f32,
+        /// The loss: `mae` against one-hot targets in the output format (what
+        /// on-device ES minimizes), or `cross-entropy` of the outputs as logits.
+        #[arg(long, value_enum, default_value_t = LossArg::CrossEntropy)]
+        loss: LossArg,
+        /// Seeds initialization and shuffling.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Training samples held out (from the end) for validation.
+        #[arg(long, default_value_t = 10_000)]
+        validation: usize,
+        /// Train on only the first this many samples (after the hold-out).
+        #[arg(long, value_name = "S")]
+        limit: Option<usize>,
+        /// Write the weights here instead of the archive the model file names.
+        #[arg(long, short, value_name = "WEIGHTS.npz")]
+        output: Option<PathBuf>,
+        /// Also write the per-epoch log as CSV (epoch, loss, validation_accuracy).
+        #[arg(long, value_name = "LOG.csv")]
+        log: Option<PathBuf>,
+    },
     /// Write seeded random weights for a model, for bring-up before training.
     ///
     /// Writes the archive the model file names (or --output), and refuses to
@@ -217,6 +264,23 @@ enum Command {
         #[arg(long, short, value_name = "FILE.npz")]
         output: Option<PathBuf>,
     },
+    /// Sweep the ES trainer over populations N and block counts P: area,
+    /// training time, and accuracy or loss (docs/training.md).
+    ///
+    /// For every point (N, P) of the grid --population x --blocks: the
+    /// yosys estimate of the design generated with that N and P (as `synth
+    /// --population N --blocks P`; one yosys run per distinct design,
+    /// cached in OUT/cache/ for later sweeps into the same OUT), the
+    /// trainer's forward passes, cycles and time per iteration, and with
+    /// --data the buffer loss and accuracy (with labels) after training
+    /// each point in the simulator as `train-es` does. Points run in
+    /// parallel. Prints a table; writes OUT/sweep.csv, OUT/sweep.json,
+    /// OUT/area_time.svg (LUTs vs iteration time) and OUT/quality_time.svg
+    /// (accuracy or loss vs iteration time). A point that fails is reported
+    /// with its error and the others still run; the exit status is then 1,
+    /// after writing every output. Refuses a non-empty OUT that fptgen did
+    /// not create.
+    Sweep(commands::sweep::Args),
 }
 
 /// How numbers are given or wanted.
@@ -228,6 +292,17 @@ pub enum Kind {
     /// Raw integer codes of the fixed-point format (value = code * 2^-F);
     /// int64 on output.
     Raw,
+}
+
+/// The loss of host training.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LossArg {
+    /// Mean absolute error against one-hot targets in the output format.
+    Mae,
+    /// Mean squared error against the same targets.
+    Mse,
+    /// Softmax cross-entropy of the outputs.
+    CrossEntropy,
 }
 
 fn main() -> ExitCode {
@@ -247,7 +322,17 @@ fn main() -> ExitCode {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
             commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train)
         }
+        Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log } => {
+            let loss = match loss {
+                LossArg::Mae => fptgen_sim::qat::Loss::Mae,
+                LossArg::Mse => fptgen_sim::qat::Loss::Mse,
+                LossArg::CrossEntropy => fptgen_sim::qat::Loss::CrossEntropy,
+            };
+            let o = commands::train::Options { epochs, batch, lr, loss, seed, validation, limit, output: output.as_deref(), log: log.as_deref() };
+            commands::train::run(&model, &data, &o)
+        }
         Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),
+        Command::Sweep(args) => commands::sweep::run(args),
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)
         }

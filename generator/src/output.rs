@@ -50,8 +50,13 @@ fn read_manifest(dir: &Path) -> Option<BTreeSet<PathBuf>> {
     Some(text.lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect())
 }
 
-/// Writes `files` into `dir` as described in the module documentation.
-pub fn write_dir(dir: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
+/// Checks, without writing, that [`write_dir`] may write files at `paths`
+/// into `dir`: `dir` is new, empty, or has a manifest that lists each of
+/// `paths` that exists. Returns the manifest, if there is one.
+pub fn check_dir<'a>(
+    dir: &Path,
+    paths: impl IntoIterator<Item = &'a Path>,
+) -> Result<Option<BTreeSet<PathBuf>>, OutputError> {
     let previous = if dir.exists() {
         if !dir.is_dir() {
             return Err(OutputError::NotADirectory(dir.to_path_buf()));
@@ -66,13 +71,19 @@ pub fn write_dir(dir: &Path, files: &[GeneratedFile]) -> Result<(), OutputError>
         None
     };
     if let Some(prev) = &previous {
-        for f in files {
-            let target = dir.join(&f.path);
-            if target.exists() && !prev.contains(&f.path) {
+        for p in paths {
+            let target = dir.join(p);
+            if target.exists() && !prev.contains(p) {
                 return Err(OutputError::ForeignFile(target));
             }
         }
     }
+    Ok(previous)
+}
+
+/// Writes `files` into `dir` as described in the module documentation.
+pub fn write_dir(dir: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
+    let previous = check_dir(dir, files.iter().map(|f| f.path.as_path()))?;
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(io_err(parent))?;
     let base = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());

@@ -319,13 +319,19 @@ pub fn parse_ltp(text: &str) -> Option<u64> {
     })
 }
 
-/// Runs `synth/synth.ys` in the design directory `dir` (written by
-/// `fptgen generate`) and reads the estimate.
-pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Result<SynthReport, SynthError> {
+/// yosys's version line (`yosys -V`), or [`SynthError::MissingYosys`].
+pub fn yosys_version() -> Result<String, SynthError> {
     let version = Command::new("yosys").arg("-V").output().map_err(|_| SynthError::MissingYosys)?;
     if !version.status.success() {
         return Err(SynthError::MissingYosys);
     }
+    Ok(String::from_utf8_lossy(&version.stdout).trim().to_string())
+}
+
+/// Runs `synth/synth.ys` in the design directory `dir` (written by
+/// `fptgen generate`) and reads the estimate.
+pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Result<SynthReport, SynthError> {
+    let version = yosys_version()?;
     let log_name = format!("{}yosys.log", scope.prefix());
     let log = dir.join(&log_name);
     let out = Command::new("yosys")
@@ -362,7 +368,7 @@ pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Resu
         }
     });
     Ok(SynthReport {
-        yosys: String::from_utf8_lossy(&version.stdout).trim().to_string(),
+        yosys: version,
         script: scope.script().to_string(),
         trainer_only: scope == SynthScope::Trainer,
         top: top.to_string(),

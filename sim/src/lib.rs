@@ -13,6 +13,7 @@ pub mod error;
 pub mod fixed;
 pub mod model;
 pub mod network;
+pub mod qat;
 pub mod reference;
 pub mod tensor;
 pub mod train;

@@ -5,7 +5,9 @@ pub mod cosim;
 pub mod generate;
 pub mod init_weights;
 pub mod simulate;
+pub mod sweep;
 pub mod synth;
+pub mod train;
 pub mod train_es;
 
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 use fptgen_sim::fixed::Format;
-use fptgen_sim::model::Model;
+use fptgen_sim::model::{Model, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::tensor::{self, unravel, Array, NamedArray, OutValues, Values};
 use fptgen_sim::train::{Buffer, EvalMode, Trainer};
@@ -35,16 +35,9 @@ pub fn run(
     quantize: bool,
 ) -> anyhow::Result<()> {
     let (model, params) = super::load(model_path, quantize)?;
-    let Some(mut training) = model.training else {
-        bail!(
-            "{}: the model file has no `training:` section; add one to train (see docs/training.md)",
-            model.source.display()
-        );
-    };
+    let mut training = training_section(&model)?;
     if let Some(k) = iterations {
-        if k == 0 || k > u64::from(u32::MAX) {
-            bail!("--iterations is {k}; it must be between 1 and {}", u32::MAX);
-        }
+        check_iterations(k)?;
         training.iterations = k;
     }
     let out_path = match output {
@@ -62,14 +55,7 @@ pub fn run(
     }
     let data = read_data(&model, data_path)?;
     let m = training.buffer;
-    if data.inputs.len() < m {
-        bail!(TensorError::tensor(
-            data_path,
-            "x",
-            format!("holds {} samples but the training buffer needs {m} (training: buffer)", data.inputs.len())
-        ));
-    }
-    let buffer = Buffer::new(&model, data.inputs[..m].to_vec(), data.targets[..m].to_vec())?;
+    let buffer = buffer(&model, m, &data, data_path)?;
     let net = Network::new(model.clone(), params)?;
     let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Cached)?;
     let k = training.iterations;
@@ -95,7 +81,7 @@ pub fn run(
         data.inputs.len()
     );
     let mut rows: Vec<(u64, u32, Option<f64>)> = Vec::new();
-    let acc0 = accuracy(&trainer, &data)?;
+    let acc0 = accuracy(&trainer.network()?, &data)?;
     println!("iteration 0: {}", describe(trainer.loss(), acc0));
     rows.push((0, trainer.loss(), acc0.map(ratio)));
 
@@ -107,7 +93,7 @@ pub fn run(
     for i in 1..=k {
         bar.set_message(format!("{i}/{k}"));
         let loss = trainer.run_iteration(&mut |_| bar.inc(1))?;
-        let acc = accuracy(&trainer, &data)?;
+        let acc = accuracy(&trainer.network()?, &data)?;
         bar.suspend(|| println!("iteration {i}: {}", describe(loss, acc)));
         rows.push((i, loss, acc.map(ratio)));
     }
@@ -138,17 +124,49 @@ pub fn default_output(weights: &Path) -> PathBuf {
     weights.with_file_name(format!("{stem}.es.npz"))
 }
 
-fn ratio((right, total): (usize, usize)) -> f64 {
+/// The model's `training:` section, or the error for a model without one.
+pub(crate) fn training_section(model: &Model) -> anyhow::Result<Training> {
+    model.training.ok_or_else(|| {
+        anyhow!(
+            "{}: the model file has no `training:` section; add one to train (see docs/training.md)",
+            model.source.display()
+        )
+    })
+}
+
+/// Checks an `--iterations` value: 1 to 2^32 - 1, as the model file's.
+pub(crate) fn check_iterations(k: u64) -> anyhow::Result<()> {
+    if k == 0 || k > u64::from(u32::MAX) {
+        bail!("--iterations is {k}; it must be between 1 and {}", u32::MAX);
+    }
+    Ok(())
+}
+
+/// The training buffer: the first `m` samples of `data` (read from
+/// `data_path`), or an error naming `x` if there are fewer.
+pub(crate) fn buffer(model: &Model, m: usize, data: &Data, data_path: &Path) -> anyhow::Result<Buffer> {
+    if data.inputs.len() < m {
+        bail!(TensorError::tensor(
+            data_path,
+            "x",
+            format!("holds {} samples but the training buffer needs {m} (training: buffer)", data.inputs.len())
+        ));
+    }
+    Ok(Buffer::new(model, data.inputs[..m].to_vec(), data.targets[..m].to_vec())?)
+}
+
+/// Correct over all, as a fraction.
+pub(crate) fn ratio((right, total): (usize, usize)) -> f64 {
     right as f64 / total.max(1) as f64
 }
 
-/// Correct argmax predictions on all samples, when there are labels. The
-/// argmax is over raw output codes; a tie goes to the lowest index.
-fn accuracy(trainer: &Trainer, data: &Data) -> anyhow::Result<Option<(usize, usize)>> {
+/// Correct argmax predictions of `net` on all samples, when there are
+/// labels. The argmax is over raw output codes; a tie goes to the lowest
+/// index.
+pub(crate) fn accuracy(net: &Network, data: &Data) -> anyhow::Result<Option<(usize, usize)>> {
     let Some(labels) = &data.labels else {
         return Ok(None);
     };
-    let net = trainer.network()?;
     let outs = net.infer_batch(&data.inputs)?;
     let right = outs.iter().zip(labels).filter(|(y, &l)| argmax(y) == Some(l)).count();
     Ok(Some((right, labels.len())))

@@ -1,3 +1,7 @@
-//! Datasets: MNIST's IDX files ([`idx`]), raw or gzip-compressed.
+//! Datasets: MNIST's IDX files ([`idx`]), raw or gzip-compressed, and
+//! labelled data directories of IDX files or `.npy` arrays ([`dataset`]).
 
+pub mod dataset;
 pub mod idx;
+
+pub use dataset::{load_dir, DataError, Dataset, Splits};

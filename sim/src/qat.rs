@@ -1,0 +1,369 @@
+//! Quantization-aware training on the host (`fptgen train`): the trained
+//! network that on-device ES training starts from.
+//!
+//! Float master copies of every weight and bias are what the optimizer
+//! moves. Every step quantizes them to their formats (each format's own
+//! quantization and overflow modes) and runs the forward pass exactly as
+//! the hardware does ([`dense_forward`], the bit-accurate simulator), so the
+//! loss is the loss of the network that will be deployed. The backward pass
+//! is in `f32` with the straight-through estimator: a quantizer passes the
+//! gradient unchanged, except where its output sits at a bound of its
+//! format (saturated, or zero after a ReLU), where it passes none; at the
+//! network's output, a gradient that points back inside the format passes
+//! (so a saturated output can still learn). The
+//! gradient with respect to a layer's input uses the quantized weights;
+//! the gradient reaches the master weights unchanged, and the masters are
+//! kept within their formats' ranges. Adam (beta 0.9 / 0.999, eps 1e-8)
+//! with a cosine-decayed step size.
+//!
+//! Everything is seeded: initialization and each epoch's shuffle come from
+//! ChaCha8 streams of the seed, and a batch's gradient is summed over
+//! fixed chunks of samples in a fixed order, so the result does not depend
+//! on the number of threads.
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::data::Dataset;
+use crate::fixed::Format;
+use crate::model::{Activation, Model};
+use crate::network::{dense_forward, Network, SimError};
+use crate::weights::{LayerParams, Params};
+
+/// The loss that host training minimizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    /// Mean absolute error against one-hot targets (1.0 for the label's
+    /// output, 0.0 elsewhere, in the output format): the loss ES minimizes
+    /// on the device (`docs/training.md`).
+    Mae,
+    /// Mean squared error against the same one-hot targets: the same
+    /// minimum as `Mae` where the targets can be met, but a gradient that
+    /// shrinks near it (plain `Mae` drives every output to 0 from a random
+    /// start, the median of one-hot targets).
+    Mse,
+    /// Softmax cross-entropy of the outputs (read as logits).
+    CrossEntropy,
+}
+
+/// Host-training settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QatConfig {
+    /// Samples per optimizer step.
+    pub batch: usize,
+    /// Adam's initial step size (decayed by a cosine to 0 over `total_epochs`).
+    pub lr: f32,
+    /// Epochs of the whole run (for the decay).
+    pub total_epochs: usize,
+    /// Seeds initialization and shuffling.
+    pub seed: u64,
+    /// The loss.
+    pub loss: Loss,
+}
+
+/// Samples per gradient chunk: the unit of parallel work, summed in order.
+const CHUNK: usize = 8;
+
+/// One tensor's float masters, with Adam's moments and the range of
+/// real values its format holds.
+#[derive(Debug, Clone)]
+struct Master {
+    value: Vec<f32>,
+    m: Vec<f32>,
+    v: Vec<f32>,
+    format: Format,
+    lo: f32,
+    hi: f32,
+}
+
+impl Master {
+    fn new(value: Vec<f32>, format: Format) -> Master {
+        let n = value.len();
+        let lo = format.to_f64(format.lossless_min_raw()) as f32;
+        let hi = format.to_f64(format.max_raw()) as f32;
+        Master { value, m: vec![0.0; n], v: vec![0.0; n], format, lo, hi }
+    }
+
+    /// Raw codes of the masters, and their exact values.
+    fn quantize(&self) -> (Vec<i128>, Vec<f32>) {
+        let codes: Vec<i128> = self
+            .value
+            .iter()
+            .map(|&x| self.format.quantize_f64(f64::from(x)).unwrap_or(0))
+            .collect();
+        let real = codes.iter().map(|&c| self.format.to_f64(c) as f32).collect();
+        (codes, real)
+    }
+
+    fn adam(&mut self, grad: &[f32], lr: f32, t: i32) {
+        const B1: f32 = 0.9;
+        const B2: f32 = 0.999;
+        let c1 = 1.0 - B1.powi(t);
+        let c2 = 1.0 - B2.powi(t);
+        for i in 0..self.value.len() {
+            let g = grad[i];
+            self.m[i] = B1 * self.m[i] + (1.0 - B1) * g;
+            self.v[i] = B2 * self.v[i] + (1.0 - B2) * g * g;
+            let step = lr * (self.m[i] / c1) / ((self.v[i] / c2).sqrt() + 1e-8);
+            self.value[i] = (self.value[i] - step).clamp(self.lo, self.hi);
+        }
+    }
+}
+
+/// The quantized network of one step: codes for the simulator and their
+/// real values for the backward pass.
+struct Quantized {
+    params: Params,
+    weights: Vec<Vec<f32>>,
+}
+
+/// Gradients of one chunk of samples.
+struct Grad {
+    w: Vec<Vec<f32>>,
+    b: Vec<Vec<f32>>,
+    loss: f64,
+}
+
+/// Quantization-aware training of a dense network.
+#[derive(Debug, Clone)]
+pub struct Qat {
+    model: Model,
+    config: QatConfig,
+    weights: Vec<Master>,
+    biases: Vec<Master>,
+    steps: i32,
+    epochs: usize,
+}
+
+impl Qat {
+    /// Starts from seeded random masters: weights uniform in `±a` with
+    /// `a = max(sqrt(6 / fan_in), 2 steps of the weight format)` (so the
+    /// quantized network is not all zeros), within the format's range;
+    /// biases zero.
+    pub fn new(model: Model, config: QatConfig) -> Qat {
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let mut weights = Vec::new();
+        let mut biases = Vec::new();
+        for l in &model.layers {
+            let d = l.dense();
+            let f = d.precision.weight;
+            let a = (6.0 / d.inputs as f64).sqrt().max(2.0 * f.to_f64(1)) as f32;
+            let mut w = Master::new(vec![0.0; d.inputs * d.outputs], f);
+            for x in &mut w.value {
+                *x = rng.random_range(-a..=a).clamp(w.lo, w.hi);
+            }
+            weights.push(w);
+            biases.push(Master::new(vec![0.0; d.outputs], d.precision.bias));
+        }
+        Qat { model, config, weights, biases, steps: 0, epochs: 0 }
+    }
+
+    /// The model being trained.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Epochs run so far.
+    pub fn epochs(&self) -> usize {
+        self.epochs
+    }
+
+    /// The current quantized parameters (what the weights archive holds).
+    pub fn params(&self) -> Params {
+        self.quantized().params
+    }
+
+    /// The current quantized network.
+    pub fn network(&self) -> Result<Network, SimError> {
+        Network::new(self.model.clone(), self.params())
+    }
+
+    fn quantized(&self) -> Quantized {
+        let mut layers = Vec::new();
+        let mut real = Vec::new();
+        for (w, b) in self.weights.iter().zip(&self.biases) {
+            let (wc, wr) = w.quantize();
+            let (bc, _) = b.quantize();
+            layers.push(LayerParams { weights: wc, biases: bc });
+            real.push(wr);
+        }
+        Quantized { params: Params { layers }, weights: real }
+    }
+
+    /// One epoch over `data` in a seeded random order; `progress` is called
+    /// after every step with the number of samples done. Returns the mean
+    /// training loss per sample (MAE: per output, in real units).
+    pub fn epoch(&mut self, data: &Dataset, progress: &mut dyn FnMut(usize)) -> f64 {
+        let mut order: Vec<usize> = (0..data.len()).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed ^ 0x5EED_0000_0000_0000u64.wrapping_add(self.epochs as u64));
+        order.shuffle(&mut rng);
+        let batch = self.config.batch.max(1);
+        let total_steps = (data.len().div_ceil(batch) * self.config.total_epochs.max(1)) as f32;
+        let mut loss = 0.0;
+        for (k, idx) in order.chunks(batch).enumerate() {
+            let q = self.quantized();
+            let chunks: Vec<Grad> = idx.par_chunks(CHUNK).map(|c| self.gradient(&q, data, c)).collect();
+            let mut total = chunks.into_iter().reduce(|mut a, b| {
+                add_into(&mut a.w, &b.w);
+                add_into(&mut a.b, &b.b);
+                a.loss += b.loss;
+                a
+            });
+            let Some(g) = total.as_mut() else { continue };
+            loss += g.loss;
+            let scale = 1.0 / idx.len() as f32;
+            self.steps += 1;
+            let lr = self.config.lr * 0.5 * (1.0 + (std::f32::consts::PI * self.steps as f32 / total_steps).min(std::f32::consts::PI).cos());
+            for (l, (gw, gb)) in g.w.iter().zip(&g.b).enumerate() {
+                let gw: Vec<f32> = gw.iter().map(|x| x * scale).collect();
+                let gb: Vec<f32> = gb.iter().map(|x| x * scale).collect();
+                self.weights[l].adam(&gw, lr, self.steps);
+                self.biases[l].adam(&gb, lr, self.steps);
+            }
+            progress((k * batch + idx.len()).min(data.len()));
+        }
+        self.epochs += 1;
+        loss / data.len().max(1) as f64
+    }
+
+    /// Forward (exact) and backward (straight-through) for a few samples.
+    fn gradient(&self, q: &Quantized, data: &Dataset, samples: &[usize]) -> Grad {
+        let layers = &self.model.layers;
+        let mut g = Grad {
+            w: layers.iter().map(|l| vec![0.0; l.dense().inputs * l.dense().outputs]).collect(),
+            b: layers.iter().map(|l| vec![0.0; l.dense().outputs]).collect(),
+            loss: 0.0,
+        };
+        let out_format = self.model.output_format();
+        for &s in samples {
+            // Forward: every layer's input codes and real values, and each
+            // output's straight-through mask.
+            let mut xs: Vec<Vec<f32>> = Vec::with_capacity(layers.len() + 1);
+            // Per output: 0 inside the format, -1 at its lower bound (or 0
+            // after a ReLU), +1 at its upper bound.
+            let mut masks: Vec<Vec<i8>> = Vec::with_capacity(layers.len());
+            let mut codes = data.input(s).to_vec();
+            let mut fmt = self.model.input_format;
+            xs.push(codes.iter().map(|&c| fmt.to_f64(c) as f32).collect());
+            for (l, layer) in layers.iter().enumerate() {
+                let d = layer.dense();
+                let y = dense_forward(d, fmt, &q.params.layers[l], &codes);
+                let of = d.precision.output;
+                let lo = if d.activation == Activation::Relu { 0.max(of.lossless_min_raw()) } else { of.lossless_min_raw() };
+                masks.push(y.iter().map(|&c| if c <= lo { -1 } else if c >= of.max_raw() { 1 } else { 0 }).collect());
+                xs.push(y.iter().map(|&c| of.to_f64(c) as f32).collect());
+                codes = y;
+                fmt = of;
+            }
+            // Loss gradient at the output.
+            let y = &xs[layers.len()];
+            let label = data.label(s);
+            let mut delta: Vec<f32> = match self.config.loss {
+                Loss::Mse => {
+                    let n = y.len() as f32;
+                    y.iter()
+                        .enumerate()
+                        .map(|(o, &v)| {
+                            let t = out_format.to_f64(out_format.quantize_f64(if o == label { 1.0 } else { 0.0 }).unwrap_or(0)) as f32;
+                            g.loss += f64::from((v - t) * (v - t) / n);
+                            2.0 * (v - t) / n
+                        })
+                        .collect()
+                }
+                Loss::Mae => {
+                    let n = y.len() as f32;
+                    y.iter()
+                        .enumerate()
+                        .map(|(o, &v)| {
+                            let t = out_format.to_f64(out_format.quantize_f64(if o == label { 1.0 } else { 0.0 }).unwrap_or(0)) as f32;
+                            g.loss += f64::from((v - t).abs() / n);
+                            if v > t {
+                                1.0 / n
+                            } else if v < t {
+                                -1.0 / n
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect()
+                }
+                Loss::CrossEntropy => {
+                    let mx = y.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                    let e: Vec<f32> = y.iter().map(|&v| (v - mx).exp()).collect();
+                    let z: f32 = e.iter().sum();
+                    g.loss -= f64::from((e[label] / z).max(1e-30).ln());
+                    e.iter().enumerate().map(|(o, &v)| v / z - if o == label { 1.0 } else { 0.0 }).collect()
+                }
+            };
+            // Backward.
+            for l in (0..layers.len()).rev() {
+                let d = layers[l].dense();
+                let x = &xs[l];
+                let last = l + 1 == layers.len();
+                for (dl, &bound) in delta.iter_mut().zip(&masks[l]) {
+                    // The loss sees the network's output itself: there a
+                    // gradient that points back inside the format passes
+                    // (a saturated logit can still come down).
+                    let inward = last && ((bound > 0 && *dl > 0.0) || (bound < 0 && *dl < 0.0));
+                    if bound != 0 && !inward {
+                        *dl = 0.0;
+                    }
+                }
+                let gw = &mut g.w[l];
+                for (o, &dl) in delta.iter().enumerate() {
+                    if dl == 0.0 {
+                        continue;
+                    }
+                    g.b[l][o] += dl;
+                    let row = &mut gw[o * d.inputs..(o + 1) * d.inputs];
+                    for (gi, &xi) in row.iter_mut().zip(x) {
+                        *gi += dl * xi;
+                    }
+                }
+                if l > 0 {
+                    let w = &q.weights[l];
+                    let mut prev = vec![0.0f32; d.inputs];
+                    for (o, &dl) in delta.iter().enumerate() {
+                        if dl == 0.0 {
+                            continue;
+                        }
+                        for (p, &wi) in prev.iter_mut().zip(&w[o * d.inputs..(o + 1) * d.inputs]) {
+                            *p += dl * wi;
+                        }
+                    }
+                    delta = prev;
+                }
+            }
+        }
+        g
+    }
+}
+
+fn add_into(a: &mut [Vec<f32>], b: &[Vec<f32>]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        for (p, q) in x.iter_mut().zip(y) {
+            *p += q;
+        }
+    }
+}
+
+/// Correct predictions of `net` on `data`: the argmax of the raw outputs (a
+/// tie goes to the lowest index) against the label. Runs in parallel.
+pub fn accuracy(net: &Network, data: &Dataset) -> Result<usize, SimError> {
+    let right: Result<Vec<bool>, SimError> =
+        (0..data.len()).into_par_iter().map(|i| Ok(argmax(&net.infer(data.input(i))?) == Some(data.label(i)))).collect();
+    Ok(right?.into_iter().filter(|&r| r).count())
+}
+
+/// Index of the first largest value.
+pub fn argmax(y: &[i128]) -> Option<usize> {
+    let mut best: Option<(usize, i128)> = None;
+    for (i, &v) in y.iter().enumerate() {
+        if best.is_none_or(|(_, b)| v > b) {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
