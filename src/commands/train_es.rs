@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail};
 use fptgen_sim::fixed::Format;
 use fptgen_sim::model::{Model, Training};
 use fptgen_sim::network::Network;
+use fptgen_sim::qat::argmax;
 use fptgen_sim::tensor::{self, unravel, Array, NamedArray, OutValues, Values};
 use fptgen_sim::train::{Buffer, EvalMode, Trainer};
 use fptgen_sim::{weights, TensorError};
@@ -170,17 +171,6 @@ pub(crate) fn accuracy(net: &Network, data: &Data) -> anyhow::Result<Option<(usi
     let outs = net.infer_batch(&data.inputs)?;
     let right = outs.iter().zip(labels).filter(|(y, &l)| argmax(y) == Some(l)).count();
     Ok(Some((right, labels.len())))
-}
-
-/// Index of the first largest value.
-pub fn argmax(y: &[i128]) -> Option<usize> {
-    let mut best: Option<(usize, i128)> = None;
-    for (i, &v) in y.iter().enumerate() {
-        if best.is_none_or(|(_, b)| v > b) {
-            best = Some((i, v));
-        }
-    }
-    best.map(|(i, _)| i)
 }
 
 fn write_log(path: &Path, rows: &[(u64, u32, Option<f64>)]) -> anyhow::Result<()> {
