@@ -1,5 +1,6 @@
 //! `fptgen simulate`: bit-accurate inference on a batch.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::bail;
@@ -88,12 +89,17 @@ pub fn run(
             eprintln!("wrote {} ({} samples x {} outputs, {})", path.display(), outs.len(), n_out, fmt);
         }
         None => {
+            let mut out = std::io::stdout().lock();
             for y in &outs {
                 let cells: Vec<String> = match output_kind {
                     Kind::Float => y.iter().map(|&r| fmt.to_f64(r).to_string()).collect(),
                     Kind::Raw => y.iter().map(|&r| r.to_string()).collect(),
                 };
-                println!("{}", cells.join(" "));
+                match writeln!(out, "{}", cells.join(" ")) {
+                    // A reader that stops early (`| head`) ends the listing.
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                    r => r?,
+                }
             }
         }
     }
