@@ -1,0 +1,497 @@
+//! Seed 003's experiment (steps 1 to 6, Figure 7): a deployed MNIST network
+//! meets Gaussian sensor noise, and ES retraining in the bit-accurate
+//! simulator recovers accuracy. Results: `docs/results/mnist.md`.
+//!
+//! 1. The training set is split 50,000 / 10,000 (the last 10,000 are the
+//!    validation images); the deployed network is the model's weights
+//!    archive, trained on the first 50,000 by `fptgen train`.
+//! 2. Gaussian noise of standard deviation sigma (in units of full scale,
+//!    the image's [0, 1)) is added to every validation pixel, and the sum is
+//!    converted to the input format (saturating, so pixels stay in range).
+//!    The same standard-normal draws are scaled for every sigma.
+//! 3. The first half of the noisy validation images is the pool ES learns
+//!    from (the first M fill the on-chip buffer); the second half is held
+//!    out, and accuracy is always measured there, in the bit-accurate
+//!    simulator.
+//! 4. ES retrains a subset of the parameters with the hardware's exact
+//!    algorithm (`fptgen_sim::train::Trainer`, N, k, P, M below), for each
+//!    subset, each precision of the trained layer and each sigma.
+//!
+//! Precision W of the trained layer: its trained tensors get W-bit formats
+//! with the same integer bits (`ap_fixed<W, I>`), holding the deployed 4-bit
+//! values exactly, and its accumulator gets enough fraction bits to stay
+//! exact, so the start is the deployed network at every W. ES then moves
+//! parameters in steps of 2^-(W - I). A noise value moves a parameter by
+//! 2^-perturb_exp (`perturb_shift = F - perturb_exp`, at least 0, F the
+//! fraction bits) and the update is the accumulator times
+//! `2^-(lr_base - F)` codes (`lr_shift = lr_base - F`, negative for wide
+//! formats), so the real step sizes are the same at every W, except where
+//! the format is too coarse for them.
+//!
+//! Run (writes OUT/results.csv, OUT/results.json, OUT/table.md, OUT/mnist_noise.svg):
+//!
+//!     cargo run --release --example mnist_noise -- --out target/mnist_noise
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context};
+use clap::Parser;
+use fptgen_sim::data::{self, Dataset};
+use fptgen_sim::fixed::Format;
+use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Trainable, Training};
+use fptgen_sim::network::Network;
+use fptgen_sim::qat::accuracy;
+use fptgen_sim::train::{Buffer, EvalMode, Trainer};
+use fptgen_sim::weights::{self, Conversion, Params};
+use plotters::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// The deployed model (its weights archive is the trained network).
+    #[arg(long, default_value = "examples/mnist/model.yaml")]
+    model: PathBuf,
+    /// MNIST directory (IDX files; `examples/mnist/get-data.sh` fetches them).
+    #[arg(long, default_value = "examples/mnist/data")]
+    data: PathBuf,
+    /// Output directory (must not exist).
+    #[arg(long)]
+    out: PathBuf,
+    /// Noise levels sigma.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5,0.75,1")]
+    sigmas: Vec<f64>,
+    /// Trainable subsets: `LAYER` (weights and biases), `LAYER-weights` or `LAYER-biases`.
+    #[arg(long, value_delimiter = ',', default_value = "fc1-weights,fc3,fc1-biases")]
+    subsets: Vec<String>,
+    /// Precisions (bits) of the trained tensors, for the first subset: the
+    /// first at every sigma, the others at --sweep-sigmas.
+    #[arg(long, value_delimiter = ',', default_value = "16,4,12,24,32")]
+    precisions: Vec<u32>,
+    /// Noise levels of the precision sweep (the first subset's other precisions).
+    #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5,0.75,1")]
+    sweep_sigmas: Vec<f64>,
+    /// Precisions for the other subsets.
+    #[arg(long, value_delimiter = ',', default_value = "4,16")]
+    other_precisions: Vec<u32>,
+    /// N.
+    #[arg(long, default_value_t = 100)]
+    population: usize,
+    /// k.
+    #[arg(long, default_value_t = 100)]
+    iterations: u64,
+    /// P (0: all trainable parameters of the subset at once, one group).
+    #[arg(long, default_value_t = 0)]
+    blocks: usize,
+    /// M.
+    #[arg(long, default_value_t = 64)]
+    buffer: usize,
+    /// A noise value moves a parameter by 2^-perturb_exp.
+    #[arg(long, default_value_t = 6)]
+    perturb_exp: i32,
+    /// lr_shift = lr_base - fraction bits of the trained tensor.
+    #[arg(long, default_value_t = 22, allow_hyphen_values = true)]
+    lr_base: i32,
+    /// Target of the label's output (real value; the others get
+    /// --target-low). Default: the median of the deployed network's output
+    /// for the label on 5,000 clean training images.
+    #[arg(long, allow_hyphen_values = true)]
+    target_high: Option<f64>,
+    /// Target of the other outputs. Default: the median of the other
+    /// outputs on the same images.
+    #[arg(long, allow_hyphen_values = true)]
+    target_low: Option<f64>,
+    /// Seeds the pixel noise and the LFSRs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Only redraw the table and plot from an earlier run's DIR/results.json (no training).
+    #[arg(long, value_name = "DIR")]
+    replot: Option<PathBuf>,
+    /// Validation images (the end of the training set).
+    #[arg(long, default_value_t = 10_000)]
+    validation: usize,
+}
+
+/// One retraining run.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Row {
+    subset: String,
+    precision: u32,
+    sigma: f64,
+    params: usize,
+    groups: usize,
+    perturb_shift: u32,
+    lr_shift: i32,
+    before: f64,
+    after: f64,
+    loss_before: u32,
+    loss_after: u32,
+    seconds: f64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = Args::parse();
+    if let Some(dir) = &a.replot {
+        if a.out.exists() {
+            bail!("{}: already exists; choose a new output directory", a.out.display());
+        }
+        return replot(dir, &a.out);
+    }
+    if a.out.exists() {
+        bail!("{}: already exists; choose a new output directory", a.out.display());
+    }
+    let base = model::load(&a.model)?;
+    let params = weights::load(&base, Conversion::Exact)?;
+    let splits = data::load_dir(&base, &a.data)?;
+    let (_, val) = splits.train.split_last(a.validation).ok_or_else(|| anyhow!("fewer than {} training images", a.validation))?;
+    let half = val.len() / 2;
+    if a.buffer > half {
+        bail!("--buffer {} is more than the {half} pool images", a.buffer);
+    }
+    let noisy: Vec<(f64, Dataset)> = a.sigmas.iter().map(|&s| (s, add_noise(&base, &val, s, a.seed))).collect();
+    let deployed = Network::new(base.clone(), params.clone())?;
+    let (high, low) = medians(&deployed, &splits.train.slice(0..5000.min(splits.train.len())))?;
+    let targets = (a.target_high.unwrap_or(high), a.target_low.unwrap_or(low));
+    println!("targets: {} for the label's output, {} for the others (clean medians {high} and {low})", targets.0, targets.1);
+    println!("deployed {}: held-out accuracy per sigma (bit-accurate):", base.name);
+    for (s, d) in &noisy {
+        let held = d.slice(half..d.len());
+        println!("  sigma {s}: {:.2}%", pct(accuracy(&deployed, &held)?, held.len()));
+    }
+
+    let mut jobs = Vec::new();
+    for (i, subset) in a.subsets.iter().enumerate() {
+        let precisions = if i == 0 { &a.precisions } else { &a.other_precisions };
+        for (j, &w) in precisions.iter().enumerate() {
+            for (si, (s, _)) in noisy.iter().enumerate() {
+                if i > 0 || j == 0 || a.sweep_sigmas.contains(s) {
+                    jobs.push((subset.clone(), w, si));
+                }
+            }
+        }
+    }
+    let done = AtomicUsize::new(0);
+    let start = Instant::now();
+    let total = jobs.len();
+    let rows: Vec<anyhow::Result<Row>> = jobs
+        .par_iter()
+        .map(|(subset, w, si)| {
+            let t0 = Instant::now();
+            let (sigma, d) = &noisy[*si];
+            let r = run(&a, &base, &params, subset, *w, (*sigma, d), targets, half).map(|mut r| {
+                r.seconds = t0.elapsed().as_secs_f64();
+                r
+            });
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            match &r {
+                Ok(r) => println!(
+                    "[{n}/{total}, {:.0} s] {} {}-bit sigma {}: {:.2}% -> {:.2}% (buffer loss {} -> {}, {:.0} s)",
+                    start.elapsed().as_secs_f64(),
+                    r.subset,
+                    r.precision,
+                    r.sigma,
+                    100.0 * r.before,
+                    100.0 * r.after,
+                    r.loss_before,
+                    r.loss_after,
+                    r.seconds
+                ),
+                Err(e) => println!("[{n}/{total}] {subset} {w}-bit sigma {sigma}: failed: {e:#}"),
+            }
+            r
+        })
+        .collect();
+    let rows: Vec<Row> = rows.into_iter().collect::<anyhow::Result<_>>()?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let mut csv = String::from("subset,precision,sigma,params,groups,perturb_shift,lr_shift,before,after,loss_before,loss_after,seconds\n");
+    for r in &rows {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{},{},{},{:.1}",
+            r.subset, r.precision, r.sigma, r.params, r.groups, r.perturb_shift, r.lr_shift, r.before, r.after, r.loss_before, r.loss_after, r.seconds
+        );
+    }
+    std::fs::write(a.out.join("results.csv"), csv)?;
+    let settings = format!(
+        "N {}, k {}, P {}, M {}, perturbation 2^-{}, lr_base {}, targets {}/{}, seed {}",
+        a.population,
+        a.iterations,
+        if a.blocks == 0 { "all".to_string() } else { a.blocks.to_string() },
+        a.buffer,
+        a.perturb_exp,
+        a.lr_base,
+        targets.0,
+        targets.1,
+        a.seed
+    );
+    std::fs::write(a.out.join("results.json"), serde_json::to_string_pretty(&serde_json::json!({ "settings": settings, "rows": rows }))?)?;
+    std::fs::write(a.out.join("table.md"), table(&rows))?;
+    plot(&rows, &a.out.join("mnist_noise.svg"))?;
+    println!("wrote {} ({settings})", a.out.display());
+    Ok(())
+}
+
+/// Adds `sigma` times seeded standard-normal draws (the same draws for every
+/// sigma) to every pixel's real value and converts back to the input format.
+fn add_noise(model: &Model, d: &Dataset, sigma: f64, seed: u64) -> Dataset {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0015_E000);
+    let f = model.input_format;
+    let mut codes = Vec::with_capacity(d.len() * d.input_len());
+    for i in 0..d.len() {
+        for &c in d.input(i) {
+            // Box-Muller: one normal value per pair of uniforms.
+            let u1: f64 = 1.0 - rng.random::<f64>();
+            let u2: f64 = rng.random::<f64>();
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            codes.push(f.quantize_f64(f.to_f64(c) + sigma * z).unwrap_or(0));
+        }
+    }
+    Dataset::new(d.input_len(), codes, d.labels().to_vec()).expect("same shape")
+}
+
+/// The model and parameters with `subset` trainable at `bits` bits.
+fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Result<(Model, Params)> {
+    let (layer, which) = match subset.rsplit_once('-') {
+        Some((l, "weights")) => (l, Trainable { weights: true, biases: false }),
+        Some((l, "biases")) => (l, Trainable { weights: false, biases: true }),
+        _ => (subset, Trainable { weights: true, biases: true }),
+    };
+    let li = base.layers.iter().position(|l| l.name == layer).ok_or_else(|| anyhow!("no layer {layer}"))?;
+    let mut m = base.clone();
+    let mut p = params.clone();
+    for l in &mut m.layers {
+        let LayerOp::Dense(d) = &mut l.op;
+        d.trainable = Trainable::default();
+    }
+    let in_frac = m.layers[li].input_format.frac_bits();
+    let LayerOp::Dense(d) = &mut m.layers[li].op;
+    d.trainable = which;
+    let widen = |f: Format| -> anyhow::Result<Format> {
+        if bits == f.width() {
+            return Ok(f);
+        }
+        Ok(Format::new(f.signed(), bits, f.int_bits(), f.quant(), f.overflow())?)
+    };
+    let (old_w, old_b) = (d.precision.weight, d.precision.bias);
+    if which.weights {
+        d.precision.weight = widen(old_w)?;
+    }
+    if which.biases {
+        d.precision.bias = widen(old_b)?;
+    }
+    let acc = d.precision.accum;
+    let frac = acc.frac_bits().max(d.precision.weight.frac_bits() + in_frac).max(d.precision.bias.frac_bits());
+    if frac != acc.frac_bits() {
+        d.precision.accum = Format::new(acc.signed(), (acc.int_bits() + frac) as u32, acc.int_bits(), acc.quant(), acc.overflow())?;
+    }
+    let (nw, nb) = (d.precision.weight, d.precision.bias);
+    let lp = &mut p.layers[li];
+    for (codes, old, new) in [(&mut lp.weights, old_w, nw), (&mut lp.biases, old_b, nb)] {
+        for c in codes.iter_mut() {
+            *c = new.exact_f64(old.to_f64(*c)).map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    Ok((m, p))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    a: &Args,
+    base: &Model,
+    params: &Params,
+    subset: &str,
+    bits: u32,
+    (sigma, d): (f64, &Dataset),
+    (t_high, t_low): (f64, f64),
+    half: usize,
+) -> anyhow::Result<Row> {
+    let (m, p) = variant(base, params, subset, bits)?;
+    let t: u64 = m.layers.iter().map(|l| l.dense().trainable_params()).sum();
+    let trained = m.layers.iter().find(|l| l.dense().trainable.any()).map(|l| l.dense()).expect("a trainable layer");
+    let f = if trained.trainable.weights { trained.precision.weight } else { trained.precision.bias }.frac_bits();
+    let perturb_shift = (f - a.perturb_exp).max(0) as u32;
+    let lr_shift = (a.lr_base - f).clamp(-31, 31);
+    let blocks = if a.blocks == 0 { t as usize } else { a.blocks };
+    let training = Training {
+        population: a.population,
+        iterations: a.iterations,
+        blocks,
+        buffer: a.buffer,
+        perturb_shift,
+        lr_shift,
+        fitness: Fitness::Antithetic,
+        loss_quantization: LossQuantization::Po2,
+        seed: a.seed,
+        ..Training::default()
+    };
+    training.check().map_err(|e| anyhow!(e))?;
+    let out = m.output_format();
+    let hi = out.quantize_f64(t_high)?;
+    let lo = out.quantize_f64(t_low)?;
+    let targets = (0..a.buffer).map(|i| (0..m.output_len()).map(|o| if o == d.label(i) { hi } else { lo }).collect()).collect();
+    let inputs = (0..a.buffer).map(|i| d.input(i).to_vec()).collect();
+    let buffer = Buffer::new(&m, inputs, targets)?;
+    let held = d.slice(half..d.len());
+    let net = Network::new(m, p)?;
+    let before = accuracy(&net, &held)? as f64 / held.len() as f64;
+    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Cached)?;
+    let loss_before = trainer.loss();
+    trainer.run(a.iterations, &mut |_| {})?;
+    let after = accuracy(&trainer.network()?, &held)? as f64 / held.len() as f64;
+    Ok(Row {
+        subset: subset.to_string(),
+        precision: bits,
+        sigma,
+        params: t as usize,
+        groups: trainer.groups(),
+        perturb_shift,
+        lr_shift,
+        before,
+        after,
+        loss_before,
+        loss_after: trainer.loss(),
+        seconds: 0.0,
+    })
+}
+
+/// Medians of the label's output and of the other outputs (real values):
+/// the targets whose MAE the clean network nearly minimizes (a median
+/// minimizes absolute error).
+fn medians(net: &Network, d: &Dataset) -> anyhow::Result<(f64, f64)> {
+    let f = net.model().output_format();
+    let (mut hi, mut lo) = (Vec::new(), Vec::new());
+    for i in 0..d.len() {
+        for (o, &y) in net.infer(d.input(i))?.iter().enumerate() {
+            if o == d.label(i) { hi.push(y) } else { lo.push(y) }
+        }
+    }
+    hi.sort_unstable();
+    lo.sort_unstable();
+    let mid = |v: &[i128]| f.to_f64(v[v.len() / 2]);
+    Ok((mid(&hi), mid(&lo)))
+}
+
+fn pct(right: usize, total: usize) -> f64 {
+    100.0 * right as f64 / total.max(1) as f64
+}
+
+/// The noise levels of `rows`, in increasing order.
+fn sigmas(rows: &[Row]) -> Vec<f64> {
+    let mut s: Vec<f64> = rows.iter().map(|r| r.sigma).collect();
+    s.sort_by(f64::total_cmp);
+    s.dedup();
+    s
+}
+
+/// `--replot DIR`: the table and plot again from `DIR/results.json`, into OUT.
+fn replot(dir: &std::path::Path, out: &std::path::Path) -> anyhow::Result<()> {
+    let path = dir.join("results.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let rows: Vec<Row> = serde_json::from_value(v["rows"].clone()).with_context(|| format!("{}: no rows", path.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::write(out.join("table.md"), table(&rows))?;
+    plot(&rows, &out.join("mnist_noise.svg"))?;
+    println!("wrote {}: table.md, mnist_noise.svg from {}", out.display(), path.display());
+    Ok(())
+}
+
+/// The Markdown table: one row per sigma, the deployed accuracy, then ES
+/// per subset and precision.
+fn table(rows: &[Row]) -> String {
+    let mut cols: Vec<(String, u32)> = Vec::new();
+    for r in rows {
+        if !cols.contains(&(r.subset.clone(), r.precision)) {
+            cols.push((r.subset.clone(), r.precision));
+        }
+    }
+    let mut s = String::from("| sigma | deployed (noisy data) |");
+    for (sub, w) in &cols {
+        let _ = write!(s, " ES {sub} {w}-bit |");
+    }
+    s += "\n|---|---|";
+    s += &"---|".repeat(cols.len());
+    s += "\n";
+    for sigma in sigmas(rows) {
+        let before = rows.iter().find(|r| r.sigma == sigma).map(|r| r.before);
+        let _ = write!(s, "| {sigma} | {} |", before.map(|b| format!("{:.2}%", 100.0 * b)).unwrap_or_default());
+        for (sub, w) in &cols {
+            let cell = rows
+                .iter()
+                .find(|r| r.sigma == sigma && &r.subset == sub && r.precision == *w)
+                .map(|r| format!("{:.2}% ({:+.2})", 100.0 * r.after, 100.0 * (r.after - r.before)))
+                .unwrap_or_default();
+            let _ = write!(s, " {cell} |");
+        }
+        s += "\n";
+    }
+    s
+}
+
+/// Accuracy against sigma: the deployed network, and after ES per subset
+/// and precision (Figure 7's layout).
+fn plot(rows: &[Row], path: &std::path::Path) -> anyhow::Result<()> {
+    let sigmas = sigmas(rows);
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+    let lo = rows.iter().map(|r| r.before.min(r.after)).fold(1.0f64, f64::min);
+    let smax = sigmas.iter().cloned().fold(0.0f64, f64::max).max(1e-9);
+    let mut chart = ChartBuilder::on(&root)
+        .caption("MNIST 784-200-100-10, 4-bit: held-out accuracy under input noise", ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..smax, (100.0 * lo - 5.0).max(0.0)..100.0)
+        .map_err(|e| anyhow!("{e}"))?;
+    chart
+        .configure_mesh()
+        .x_desc("noise sigma (fraction of full scale)")
+        .y_desc("accuracy (%)")
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut deployed: Vec<(f64, f64)> = Vec::new();
+    for &s in &sigmas {
+        if let Some(r) = rows.iter().find(|r| r.sigma == s) {
+            deployed.push((s, 100.0 * r.before));
+        }
+    }
+    let mut keys: Vec<(String, u32)> = Vec::new();
+    for r in rows {
+        if !keys.contains(&(r.subset.clone(), r.precision)) {
+            keys.push((r.subset.clone(), r.precision));
+        }
+    }
+    for (sub, w) in keys {
+        let pts = sigmas
+            .iter()
+            .filter_map(|&s| rows.iter().find(|r| r.sigma == s && r.subset == sub && r.precision == w).map(|r| (s, 100.0 * r.after)))
+            .collect();
+        series.push((format!("ES {sub} {w}-bit"), pts));
+    }
+    // The deployed network last, in black, over any ES line equal to it.
+    series.push(("noisy data (deployed, no retraining)".into(), deployed));
+    let last = series.len() - 1;
+    for (i, (name, pts)) in series.into_iter().enumerate() {
+        let color = if i == last { BLACK.to_rgba() } else { Palette99::pick(i).to_rgba() };
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| anyhow!("{e}"))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| anyhow!("{e}"))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    root.present().map_err(|e| anyhow!("{e}"))?;
+    Ok(())
+}
