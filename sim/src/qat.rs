@@ -102,12 +102,11 @@ impl Master {
         const B2: f32 = 0.999;
         let c1 = 1.0 - B1.powi(t);
         let c2 = 1.0 - B2.powi(t);
-        for i in 0..self.value.len() {
-            let g = grad[i];
-            self.m[i] = B1 * self.m[i] + (1.0 - B1) * g;
-            self.v[i] = B2 * self.v[i] + (1.0 - B2) * g * g;
-            let step = lr * (self.m[i] / c1) / ((self.v[i] / c2).sqrt() + 1e-8);
-            self.value[i] = (self.value[i] - step).clamp(self.lo, self.hi);
+        for (((x, m), v), &g) in self.value.iter_mut().zip(&mut self.m).zip(&mut self.v).zip(grad) {
+            *m = B1 * *m + (1.0 - B1) * g;
+            *v = B2 * *v + (1.0 - B2) * g * g;
+            let step = lr * (*m / c1) / ((*v / c2).sqrt() + 1e-8);
+            *x = (*x - step).clamp(self.lo, self.hi);
         }
     }
 }
