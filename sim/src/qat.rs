@@ -235,7 +235,11 @@ impl Qat {
             b: layers.iter().map(|l| vec![0.0; l.dense().outputs]).collect(),
             loss: 0.0,
         };
+        // The one-hot targets' values in the output format (1 for the
+        // label's output, 0 for the others), for `Mae` and `Mse`.
         let out_format = self.model.output_format();
+        let [t_hi, t_lo] = [1.0, 0.0].map(|v| out_format.to_f64(out_format.quantize_f64(v).unwrap_or(0)) as f32);
+        let target = |is_label: bool| if is_label { t_hi } else { t_lo };
         for &s in samples {
             // Forward: every layer's input codes and real values, and each
             // output's straight-through mask.
@@ -265,7 +269,7 @@ impl Qat {
                     y.iter()
                         .enumerate()
                         .map(|(o, &v)| {
-                            let t = out_format.to_f64(out_format.quantize_f64(if o == label { 1.0 } else { 0.0 }).unwrap_or(0)) as f32;
+                            let t = target(o == label);
                             g.loss += f64::from((v - t) * (v - t) / n);
                             2.0 * (v - t) / n
                         })
@@ -276,7 +280,7 @@ impl Qat {
                     y.iter()
                         .enumerate()
                         .map(|(o, &v)| {
-                            let t = out_format.to_f64(out_format.quantize_f64(if o == label { 1.0 } else { 0.0 }).unwrap_or(0)) as f32;
+                            let t = target(o == label);
                             g.loss += f64::from((v - t).abs() / n);
                             if v > t {
                                 1.0 / n

@@ -53,21 +53,10 @@ fn fast_path_equals_the_reference() {
             let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let layer = &m.layers[0];
             let d = layer.dense();
-            let mut s = seed;
-            let mut draw = |f: fptgen_sim::fixed::Format| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                // Extremes half of the time, so saturation and wrap-around happen.
-                match (s >> 60) % 4 {
-                    0 => f.min_raw(),
-                    1 => f.max_raw(),
-                    _ => f.min_raw() + ((s >> 8) as i128).rem_euclid(f.max_raw() - f.min_raw() + 1),
-                }
-            };
-            let p = LayerParams {
-                weights: (0..n_in).map(|_| draw(d.precision.weight)).collect(),
-                biases: vec![draw(d.precision.bias)],
-            };
-            let x: Vec<i128> = (0..n_in).map(|_| draw(layer.input_format)).collect();
+            // Extremes half of the time, so saturation and wrap-around happen.
+            let mut codes = Codes(seed);
+            let p = codes.params(d);
+            let x: Vec<i128> = (0..n_in).map(|_| codes.draw(layer.input_format)).collect();
             prop_assert_eq!(
                 dense_neuron(d, layer.input_format, &p, &x, 0),
                 dense_neuron_reference(d, layer.input_format, &p, &x, 0),
