@@ -1,6 +1,7 @@
 //! `fptgen`: turn a quantized network into FPGA hardware that keeps learning
 //! on the device. See the README for the model-file reference.
 
+mod args;
 mod commands;
 
 use std::path::PathBuf;
@@ -134,11 +135,11 @@ enum Command {
         /// Model file (YAML).
         #[arg(value_name = "MODEL")]
         model: PathBuf,
-        /// Number of input vectors.
-        #[arg(long, default_value_t = 100)]
+        /// Number of input vectors (1 to 1,000,000).
+        #[arg(long, default_value_t = 100, value_parser = args::count::<usize>(1, 1_000_000), allow_negative_numbers = true)]
         vectors: usize,
         /// Seed of the random vectors and of the handshake patterns.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = args::seed(), allow_negative_numbers = true)]
         seed: u64,
         /// Also write a VCD waveform of the run to this file.
         #[arg(long, value_name = "FILE.vcd")]
@@ -153,11 +154,12 @@ enum Command {
         #[arg(long)]
         train: bool,
         /// Iterations to train with --train.
-        #[arg(long, default_value_t = 1, requires = "train")]
+        #[arg(long, default_value_t = 1, requires = "train", value_parser = args::count::<u64>(1, u64::from(u32::MAX)), allow_negative_numbers = true)]
         iterations: u64,
-        /// Chance per cycle (0 to 1, in steps of 0.001) of an inference
-        /// request while training, with --train.
-        #[arg(long, default_value_t = 0.0, value_name = "R", requires = "train")]
+        /// Chance per cycle (0 to 1, in steps of 0.001: the harness draws
+        /// requests per mille) of an inference request while training,
+        /// with --train.
+        #[arg(long, default_value_t = 0.0, value_name = "R", requires = "train", value_parser = args::chance(0.001), allow_negative_numbers = true)]
         interrupt_rate: f64,
     },
     /// Train the model's trainable parameters with evolution strategies,
@@ -186,7 +188,7 @@ enum Command {
         #[arg(long, value_name = "FILE.npz")]
         data: PathBuf,
         /// Iterations to run instead of the model file's `iterations`.
-        #[arg(long, value_name = "K")]
+        #[arg(long, value_name = "K", value_parser = args::count::<u64>(1, u64::from(u32::MAX)), allow_negative_numbers = true)]
         iterations: Option<u64>,
         /// Write the trained weights here (default: `<weights stem>.es.npz`
         /// beside the model's weights archive).
@@ -220,26 +222,26 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         data: PathBuf,
         /// Epochs over the training samples.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = args::count::<usize>(1, 100_000), allow_negative_numbers = true)]
         epochs: usize,
         /// Samples per optimizer step.
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 64, value_parser = args::count::<usize>(1, args::MAX_DIM), allow_negative_numbers = true)]
         batch: usize,
         /// Adam's initial step size (cosine-decayed to 0 over the epochs).
-        #[arg(long, default_value_t = 0.002)]
-        lr: f32,
+        #[arg(long, default_value_t = 0.002, value_parser = args::positive_real(10.0), allow_negative_numbers = true)]
+        lr: f64,
         /// The loss: `mae` against one-hot targets in the output format (what
         /// on-device ES minimizes), or `cross-entropy` of the outputs as logits.
         #[arg(long, value_enum, default_value_t = LossArg::CrossEntropy)]
         loss: LossArg,
         /// Seeds initialization and shuffling.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = args::seed(), allow_negative_numbers = true)]
         seed: u64,
         /// Training samples held out (from the end) for validation.
-        #[arg(long, default_value_t = 10_000)]
+        #[arg(long, default_value_t = 10_000, value_parser = args::count::<usize>(0, 1 << 32), allow_negative_numbers = true)]
         validation: usize,
         /// Train on only the first this many samples (after the hold-out).
-        #[arg(long, value_name = "S")]
+        #[arg(long, value_name = "S", value_parser = args::count::<usize>(1, 1 << 32), allow_negative_numbers = true)]
         limit: Option<usize>,
         /// Write the weights here instead of the archive the model file names.
         #[arg(long, short, value_name = "WEIGHTS.npz")]
@@ -258,7 +260,7 @@ enum Command {
         #[arg(value_name = "MODEL")]
         model: PathBuf,
         /// Random seed.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = args::seed(), allow_negative_numbers = true)]
         seed: u64,
         /// Write here instead of the path the model file names.
         #[arg(long, short, value_name = "FILE.npz")]
@@ -306,7 +308,14 @@ pub enum LossArg {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Bad options are bad input like any other: status 1 (clap would use 2).
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+        }
+    };
     let result = match cli.command {
         Command::Check { models, quantize } => commands::check::run(&models, quantize),
         Command::Simulate { model, inputs, output, input_kind, output_kind, quantize } => {
@@ -328,7 +337,7 @@ fn main() -> ExitCode {
                 LossArg::Mse => fptgen_sim::qat::Loss::Mse,
                 LossArg::CrossEntropy => fptgen_sim::qat::Loss::CrossEntropy,
             };
-            let o = commands::train::Options { epochs, batch, lr, loss, seed, validation, limit, output: output.as_deref(), log: log.as_deref() };
+            let o = commands::train::Options { epochs, batch, lr: lr as f32, loss, seed, validation, limit, output: output.as_deref(), log: log.as_deref() };
             commands::train::run(&model, &data, &o)
         }
         Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),

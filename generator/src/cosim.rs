@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::bits::Bits;
 use crate::plan::NetworkPlan;
+use crate::render::GeneratedFile;
 
 /// What a co-simulation run measured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +71,12 @@ pub enum CosimError {
     /// An input vector is not valid for the network.
     #[error("{0}")]
     Sim(#[from] fptgen_sim::network::SimError),
+    /// An output file could not be written.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
+    /// The trace could not be put in place.
+    #[error(transparent)]
+    Trace(#[from] fptgen_sim::error::Error),
     /// A file could not be written or a program not started.
     #[error("{}: {err}", path.display())]
     Io {
@@ -172,24 +179,28 @@ pub fn run(
     let inputs = stimulus(net, vectors, seed);
     let expected = net.infer_batch(&inputs)?;
     let m = net.model();
-    let run_dir = dir.join("sim/run");
-    std::fs::create_dir_all(&run_dir).map_err(|err| CosimError::Io { path: run_dir.clone(), err })?;
-    for (name, text) in [
-        ("inputs.hex", hex_lines(&inputs, m.input_format)),
-        ("expected.hex", hex_lines(&expected, m.output_format())),
-    ] {
-        let p = run_dir.join(name);
-        std::fs::write(&p, text).map_err(|err| CosimError::Io { path: p.clone(), err })?;
-    }
+    crate::output::add_files(
+        dir,
+        crate::output::COSIM,
+        &[
+            GeneratedFile::text("sim/run/inputs.hex", hex_lines(&inputs, m.input_format)),
+            GeneratedFile::text("sim/run/expected.hex", hex_lines(&expected, m.output_format())),
+        ],
+    )?;
+    // The harness writes the trace inside the design; it is moved to the
+    // user's path (which must not exist) only when the run has finished.
+    let trace_tmp = trace.map(|_| fptgen_sim::files::temp_name(&dir.join("sim/run/trace.vcd")));
     let obj = build(dir, if trace.is_some() { BuildKind::Trace } else { BuildKind::Plain })?;
     let exe = obj.join(format!("V{}", plan.name));
     let mut cmd = Command::new(dir.join(&exe));
     cmd.current_dir(dir).args(["sim/run/inputs.hex", "sim/run/expected.hex", &seed.to_string()]);
-    if let Some(t) = trace {
-        let abs = std::path::absolute(t).map_err(|err| CosimError::Io { path: t.to_path_buf(), err })?;
-        cmd.arg(abs);
+    if let Some(t) = &trace_tmp {
+        cmd.arg(t);
     }
     let out = cmd.output().map_err(|err| CosimError::Io { path: dir.join(&exe), err })?;
+    if let (Some(tmp), Some(t)) = (&trace_tmp, trace) {
+        fptgen_sim::files::place_new(tmp, t)?;
+    }
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let first_mismatch = stdout.lines().find(|l| l.starts_with("MISMATCH")).map(str::to_string);
     let result = stdout.lines().rev().find(|l| l.starts_with("RESULT ")).ok_or_else(|| {

@@ -203,11 +203,15 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     for (x, y) in inputs.iter().zip(&targets) {
         text += &format!("{} {}\n", hex(x, model.input_format), hex(y, yf));
     }
-    let p = run_dir.join("buffer.hex");
-    std::fs::write(&p, text).map_err(io(&p))?;
-    let text: String = requests.iter().map(|x| hex(x, model.input_format) + "\n").collect();
-    let p = run_dir.join("requests.hex");
-    std::fs::write(&p, text).map_err(io(&p))?;
+    let request_text: String = requests.iter().map(|x| hex(x, model.input_format) + "\n").collect();
+    crate::output::add_files(
+        dir,
+        crate::output::COSIM,
+        &[
+            crate::render::GeneratedFile::text("sim/run/buffer.hex", text),
+            crate::render::GeneratedFile::text("sim/run/requests.hex", request_text),
+        ],
+    )?;
 
     // The simulator.
     let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;

@@ -1,15 +1,24 @@
-//! Writing an output directory: all or nothing, and never over files fptgen
-//! did not create.
+//! Writing into an output directory: all or nothing, never over files fptgen
+//! did not create, and without leaving stale files of an earlier run.
 //!
-//! A directory fptgen writes holds a manifest, `.fptgen-manifest`, listing
-//! every file it wrote. [`write_dir`] refuses a target that exists, is not
-//! empty and has no manifest. Files are rendered in memory first and written
-//! to a temporary sibling directory; only when that is complete are they
-//! moved into place: the whole directory at once if the target is new, file by
-//! file (replacing only files the manifest lists) if fptgen wrote it before.
-//! Files the user added to such a directory are left alone.
+//! A directory fptgen writes holds a manifest, `.fptgen-manifest`, that lists
+//! every file fptgen wrote there, in sections named after the *group* that
+//! wrote them: `design` (what `generate`, `cosim` and `synth` generate),
+//! `synth` (yosys reports), `sweep` (a sweep's results), `cosim` (stimulus
+//! files). A write names its group and either replaces that group's files
+//! ([`write_dir`]: files the group wrote before and does not write now are
+//! removed) or adds to them ([`add_files`]). Other groups' files, and files
+//! the user added, are left alone; a file in the way that the manifest does
+//! not list is never replaced (the write fails before anything changes).
+//!
+//! Every file is rendered in memory first and written under a temporary name;
+//! only when all are complete are they moved into place. A new directory is
+//! staged beside its final name and renamed into place whole; an existing
+//! one (empty, or written by fptgen before) gets a staging directory inside
+//! it, whose files are renamed into place one by one after the manifest has
+//! claimed them. The target may be `.` or a symbolic link to a directory.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -18,6 +27,19 @@ use crate::render::GeneratedFile;
 
 /// Name of the manifest file.
 pub const MANIFEST: &str = ".fptgen-manifest";
+
+/// First line of a manifest.
+const HEADER: &str = "# fptgen: the files fptgen wrote in this directory, by the group that wrote them";
+
+/// Group of the files that describe a design (`generate`, and the design
+/// that `cosim`, `synth` and `sweep` generate).
+pub const DESIGN: &str = "design";
+/// Group of yosys reports.
+pub const SYNTH: &str = "synth";
+/// Group of a sweep's result files.
+pub const SWEEP: &str = "sweep";
+/// Group of the co-simulation's stimulus and expected-output files.
+pub const COSIM: &str = "cosim";
 
 /// Why an output directory could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -28,9 +50,22 @@ pub enum OutputError {
     /// The target is a file.
     #[error("{}: exists and is not a directory", .0.display())]
     NotADirectory(PathBuf),
+    /// The target is a symbolic link to nothing.
+    #[error("{}: is a symbolic link to {}, which does not exist", .0.display(), .1.display())]
+    DanglingLink(PathBuf, PathBuf),
     /// A file fptgen would write exists in its directory but is not in its manifest.
     #[error("{}: was not written by fptgen (not in {MANIFEST}); move it away first", .0.display())]
     ForeignFile(PathBuf),
+    /// A path fptgen would write a file at is a directory.
+    #[error("{}: is a directory where fptgen writes a file; move it away first", .0.display())]
+    DirectoryInTheWay(PathBuf),
+    /// Two files of one write share a path (a bug: the model's validation
+    /// keeps generated names apart).
+    #[error("{}: fptgen generated two different files under this name; please report this with the model file", .0.display())]
+    Duplicate(PathBuf),
+    /// The manifest is not one fptgen wrote.
+    #[error("{}: is not an fptgen manifest ({})", .0.display(), .1)]
+    BadManifest(PathBuf, String),
     /// An I/O error.
     #[error("{}: {err}", path.display())]
     Io {
@@ -45,52 +80,186 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
     move |err| OutputError::Io { path: path.to_path_buf(), err }
 }
 
-fn read_manifest(dir: &Path) -> Option<BTreeSet<PathBuf>> {
-    let text = fs::read_to_string(dir.join(MANIFEST)).ok()?;
-    Some(text.lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect())
+/// The files fptgen owns in a directory, by group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Manifest {
+    groups: BTreeMap<String, BTreeSet<PathBuf>>,
 }
 
-/// Checks, without writing, that [`write_dir`] may write files at `paths`
-/// into `dir`: `dir` is new, empty, or has a manifest that lists each of
-/// `paths` that exists. Returns the manifest, if there is one.
-pub fn check_dir<'a>(
-    dir: &Path,
-    paths: impl IntoIterator<Item = &'a Path>,
-) -> Result<Option<BTreeSet<PathBuf>>, OutputError> {
-    let previous = if dir.exists() {
-        if !dir.is_dir() {
-            return Err(OutputError::NotADirectory(dir.to_path_buf()));
+impl Manifest {
+    /// Parses a manifest's text. A manifest written before groups existed
+    /// (bare paths, no header) puts every file in the group `""`: owned,
+    /// so replaceable, but never removed as stale.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let mut groups: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
+        let mut group = String::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(g) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                group = g.to_string();
+                continue;
+            }
+            let p = Path::new(line);
+            if p.is_absolute() || p.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+                return Err(format!("line {}: '{line}' is not a path inside the directory", i + 1));
+            }
+            groups.entry(group.clone()).or_default().insert(p.to_path_buf());
         }
-        let empty = fs::read_dir(dir).map_err(io_err(dir))?.next().is_none();
-        match read_manifest(dir) {
-            Some(m) => Some(m),
-            None if empty => None,
-            None => return Err(OutputError::Foreign(dir.to_path_buf())),
-        }
-    } else {
-        None
-    };
-    if let Some(prev) = &previous {
-        for p in paths {
-            let target = dir.join(p);
-            if target.exists() && !prev.contains(p) {
-                return Err(OutputError::ForeignFile(target));
+        Ok(Manifest { groups })
+    }
+
+    /// The manifest's text.
+    pub fn render(&self) -> String {
+        let mut s = format!("{HEADER}\n");
+        for (g, files) in self.groups.iter().filter(|(_, f)| !f.is_empty()) {
+            s += &format!("[{g}]\n");
+            for f in files {
+                s += &format!("{}\n", f.display());
             }
         }
+        s
     }
-    Ok(previous)
+
+    /// True if any group lists `path`.
+    pub fn owns(&self, path: &Path) -> bool {
+        self.groups.values().any(|g| g.contains(path))
+    }
+
+    /// The files of `group`.
+    pub fn group(&self, group: &str) -> impl Iterator<Item = &Path> {
+        self.groups.get(group).into_iter().flatten().map(PathBuf::as_path)
+    }
+
+    fn claim<'a>(&mut self, group: &str, paths: impl IntoIterator<Item = &'a Path>) {
+        let g = self.groups.entry(group.to_string()).or_default();
+        g.extend(paths.into_iter().map(Path::to_path_buf));
+    }
+
+    fn release(&mut self, group: &str, path: &Path) {
+        if let Some(g) = self.groups.get_mut(group) {
+            g.remove(path);
+        }
+    }
 }
 
-/// Writes `files` into `dir` as described in the module documentation.
-pub fn write_dir(dir: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
-    let previous = check_dir(dir, files.iter().map(|f| f.path.as_path()))?;
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(io_err(parent))?;
-    let base = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let tmp = parent.join(format!(".{base}.fptgen-partial-{}", std::process::id()));
-    let result = stage(&tmp, files).and_then(|()| commit(&tmp, dir, files, previous.is_some()));
-    let _ = fs::remove_dir_all(&tmp);
-    result
+fn read_manifest(dir: &Path) -> Result<Option<Manifest>, OutputError> {
+    let path = dir.join(MANIFEST);
+    match fs::read_to_string(&path) {
+        Ok(text) => Manifest::parse(&text).map(Some).map_err(|m| OutputError::BadManifest(path, m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(OutputError::Io { path, err: e }),
+    }
+}
+
+fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), OutputError> {
+    let path = dir.join(MANIFEST);
+    let tmp = dir.join(format!(".{MANIFEST}.partial-{}", std::process::id()));
+    fs::write(&tmp, m.render()).map_err(io_err(&tmp))?;
+    fs::rename(&tmp, &path).map_err(io_err(&path))
+}
+
+/// What is at an output directory's path.
+enum Target {
+    /// Nothing: the directory is created.
+    New,
+    /// An existing directory (the link or `.` resolved), with its manifest
+    /// if fptgen wrote it, `None` if it is empty.
+    Existing(PathBuf, Option<Manifest>),
+}
+
+fn inspect(dir: &Path) -> Result<Target, OutputError> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::New),
+        Err(e) => return Err(OutputError::Io { path: dir.to_path_buf(), err: e }),
+    };
+    if meta.file_type().is_symlink() && !dir.exists() {
+        let to = fs::read_link(dir).map_err(io_err(dir))?;
+        return Err(OutputError::DanglingLink(dir.to_path_buf(), to));
+    }
+    if !dir.is_dir() {
+        return Err(OutputError::NotADirectory(dir.to_path_buf()));
+    }
+    let real = fs::canonicalize(dir).map_err(io_err(dir))?;
+    let manifest = read_manifest(&real)?;
+    if manifest.is_none() && fs::read_dir(&real).map_err(io_err(dir))?.next().is_some() {
+        return Err(OutputError::Foreign(dir.to_path_buf()));
+    }
+    Ok(Target::Existing(real, manifest))
+}
+
+/// Checks, without writing, that fptgen may write files at `paths` into
+/// `dir`: `dir` is new, empty, or has a manifest that lists each of `paths`
+/// that exists. Returns the manifest, if there is one.
+pub fn check_dir<'a>(dir: &Path, paths: impl IntoIterator<Item = &'a Path>) -> Result<Option<Manifest>, OutputError> {
+    match inspect(dir)? {
+        Target::New => Ok(None),
+        Target::Existing(real, manifest) => {
+            let m = manifest.clone().unwrap_or_default();
+            for p in paths {
+                check_path(dir, &real, &m, p)?;
+            }
+            Ok(manifest)
+        }
+    }
+}
+
+fn check_path(dir: &Path, real: &Path, m: &Manifest, p: &Path) -> Result<(), OutputError> {
+    let target = real.join(p);
+    match fs::symlink_metadata(&target) {
+        Err(_) => Ok(()),
+        Ok(meta) if meta.is_dir() => Err(OutputError::DirectoryInTheWay(dir.join(p))),
+        Ok(_) if !m.owns(p) => Err(OutputError::ForeignFile(dir.join(p))),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Writes `files` into `dir` as `group`, replacing the group's earlier
+/// files: any file the group wrote before and does not write now is
+/// removed. See the module documentation.
+pub fn write_dir(dir: &Path, group: &str, files: &[GeneratedFile]) -> Result<(), OutputError> {
+    write(dir, group, files, true)
+}
+
+/// Adds `files` to `dir` as `group`, keeping the group's other files.
+/// `dir` may be new. See the module documentation.
+pub fn add_files(dir: &Path, group: &str, files: &[GeneratedFile]) -> Result<(), OutputError> {
+    write(dir, group, files, false)
+}
+
+fn write(dir: &Path, group: &str, files: &[GeneratedFile], replace: bool) -> Result<(), OutputError> {
+    let paths = || files.iter().map(|f| f.path.as_path());
+    let mut seen = BTreeSet::new();
+    if let Some(p) = paths().find(|p| !seen.insert(*p)) {
+        return Err(OutputError::Duplicate(dir.join(p)));
+    }
+    match inspect(dir)? {
+        Target::New => {
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            fs::create_dir_all(parent).map_err(io_err(parent))?;
+            let base = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+            let tmp = parent.join(format!(".{base}.fptgen-partial-{}", std::process::id()));
+            let mut m = Manifest::default();
+            m.claim(group, paths());
+            let result = stage(&tmp, files)
+                .and_then(|()| write_manifest(&tmp, &m))
+                .and_then(|()| fs::rename(&tmp, dir).map_err(io_err(dir)));
+            let _ = fs::remove_dir_all(&tmp);
+            result
+        }
+        Target::Existing(real, manifest) => {
+            let mut m = manifest.unwrap_or_default();
+            for p in paths() {
+                check_path(dir, &real, &m, p)?;
+            }
+            let tmp = real.join(format!(".fptgen-staging-{}", std::process::id()));
+            let result = stage(&tmp, files).and_then(|()| commit(&tmp, &real, &mut m, group, files, replace));
+            let _ = fs::remove_dir_all(&tmp);
+            result
+        }
+    }
 }
 
 fn stage(tmp: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
@@ -98,7 +267,6 @@ fn stage(tmp: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
         fs::remove_dir_all(tmp).map_err(io_err(tmp))?;
     }
     fs::create_dir_all(tmp).map_err(io_err(tmp))?;
-    let mut manifest = String::new();
     for f in files {
         let path = tmp.join(&f.path);
         if let Some(p) = path.parent() {
@@ -108,10 +276,8 @@ fn stage(tmp: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
         if f.executable {
             set_executable(&path)?;
         }
-        manifest += &format!("{}\n", f.path.display());
     }
-    let m = tmp.join(MANIFEST);
-    fs::write(&m, manifest).map_err(io_err(&m))
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -127,52 +293,71 @@ fn set_executable(_path: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
-fn commit(tmp: &Path, dir: &Path, files: &[GeneratedFile], existing: bool) -> Result<(), OutputError> {
-    if !existing {
-        if dir.exists() {
-            // An empty directory: replace it with the staged one.
-            fs::remove_dir(dir).map_err(io_err(dir))?;
-        }
-        return fs::rename(tmp, dir).map_err(io_err(dir));
-    }
-    for f in files.iter().map(|f| f.path.as_path()).chain([Path::new(MANIFEST)]) {
+/// Moves the staged files into `dir`. The manifest claims them first, so a
+/// run killed half-way leaves only owned files; stale files of the group
+/// are released and removed last.
+fn commit(
+    tmp: &Path,
+    dir: &Path,
+    m: &mut Manifest,
+    group: &str,
+    files: &[GeneratedFile],
+    replace: bool,
+) -> Result<(), OutputError> {
+    let new: BTreeSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+    let stale: Vec<PathBuf> =
+        if replace { m.group(group).filter(|p| !new.contains(p)).map(Path::to_path_buf).collect() } else { Vec::new() };
+    m.claim(group, new.iter().copied());
+    write_manifest(dir, m)?;
+    for f in &new {
         let (from, to) = (tmp.join(f), dir.join(f));
         if let Some(p) = to.parent() {
             fs::create_dir_all(p).map_err(io_err(p))?;
         }
         fs::rename(&from, &to).map_err(io_err(&to))?;
     }
-    Ok(())
+    for p in &stale {
+        // Another group may own the same path (it then stays).
+        m.release(group, p);
+        if m.owns(p) {
+            continue;
+        }
+        let path = dir.join(p);
+        match fs::remove_file(&path) {
+            Ok(()) => remove_empty_parents(dir, p),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(OutputError::Io { path, err: e }),
+        }
+    }
+    write_manifest(dir, m)
 }
 
-/// Adds `files` to a directory that fptgen wrote (it has a manifest): each
-/// is written to a temporary name and moved into place, and listed in the
-/// manifest. Refuses a path that exists and is not in the manifest.
-pub fn add_files(dir: &Path, files: &[GeneratedFile]) -> Result<(), OutputError> {
-    let mut manifest = read_manifest(dir).ok_or_else(|| OutputError::Foreign(dir.to_path_buf()))?;
-    for f in files {
-        let target = dir.join(&f.path);
-        if target.exists() && !manifest.contains(&f.path) {
-            return Err(OutputError::ForeignFile(target));
+/// Removes the directories between `dir` and `file` that are now empty.
+fn remove_empty_parents(dir: &Path, file: &Path) {
+    let mut p = file.parent();
+    while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
+        if fs::remove_dir(dir.join(d)).is_err() {
+            break;
         }
+        p = d.parent();
     }
-    for f in files {
-        let target = dir.join(&f.path);
-        if let Some(p) = target.parent() {
-            fs::create_dir_all(p).map_err(io_err(p))?;
-        }
-        let tmp = target.with_file_name(format!(
-            ".{}.fptgen-partial-{}",
-            target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
-            std::process::id()
-        ));
-        fs::write(&tmp, &f.contents).map_err(io_err(&tmp))?;
-        fs::rename(&tmp, &target).map_err(io_err(&target))?;
-        manifest.insert(f.path.clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_round_trips_and_reads_the_old_form() {
+        let mut m = Manifest::default();
+        m.claim(DESIGN, [Path::new("rtl/a.v"), Path::new("report.md")]);
+        m.claim(SWEEP, [Path::new("sweep.csv")]);
+        let text = m.render();
+        assert!(text.lines().any(|l| l == "rtl/a.v") && text.contains("[sweep]\nsweep.csv\n"), "{text}");
+        assert_eq!(Manifest::parse(&text).unwrap(), m);
+        let old = Manifest::parse("rtl/a.v\nreport.md\n").unwrap();
+        assert!(old.owns(Path::new("rtl/a.v")) && old.group(DESIGN).next().is_none());
+        assert!(Manifest::parse("../etc/passwd\n").is_err());
+        assert!(Manifest::parse("/etc/passwd\n").is_err());
     }
-    let text: String = manifest.iter().map(|p| format!("{}\n", p.display())).collect();
-    let m = dir.join(MANIFEST);
-    let tmp = dir.join(format!(".{MANIFEST}.partial-{}", std::process::id()));
-    fs::write(&tmp, text).map_err(io_err(&tmp))?;
-    fs::rename(&tmp, &m).map_err(io_err(&m))
 }

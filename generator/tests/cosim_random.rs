@@ -27,7 +27,7 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
     let files = render(&m, &params, &n, &gen).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let out = dir.path().join("out");
-    write_dir(&out, &files).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let net = Network::new(m, params).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let r = cosim::run(&out, &n, &net, 40, seed, None).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
     prop_assert!(r.passed(), "{}\n{:?}\n{yaml}", r.summary(), r.first_mismatch);

@@ -52,7 +52,7 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
     let files = render(&m, &params, &n, &gen).map_err(|e| fail(e.to_string()))?;
     let out = dir.path().join("out");
-    write_dir(&out, &files).map_err(|e| fail(e.to_string()))?;
+    write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| fail(e.to_string()))?;
     let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;
     let opts = TrainCosimOptions { iterations: 2, interrupt_permille: 20, seed };
     let r = run_train(&out, &n, &net, opts).map_err(|e| fail(e.to_string()))?;

@@ -3,7 +3,7 @@
 //! Arrays come back in C (row-major) order whatever order the file used, as
 //! either floating-point values or integers, so callers decide what a value
 //! means. Writes never replace an existing file and never leave a partial one
-//! (see [`write_new`]).
+//! (see [`crate::files::write_new`]).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -124,24 +124,51 @@ fn read_array<R: Read>(npy: NpyFile<R>, file: &Path, name: Option<&str>) -> Resu
 
 /// Reads one `.npy` file.
 pub fn read_npy(path: &Path) -> Result<Array, Error> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = open_file(path)?;
     let npy = NpyFile::new(io::BufReader::new(f))
         .map_err(|e| TensorError::file(path, format!("not a valid .npy file: {e}")))?;
     Ok(read_array(npy, path, None)?)
 }
 
+/// Opens a file to read, with a clear error for a directory.
+fn open_file(path: &Path) -> Result<File, Error> {
+    if path.is_dir() {
+        return Err(TensorError::file(path, "is a directory, not a numpy file").into());
+    }
+    File::open(path).map_err(|e| Error::io(path, e))
+}
+
 /// Reads every array of a `.npz` archive, by name.
+///
+/// Every member is read to its end, so a member whose data does not match
+/// its CRC-32 is an error (not only the bytes a parser happens to use), and
+/// two members with the same name are an error (not "the later one wins").
 pub fn read_npz(path: &Path) -> Result<BTreeMap<String, Array>, Error> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut npz = npyz::npz::NpzArchive::new(io::BufReader::new(f))
-        .map_err(|e| TensorError::file(path, format!("not a valid .npz archive: {e}")))?;
-    let names: Vec<String> = npz.array_names().map(str::to_string).collect();
+    let f = open_file(path)?;
+    let mut zip = zip::ZipArchive::new(io::BufReader::new(f))
+        .map_err(|e| TensorError::file(path, format!("not a valid .npz archive (a zip file of .npy arrays): {e}")))?;
     let mut out = BTreeMap::new();
-    for name in names {
-        let npy = npz
-            .by_name(&name)
-            .map_err(|e| TensorError::tensor(path, &name, format!("cannot read: {e}")))?
-            .ok_or_else(|| TensorError::tensor(path, &name, "listed in the archive but missing"))?;
+    for i in 0..zip.len() {
+        let mut member = zip
+            .by_index(i)
+            .map_err(|e| TensorError::file(path, format!("member {i} of the archive cannot be read: {e}")))?;
+        let member_name = member.name().to_string();
+        let Some(name) = member_name.strip_suffix(".npy") else {
+            if member.is_dir() {
+                continue;
+            }
+            return Err(TensorError::file(path, format!("member '{member_name}' is not a .npy array")).into());
+        };
+        let name = name.to_string();
+        let mut bytes = Vec::with_capacity(member.size().min(1 << 30) as usize);
+        member
+            .read_to_end(&mut bytes)
+            .map_err(|e| TensorError::tensor(path, &name, format!("its data is corrupt: {e}")))?;
+        if out.contains_key(&name) {
+            return Err(TensorError::tensor(path, &name, "appears twice in the archive").into());
+        }
+        let npy = NpyFile::new(io::Cursor::new(bytes))
+            .map_err(|e| TensorError::tensor(path, &name, format!("not a valid .npy array: {e}")))?;
         let arr = read_array(npy, path, Some(&name))?;
         out.insert(name, arr);
     }
@@ -193,61 +220,35 @@ fn write_npy_to<W: Write + Seek>(w: W, shape: &[usize], values: &OutValues) -> i
 
 /// Writes one array as a new `.npy` file (see [`write_new`]).
 pub fn write_npy(path: &Path, shape: &[usize], values: &OutValues) -> Result<(), Error> {
-    write_new(path, |f| write_npy_to(io::BufWriter::new(f), shape, values))
+    let mut buf = io::Cursor::new(Vec::new());
+    write_npy_to(&mut buf, shape, values).map_err(|e| Error::io(path, e))?;
+    write_new(path, |mut f| f.write_all(buf.get_ref()).and_then(|()| f.sync_all()))
 }
 
 /// Writes arrays as a new `.npz` archive (see [`write_new`]).
 pub fn write_npz(path: &Path, arrays: &[NamedArray]) -> Result<(), Error> {
-    write_new(path, |f| {
-        let mut zip = zip::ZipWriter::new(io::BufWriter::new(f));
-        // A fixed timestamp (1980-01-01, zip's epoch): the same arrays give
-        // the same bytes, whenever they are written.
-        let opts = zip::write::FileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated)
-            .last_modified_time(zip::DateTime::default());
-        for a in arrays {
-            zip.start_file(format!("{}.npy", a.name), opts)?;
-            let mut buf = io::Cursor::new(Vec::new());
-            write_npy_to(&mut buf, &a.shape, &a.values)?;
-            zip.write_all(buf.get_ref())?;
-        }
-        zip.finish()?.flush()
-    })
+    // The archive is assembled in memory, so the only write to the file
+    // system is one plain write whose error (a full disk, a file-size
+    // limit) is reported as it is.
+    let bytes = npz_bytes(arrays).map_err(|e| Error::io(path, e))?;
+    write_new(path, |mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
 }
 
-/// Creates `path` with the bytes `fill` writes, all or nothing.
-///
-/// Fails if `path` already exists: fptgen never replaces a file it did not
-/// create. The data goes to a temporary file in the same directory, which is
-/// linked into place only when complete (and removed on any failure), so an
-/// interrupted run leaves no partial file under the final name.
-pub fn write_new(path: &Path, fill: impl FnOnce(File) -> io::Result<()>) -> Result<(), Error> {
-    if path.exists() {
-        return Err(Error::io(
-            path,
-            io::Error::new(io::ErrorKind::AlreadyExists, "already exists; fptgen does not overwrite files, remove it or choose another path"),
-        ));
+/// The bytes of an `.npz` archive holding `arrays`.
+fn npz_bytes(arrays: &[NamedArray]) -> io::Result<Vec<u8>> {
+    let mut zip = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    // A fixed timestamp (1980-01-01, zip's epoch): the same arrays give
+    // the same bytes, whenever they are written.
+    let opts = zip::write::FileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default());
+    for a in arrays {
+        zip.start_file(format!("{}.npy", a.name), opts)?;
+        let mut buf = io::Cursor::new(Vec::new());
+        write_npy_to(&mut buf, &a.shape, &a.values)?;
+        zip.write_all(buf.get_ref())?;
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let file_name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.fptgen-partial-{}", std::process::id()));
-    let result = File::create(&tmp)
-        .and_then(fill)
-        .and_then(|()| std::fs::hard_link(&tmp, path).or_else(|_| link_fallback(&tmp, path)));
-    let _ = std::fs::remove_file(&tmp);
-    result.map_err(|e| Error::io(path, e))
+    Ok(zip.finish()?.into_inner())
 }
 
-/// Where hard links are unsupported: create the target exclusively and copy.
-fn link_fallback(tmp: &Path, path: &Path) -> io::Result<()> {
-    let mut dst = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-    let mut src = File::open(tmp)?;
-    if let Err(e) = io::copy(&mut src, &mut dst).and_then(|_| dst.sync_all()) {
-        let _ = std::fs::remove_file(path);
-        return Err(e);
-    }
-    Ok(())
-}
+pub use crate::files::write_new;

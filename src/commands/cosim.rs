@@ -7,6 +7,11 @@ use fptgen_generator::cosim;
 use fptgen_generator::cosim_train::{self, TrainCosimOptions};
 use fptgen_sim::network::Network;
 
+/// The most input values (`--vectors` times the model's inputs) one
+/// co-simulation generates: its stimulus and expected outputs are held in
+/// memory and written as text.
+pub const MAX_STIMULUS_CODES: usize = 20_000_000;
+
 /// `fptgen cosim --train`'s options.
 #[derive(Debug, Clone, Copy)]
 pub struct TrainArgs {
@@ -33,12 +38,25 @@ pub fn run(
         if t.iterations == 0 || t.iterations > u64::from(u32::MAX) {
             bail!("--iterations must be between 1 and {}", u32::MAX);
         }
-        if !(0.0..=1.0).contains(&t.interrupt_rate) {
-            bail!("--interrupt-rate must be between 0 and 1 (a chance per cycle), not {}", t.interrupt_rate);
+        let permille = t.interrupt_rate * 1000.0;
+        if !(0.0..=1000.0).contains(&permille) || (permille - permille.round()).abs() > 1e-6 {
+            bail!("--interrupt-rate is {}; it must be from 0 to 1 in steps of 0.001 (a chance per cycle)", t.interrupt_rate);
         }
+    }
+    // Before any work: a trace must go to a new file in an existing folder.
+    if let Some(t) = trace {
+        fptgen_sim::files::check_new(t, "--trace")?;
     }
     cosim::require_tool("verilator")?;
     let (model, params) = super::load(model, quantize)?;
+    let codes = vectors.saturating_mul(model.input_len());
+    if codes > MAX_STIMULUS_CODES {
+        bail!(
+            "--vectors {vectors} with {} inputs each is {codes} input values; the co-simulation holds at most {MAX_STIMULUS_CODES} in memory, so use at most {} vectors",
+            model.input_len(),
+            MAX_STIMULUS_CODES / model.input_len()
+        );
+    }
     if train.is_some() && model.training.is_none() {
         bail!("{}: --train needs a `training:` section in the model", model.source.display());
     }

@@ -13,7 +13,7 @@ pub fn write_design(model: &Model, params: &Params, out: &Path) -> anyhow::Resul
     let n = plan(model);
     let gen = GenInfo { version: VERSION, source: model.source.display().to_string() };
     let files = render(model, params, &n, &gen)?;
-    output::write_dir(out, &files)?;
+    output::write_dir(out, output::DESIGN, &files)?;
     Ok(n)
 }
 

@@ -20,10 +20,10 @@ use fptgen_sim::weights::{self, Conversion, Params};
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct TrainingOverrides {
     /// Replace the `training:` section's `blocks` (P).
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub blocks: Option<usize>,
     /// Replace the `training:` section's `population` (N).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub population: Option<usize>,
 }
 

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{anyhow, bail, Context};
-use clap::builder::RangedU64ValueParser;
 use fptgen_generator::plan::plan;
 use fptgen_generator::render::{render, GenInfo, GeneratedFile, SynthScope};
 use fptgen_generator::{output, part, synth, VERSION};
@@ -51,10 +50,10 @@ pub struct Args {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
     /// Populations N to sweep, comma-separated (e.g. 10,50,100).
-    #[arg(long, value_name = "N,...", value_delimiter = ',', required = true, value_parser = positive())]
+    #[arg(long, value_name = "N,...", value_delimiter = ',', required = true, value_parser = positive(), allow_hyphen_values = true)]
     pub population: Vec<usize>,
     /// Block counts P to sweep, comma-separated (e.g. 1,10,100,1000).
-    #[arg(long, value_name = "P,...", value_delimiter = ',', required = true, value_parser = positive())]
+    #[arg(long, value_name = "P,...", value_delimiter = ',', required = true, value_parser = positive(), allow_hyphen_values = true)]
     pub blocks: Vec<usize>,
     /// Output directory: sweep.csv, sweep.json, area_time.svg,
     /// quality_time.svg, and the yosys cache in cache/.
@@ -66,11 +65,11 @@ pub struct Args {
     pub data: Option<PathBuf>,
     /// Iterations to train each point instead of the model file's
     /// `iterations`.
-    #[arg(long, value_name = "K", requires = "data")]
+    #[arg(long, value_name = "K", requires = "data", value_parser = crate::args::count::<u64>(1, u64::from(u32::MAX)), allow_negative_numbers = true)]
     pub iterations: Option<u64>,
     /// Points to work on at once (yosys runs and trainings; default: the
     /// number of cores).
-    #[arg(long, short, value_name = "J", value_parser = positive())]
+    #[arg(long, short, value_name = "J", value_parser = crate::args::count::<usize>(1, 1024), allow_negative_numbers = true)]
     pub jobs: Option<usize>,
     /// Estimate the ES trainer alone, the inference pipeline a black box
     /// (as `synth --trainer-only`).
@@ -81,9 +80,9 @@ pub struct Args {
     pub quantize: bool,
 }
 
-/// A parser of integers from 1 up.
-fn positive() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..)
+/// A parser of counts of N or P.
+fn positive() -> crate::args::Count<usize> {
+    crate::args::count(1, crate::args::MAX_DIM)
 }
 
 /// A yosys estimate, as the sweep reports it (and caches it).
@@ -279,7 +278,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let manifest = output::check_dir(out, RESULTS.iter().map(Path::new))?;
     let yosys = synth::yosys_version()?;
     if manifest.is_none() {
-        output::write_dir(out, &[])?;
+        output::add_files(out, output::SWEEP, &[])?;
     }
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().context("starting the worker threads")?;
@@ -451,7 +450,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         GeneratedFile::text(RESULTS[2], plot_area(&model.name, &results)?),
         GeneratedFile::text(RESULTS[3], plot_quality(&model.name, &results, train.is_some(), labels, before)?),
     ];
-    output::write_dir(out, &files)?;
+    output::write_dir(out, output::SWEEP, &files)?;
     println!(
         "{} distinct designs: yosys ran {ran} times, {hits} estimates from {}",
         designs.len(),
@@ -559,13 +558,13 @@ fn estimate(
             }
         }
     }
-    output::write_dir(&dir, &d.files)?;
+    output::write_dir(&dir, output::DESIGN, &d.files)?;
     let r = synth::run(&dir, top, part::lookup(part_name), scope)?;
     let area = Area::of(&r);
     let mut files = synth::report_files(&r, gen, part_name)?;
     let rec = CacheRecord { hash: d.hash.clone(), yosys: yosys.to_string(), script: scope.script().to_string(), area };
     files.push(GeneratedFile::text("area.json", serde_json::to_string_pretty(&rec)?));
-    output::add_files(&dir, &files)?;
+    output::add_files(&dir, output::SYNTH, &files)?;
     Ok((rec.area, false))
 }
 

@@ -27,7 +27,7 @@ pub fn run(
     let r = synth::run(&dir, &n.name, capacity, scope)?;
     let gen = GenInfo { version: VERSION, source: model.source.display().to_string() };
     let files = synth::report_files(&r, &gen, &n.part)?;
-    output::add_files(&dir, &files)?;
+    output::add_files(&dir, output::SYNTH, &files)?;
     let share = |x: f64| format!("{x:.2}%");
     let what = if trainer_only { "the ES trainer alone" } else { "the whole design" };
     let report = dir.join(format!("reports/{}.md", scope.report()));

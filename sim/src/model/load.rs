@@ -117,6 +117,9 @@ impl Checker<'_> {
 
     fn model(&self, f: ModelFile) -> Result<Model, ModelError> {
         let name = self.identifier(&f.name, "network name")?;
+        if let Some(why) = reserved_network_name(&name) {
+            return Err(self.err(&f.name, format!("network name '{name}' is reserved: {why}")));
+        }
         let part = match &f.part {
             None => DEFAULT_PART.to_string(),
             Some(p) => {
@@ -295,6 +298,9 @@ impl Checker<'_> {
 
     fn layer(&self, lf: &LayerFile, prev_len: usize, prev_desc: &str, input_format: Format) -> Result<Layer, ModelError> {
         let name = self.identifier(&lf.name, "layer name")?;
+        if let Some((_, why)) = RESERVED_LAYER_NAMES.iter().find(|(r, _)| *r == name) {
+            return Err(self.err(&lf.name, format!("layer name '{name}' is reserved: {why}")));
+        }
         match lf.kind.value {
             LayerKindFile::Dense => {}
         }
@@ -350,6 +356,24 @@ impl Checker<'_> {
         }
     }
 }
+
+/// Why a network name cannot be used, if it cannot: the generated design's
+/// module names (`<name>`, `<name>_<layer>`, `<name>_net`) must not meet the
+/// library's (`fptgen_*`).
+fn reserved_network_name(name: &str) -> Option<&'static str> {
+    (name == LIBRARY_PREFIX || name.starts_with(&format!("{LIBRARY_PREFIX}_"))).then_some(
+        "names starting with 'fptgen' belong to fptgen's RTL library (modules fptgen_*), \
+         which the network's modules would collide with",
+    )
+}
+
+/// The prefix of the RTL library's module names.
+pub const LIBRARY_PREFIX: &str = "fptgen";
+
+/// Layer names that generated modules or signals already use, each with the
+/// reason. A layer `L` of network `N` becomes the module `N_L`.
+pub const RESERVED_LAYER_NAMES: &[(&str, &str)] =
+    &[("net", "a trained network's layer chain is the module <network>_net and its wires are net_*")];
 
 /// Verilog-2001 reserved words, which cannot name modules or signals.
 const VERILOG_KEYWORDS: &[&str] = &[
