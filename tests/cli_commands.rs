@@ -132,8 +132,10 @@ fn every_subcommand_documents_every_option() {
             assert!(out.contains(o), "`fptgen {cmd} --help` does not mention {o}:\n{out}");
         }
     }
+    // A usage error is bad input like any other: status 1 (README, "Errors
+    // and outputs").
     let (code, _, err) = fptgen(&["simulate"], &root());
-    assert_eq!(code, 2, "usage errors exit 2: {err}");
+    assert_eq!(code, 1, "usage errors exit 1: {err}");
 }
 
 #[test]
@@ -174,8 +176,8 @@ fn cosim_train_refuses_bad_options() {
     let work = dir.path().join("work");
     std::fs::create_dir(&work).expect("mkdir");
     for (model, extra, words) in [
-        (&tiny, vec!["--train", "--interrupt-rate", "1.5"], vec!["--interrupt-rate", "between 0 and 1"]),
-        (&tiny, vec!["--train", "--iterations", "0"], vec!["--iterations", "between 1 and"]),
+        (&tiny, vec!["--train", "--interrupt-rate", "1.5"], vec!["--interrupt-rate", "from 0 to 1"]),
+        (&tiny, vec!["--train", "--iterations", "0"], vec!["--iterations", "from 1 to"]),
         (&untrained_model, vec!["--train"], vec!["tiny-untrained", "model.yaml", "training:"]),
     ] {
         let mut args = vec!["cosim", model.to_str().expect("utf8")];
@@ -188,6 +190,6 @@ fn cosim_train_refuses_bad_options() {
     }
     // --iterations without --train is a usage error.
     let (code, _, err) = fptgen(&["cosim", tiny.to_str().expect("utf8"), "--iterations", "2"], &work);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(std::fs::read_dir(&work).expect("dir").next().is_none(), "nothing may be written");
 }

@@ -228,9 +228,9 @@ fn bad_model_or_options() {
     let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "nope.npz"]);
     assert_eq!(code, 1);
     assert!(err.contains("nope.npz"), "{err}");
-    // --data is required (a usage error, exit 2).
+    // --data is required (a usage error, exit 1 like every bad input).
     let (code, _, _) = c.run(&["train-es", "model.yaml"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 1);
     assert!(!Path::new(&c.path("weights.es.npz")).exists());
 }
 
