@@ -270,7 +270,7 @@ fn sweep_refuses_bad_options_before_any_work() {
         (vec!["sweep", "model.yaml", "-o", "out", "--population", "2", "--blocks", "3,3"], &["--blocks", "3 more than once"][..]),
         (
             vec!["sweep", "model.yaml", "-o", "out", "--population", "2", "--blocks", "1", "--data", "data.npz", "--iterations", "0"],
-            &["--iterations is 0"][..],
+            &["'0' for '--iterations <K>'", "from 1 to"][..],
         ),
         (vec!["sweep", untrained, "-o", "out", "--population", "2", "--blocks", "1"], &["model.yaml", "no `training:` section"][..]),
         (vec!["sweep", "model.yaml", "-o", "foreign", "--population", "2", "--blocks", "1"], &["foreign", "not created by fptgen"][..]),

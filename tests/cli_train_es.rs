@@ -216,7 +216,7 @@ fn bad_model_or_options() {
     c.data("data.npz", &[arr("x", &[6, 2], x), arr("t", &[6, 2], t)]);
     let (code, _, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz", "--iterations", "0"]);
     assert_eq!(code, 1);
-    assert!(err.contains("--iterations is 0"), "{err}");
+    assert!(err.contains("'0' for '--iterations <K>'") && err.contains("from 1 to"), "{err}");
     // A model without a training section.
     let text = std::fs::read_to_string(c.path("model.yaml")).expect("read");
     let start = text.find("training:").expect("the tiny example has a training section");
