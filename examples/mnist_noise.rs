@@ -267,11 +267,12 @@ fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Re
     let mut m = base.clone();
     let mut p = params.clone();
     for l in &mut m.layers {
-        let LayerOp::Dense(d) = &mut l.op;
-        d.trainable = Trainable::default();
+        if let LayerOp::Dense(d) = &mut l.op {
+            d.trainable = Trainable::default();
+        }
     }
     let in_frac = m.layers[li].input_format.frac_bits();
-    let LayerOp::Dense(d) = &mut m.layers[li].op;
+    let LayerOp::Dense(d) = &mut m.layers[li].op else { anyhow::bail!("layer {layer} is not dense") };
     d.trainable = which;
     let widen = |f: Format| -> anyhow::Result<Format> {
         if bits == f.width() {
@@ -293,7 +294,7 @@ fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Re
     }
     let (nw, nb) = (d.precision.weight, d.precision.bias);
     let lp = &mut p.layers[li];
-    for (codes, old, new) in [(&mut lp.weights, old_w, nw), (&mut lp.biases, old_b, nb)] {
+    for (codes, old, new) in lp.tensors.iter_mut().zip([(old_w, nw), (old_b, nb)]).map(|(c, (o, n))| (c, o, n)) {
         for c in codes.iter_mut() {
             *c = new.exact_f64(old.to_f64(*c)).map_err(|e| anyhow!("{e}"))?;
         }
@@ -313,7 +314,7 @@ fn run(
     half: usize,
 ) -> anyhow::Result<Row> {
     let (m, p) = variant(base, params, subset, bits)?;
-    let t: u64 = m.layers.iter().map(|l| l.dense().trainable_params()).sum();
+    let t: u64 = m.trainable_params();
     let trained = m.layers.iter().find(|l| l.dense().trainable.any()).map(|l| l.dense()).expect("a trainable layer");
     let f = if trained.trainable.weights { trained.precision.weight } else { trained.precision.bias }.frac_bits();
     let perturb_shift = (f - a.perturb_exp).max(0) as u32;

@@ -20,7 +20,7 @@ use std::process::Command;
 use fptgen_sim::network::Network;
 use fptgen_sim::train::eval::{Buffer, EvalMode};
 use fptgen_sim::train::es::{GroupRecord, Trainer};
-use fptgen_sim::train::order::ParamKind;
+use fptgen_sim::layers::dense::{B, W};
 use fptgen_sim::weights::Params;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -362,15 +362,14 @@ fn check_final_memories(
     let mut count = 0;
     for ((lp, layer), p) in plan.layers.iter().zip(&model.layers).zip(&params.layers) {
         let d = layer.dense();
-        for (kind, on) in [(ParamKind::Weight, d.trainable.weights), (ParamKind::Bias, d.trainable.biases)] {
+        for (tensor, on) in [(W, d.trainable.weights), (B, d.trainable.biases)] {
             if !on {
                 continue;
             }
-            let (mem, want, f, cols) = match kind {
-                ParamKind::Weight => {
-                    (&lp.wmem, weight_image(lp, &p.weights, d.precision.weight), d.precision.weight, lp.pe * lp.simd)
-                }
-                ParamKind::Bias => (&lp.bmem, bias_image(lp, &p.biases, d.precision.bias), d.precision.bias, lp.pe),
+            let (mem, want, f, cols) = if tensor == W {
+                (&lp.wmem, weight_image(lp, &p.tensors[W], d.precision.weight), d.precision.weight, lp.pe * lp.simd)
+            } else {
+                (&lp.bmem, bias_image(lp, &p.tensors[B], d.precision.bias), d.precision.bias, lp.pe)
             };
             let path = dir.join("sim/run").join(format!("{}.final", mem.file));
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
@@ -390,12 +389,11 @@ fn check_final_memories(
                     let gv = gb.as_ref().map(|b| b.field(c * f.width() as usize, f.width()));
                     let wv = wb.as_ref().map(|b| b.field(c * f.width() as usize, f.width()));
                     if gv != wv {
-                        let name = match kind {
-                            ParamKind::Weight => {
-                                let (o, i) = ((word / lp.sf) * lp.pe + c / lp.simd, (word % lp.sf) * lp.simd + c % lp.simd);
-                                format!("{}.weights[{o}][{i}]", lp.name)
-                            }
-                            ParamKind::Bias => format!("{}.biases[{}]", lp.name, word * lp.pe + c),
+                        let name = if tensor == W {
+                            let (o, i) = ((word / lp.sf) * lp.pe + c / lp.simd, (word % lp.sf) * lp.simd + c % lp.simd);
+                            format!("{}.weights[{o}][{i}]", lp.name)
+                        } else {
+                            format!("{}.biases[{}]", lp.name, word * lp.pe + c)
                         };
                         return Err(mismatch(format!(
                             "{what}: final memory {} word {word} column {c} ({name}) = {:?}, the simulator's trained value is {:?}",
@@ -406,10 +404,7 @@ fn check_final_memories(
                     }
                 }
             }
-            count += match kind {
-                ParamKind::Weight => p.weights.len(),
-                ParamKind::Bias => p.biases.len(),
-            };
+            count += p.tensors[tensor].len();
         }
     }
     Ok(count)

@@ -21,7 +21,7 @@
 //! valid (with the output always ready).
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
-use fptgen_sim::model::{Activation, Model, Trainable};
+use fptgen_sim::model::{Activation, LayerKind, Model, Trainable};
 use serde::Serialize;
 
 use crate::train_plan::{train_plan, TrainHwPlan};

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use askama::Template;
+use fptgen_sim::layers::dense::{B, W};
 use fptgen_sim::model::Model;
 use fptgen_sim::weights::Params;
 
@@ -322,8 +323,8 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
         let plan = n.layers.iter().find(|x| x.name == l.name);
         if let Some(lp) = plan {
             let d = l.dense();
-            files.push(GeneratedFile::text(lp.wmem.file.clone(), weight_image(lp, &p.weights, d.precision.weight)));
-            files.push(GeneratedFile::text(lp.bmem.file.clone(), bias_image(lp, &p.biases, d.precision.bias)));
+            files.push(GeneratedFile::text(lp.wmem.file.clone(), weight_image(lp, &p.tensors[W], d.precision.weight)));
+            files.push(GeneratedFile::text(lp.bmem.file.clone(), bias_image(lp, &p.tensors[B], d.precision.bias)));
         }
     }
     // Inputs the inference harness holds at 0: the trainer ports of a

@@ -85,8 +85,8 @@ fn float_layers(model: &model::Model, params: &weights::Params) -> Vec<FloatLaye
             FloatLayer {
                 inputs: d.inputs,
                 relu: d.activation == model::Activation::Relu,
-                weights: p.weights.iter().map(|&r| pr.weight.to_f64(r) as f32).collect(),
-                biases: p.biases.iter().map(|&r| pr.bias.to_f64(r) as f32).collect(),
+                weights: p.tensors[fptgen_sim::layers::dense::W].iter().map(|&r| pr.weight.to_f64(r) as f32).collect(),
+                biases: p.tensors[fptgen_sim::layers::dense::B].iter().map(|&r| pr.bias.to_f64(r) as f32).collect(),
             }
         })
         .collect()

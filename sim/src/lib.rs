@@ -12,6 +12,7 @@ pub mod data;
 pub mod error;
 pub mod files;
 pub mod fixed;
+pub mod layers;
 pub mod model;
 pub mod network;
 pub mod qat;

@@ -4,14 +4,15 @@
 //! Float master copies of every weight and bias are what the optimizer
 //! moves. Every step quantizes them to their formats (each format's own
 //! quantization and overflow modes) and runs the forward pass exactly as
-//! the hardware does ([`dense_forward`], the bit-accurate simulator), so the
+//! the hardware does (each layer kind's exact forward pass), so the
 //! loss is the loss of the network that will be deployed. The backward pass
 //! is in `f32` with the straight-through estimator: a quantizer passes the
 //! gradient unchanged, except where its output sits at a bound of its
 //! format (saturated, or zero after a ReLU), where it passes none; at the
 //! network's output, a gradient that points back inside the format passes
 //! (so a saturated output can still learn). The
-//! gradient with respect to a layer's input uses the quantized weights;
+//! gradient with respect to a layer's input uses the quantized weights (each
+//! kind's `LayerKind::backward`);
 //! the gradient reaches the master weights unchanged, and the masters are
 //! kept within their formats' ranges. Adam (beta 0.9 / 0.999, eps 1e-8)
 //! with a cosine-decayed step size.
@@ -28,8 +29,9 @@ use rayon::prelude::*;
 
 use crate::data::Dataset;
 use crate::fixed::Format;
-use crate::model::{Activation, Model};
-use crate::network::{dense_forward, Network, SimError};
+use crate::layers::Backward;
+use crate::model::Model;
+use crate::network::{Network, SimError};
 use crate::weights::{LayerParams, Params};
 
 /// The loss that host training minimizes.
@@ -112,51 +114,55 @@ impl Master {
 }
 
 /// The quantized network of one step: codes for the simulator and their
-/// real values for the backward pass.
+/// real values for the backward pass (per layer, per tensor).
 struct Quantized {
     params: Params,
-    weights: Vec<Vec<f32>>,
+    real: Vec<Vec<Vec<f32>>>,
 }
 
-/// Gradients of one chunk of samples.
+/// Gradients of one chunk of samples: per layer, per tensor.
 struct Grad {
-    w: Vec<Vec<f32>>,
-    b: Vec<Vec<f32>>,
+    grads: Vec<Vec<Vec<f32>>>,
     loss: f64,
 }
 
-/// Quantization-aware training of a dense network.
+/// Quantization-aware training of a network.
 #[derive(Debug, Clone)]
 pub struct Qat {
     model: Model,
     config: QatConfig,
-    weights: Vec<Master>,
-    biases: Vec<Master>,
+    /// Per layer, per tensor.
+    masters: Vec<Vec<Master>>,
     steps: i32,
     epochs: usize,
 }
 
 impl Qat {
-    /// Starts from seeded random masters: weights uniform in `±a` with
-    /// `a = max(sqrt(6 / fan_in), 2 steps of the weight format)` (so the
-    /// quantized network is not all zeros), within the format's range;
-    /// biases zero.
+    /// Starts from seeded random masters, each kind's choice
+    /// (`LayerKind::init_masters`; a dense layer: weights uniform in `±a`
+    /// with `a = max(sqrt(6 / fan_in), 2 steps of the weight format)`, so
+    /// the quantized network is not all zeros, biases zero), within the
+    /// formats' ranges.
     pub fn new(model: Model, config: QatConfig) -> Qat {
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let mut weights = Vec::new();
-        let mut biases = Vec::new();
+        let mut masters = Vec::new();
         for l in &model.layers {
-            let d = l.dense();
-            let f = d.precision.weight;
-            let a = (6.0 / d.inputs as f64).sqrt().max(2.0 * f.to_f64(1)) as f32;
-            let mut w = Master::new(vec![0.0; d.inputs * d.outputs], f);
-            for x in &mut w.value {
-                *x = rng.random_range(-a..=a).clamp(w.lo, w.hi);
-            }
-            weights.push(w);
-            biases.push(Master::new(vec![0.0; d.outputs], d.precision.bias));
+            let k = l.kind();
+            let values = k.init_masters(&mut |a| rng.random_range(-a..=a));
+            let tensors = k
+                .tensors()
+                .iter()
+                .zip(values)
+                .map(|(t, v)| {
+                    let mut m = Master::new(v, t.format);
+                    let (lo, hi) = (m.lo, m.hi);
+                    m.value.iter_mut().for_each(|x| *x = x.clamp(lo, hi));
+                    m
+                })
+                .collect();
+            masters.push(tensors);
         }
-        Qat { model, config, weights, biases, steps: 0, epochs: 0 }
+        Qat { model, config, masters, steps: 0, epochs: 0 }
     }
 
     /// The model being trained.
@@ -182,13 +188,12 @@ impl Qat {
     fn quantized(&self) -> Quantized {
         let mut layers = Vec::new();
         let mut real = Vec::new();
-        for (w, b) in self.weights.iter().zip(&self.biases) {
-            let (wc, wr) = w.quantize();
-            let (bc, _) = b.quantize();
-            layers.push(LayerParams { weights: wc, biases: bc });
-            real.push(wr);
+        for masters in &self.masters {
+            let (codes, values): (Vec<Vec<i128>>, Vec<Vec<f32>>) = masters.iter().map(Master::quantize).unzip();
+            layers.push(LayerParams { tensors: codes });
+            real.push(values);
         }
-        Quantized { params: Params { layers }, weights: real }
+        Quantized { params: Params { layers }, real }
     }
 
     /// One epoch over `data` in a seeded random order; `progress` is called
@@ -205,8 +210,9 @@ impl Qat {
             let q = self.quantized();
             let chunks: Vec<Grad> = idx.par_chunks(CHUNK).map(|c| self.gradient(&q, data, c)).collect();
             let mut total = chunks.into_iter().reduce(|mut a, b| {
-                add_into(&mut a.w, &b.w);
-                add_into(&mut a.b, &b.b);
+                for (x, y) in a.grads.iter_mut().zip(&b.grads) {
+                    add_into(x, y);
+                }
                 a.loss += b.loss;
                 a
             });
@@ -215,11 +221,11 @@ impl Qat {
             let scale = 1.0 / idx.len() as f32;
             self.steps += 1;
             let lr = self.config.lr * 0.5 * (1.0 + (std::f32::consts::PI * self.steps as f32 / total_steps).min(std::f32::consts::PI).cos());
-            for (l, (gw, gb)) in g.w.iter().zip(&g.b).enumerate() {
-                let gw: Vec<f32> = gw.iter().map(|x| x * scale).collect();
-                let gb: Vec<f32> = gb.iter().map(|x| x * scale).collect();
-                self.weights[l].adam(&gw, lr, self.steps);
-                self.biases[l].adam(&gb, lr, self.steps);
+            for (masters, grads) in self.masters.iter_mut().zip(&g.grads) {
+                for (m, grad) in masters.iter_mut().zip(grads) {
+                    let grad: Vec<f32> = grad.iter().map(|x| x * scale).collect();
+                    m.adam(&grad, lr, self.steps);
+                }
             }
             progress((k * batch + idx.len()).min(data.len()));
         }
@@ -231,8 +237,7 @@ impl Qat {
     fn gradient(&self, q: &Quantized, data: &Dataset, samples: &[usize]) -> Grad {
         let layers = &self.model.layers;
         let mut g = Grad {
-            w: layers.iter().map(|l| vec![0.0; l.dense().inputs * l.dense().outputs]).collect(),
-            b: layers.iter().map(|l| vec![0.0; l.dense().outputs]).collect(),
+            grads: layers.iter().map(|l| l.kind().tensors().iter().map(|t| vec![0.0; t.len()]).collect()).collect(),
             loss: 0.0,
         };
         // The one-hot targets' values in the output format (1 for the
@@ -251,11 +256,12 @@ impl Qat {
             let mut fmt = self.model.input_format;
             xs.push(codes.iter().map(|&c| fmt.to_f64(c) as f32).collect());
             for (l, layer) in layers.iter().enumerate() {
-                let d = layer.dense();
-                let y = dense_forward(d, fmt, &q.params.layers[l], &codes);
-                let of = d.precision.output;
-                let lo = if d.activation == Activation::Relu { 0.max(of.lossless_min_raw()) } else { of.lossless_min_raw() };
-                masks.push(y.iter().map(|&c| if c <= lo { -1 } else if c >= of.max_raw() { 1 } else { 0 }).collect());
+                let k = layer.kind();
+                let y = k.forward(fmt, &q.params.layers[l], &codes);
+                let of = k.output_format();
+                let lo = if k.ste_mask() { k.output_floor() } else { i128::MIN };
+                let hi = if k.ste_mask() { of.max_raw() } else { i128::MAX };
+                masks.push(y.iter().map(|&c| if c <= lo { -1 } else if c >= hi { 1 } else { 0 }).collect());
                 xs.push(y.iter().map(|&c| of.to_f64(c) as f32).collect());
                 codes = y;
                 fmt = of;
@@ -302,8 +308,6 @@ impl Qat {
             };
             // Backward.
             for l in (0..layers.len()).rev() {
-                let d = layers[l].dense();
-                let x = &xs[l];
                 let last = l + 1 == layers.len();
                 for (dl, &bound) in delta.iter_mut().zip(&masks[l]) {
                     // The loss sees the network's output itself: there a
@@ -314,30 +318,13 @@ impl Qat {
                         *dl = 0.0;
                     }
                 }
-                let gw = &mut g.w[l];
-                for (o, &dl) in delta.iter().enumerate() {
-                    if dl == 0.0 {
-                        continue;
-                    }
-                    g.b[l][o] += dl;
-                    let row = &mut gw[o * d.inputs..(o + 1) * d.inputs];
-                    for (gi, &xi) in row.iter_mut().zip(x) {
-                        *gi += dl * xi;
-                    }
-                }
-                if l > 0 {
-                    let w = &q.weights[l];
-                    let mut prev = vec![0.0f32; d.inputs];
-                    for (o, &dl) in delta.iter().enumerate() {
-                        if dl == 0.0 {
-                            continue;
-                        }
-                        for (p, &wi) in prev.iter_mut().zip(&w[o * d.inputs..(o + 1) * d.inputs]) {
-                            *p += dl * wi;
-                        }
-                    }
-                    delta = prev;
-                }
+                delta = layers[l].kind().backward(Backward {
+                    x: &xs[l],
+                    params: &q.real[l],
+                    delta: &delta,
+                    grads: &mut g.grads[l],
+                    want_input: l > 0,
+                });
             }
         }
         g

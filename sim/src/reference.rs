@@ -3,36 +3,48 @@
 //! bit-accurate simulator.
 //!
 //! Parameters are the exact values of their fixed-point codes; inputs are
-//! given as floats. Generic over [`num_traits::Float`] (use `f64` or `f32`).
+//! given as floats. In `f64` or `f32` ([`Real`]).
 
 use num_traits::Float;
 
-use crate::model::{Activation, Model};
+use crate::model::Model;
 use crate::weights::Params;
 
 /// Evaluates `model` on one float sample. `input.len()` must equal
 /// `model.input_len()`; returns `None` otherwise.
-pub fn infer<T: Float>(model: &Model, params: &Params, input: &[T]) -> Option<Vec<T>> {
+pub fn infer<T: Real>(model: &Model, params: &Params, input: &[T]) -> Option<Vec<T>> {
     if input.len() != model.input_len() {
         return None;
     }
     let mut x: Vec<T> = input.to_vec();
     for (layer, p) in model.layers.iter().zip(&params.layers) {
-        let d = layer.dense();
-        let pr = &d.precision;
-        let w: Vec<T> = p.weights.iter().map(|&r| T::from(pr.weight.to_f64(r)).unwrap_or_else(T::nan)).collect();
-        let mut y = Vec::with_capacity(d.outputs);
-        for o in 0..d.outputs {
-            let mut acc = T::from(pr.bias.to_f64(p.biases[o])).unwrap_or_else(T::nan);
-            for i in 0..d.inputs {
-                acc = acc + w[o * d.inputs + i] * x[i];
-            }
-            if d.activation == Activation::Relu && acc < T::zero() {
-                acc = T::zero();
-            }
-            y.push(acc);
-        }
-        x = y;
+        let k = layer.kind();
+        let real: Vec<Vec<T>> = k
+            .tensors()
+            .iter()
+            .zip(&p.tensors)
+            .map(|(t, codes)| codes.iter().map(|&r| T::from(t.format.to_f64(r)).unwrap_or_else(T::nan)).collect())
+            .collect();
+        x = T::forward(k, &real, &x);
     }
     Some(x)
+}
+
+/// The float types of the reference path: `f32` and `f64`, each with its
+/// layer kinds' forward pass.
+pub trait Real: Float {
+    /// The layer's float reference in this type.
+    fn forward(kind: &dyn crate::layers::LayerKind, params: &[Vec<Self>], x: &[Self]) -> Vec<Self>;
+}
+
+impl Real for f64 {
+    fn forward(kind: &dyn crate::layers::LayerKind, params: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
+        kind.forward_f64(params, x)
+    }
+}
+
+impl Real for f32 {
+    fn forward(kind: &dyn crate::layers::LayerKind, params: &[Vec<f32>], x: &[f32]) -> Vec<f32> {
+        kind.forward_f32(params, x)
+    }
 }

@@ -1,9 +1,10 @@
 //! A model's parameters: loading them from the weights archive, checking
 //! each value against its declared format, and making seeded random ones.
 //!
-//! The archive is a numpy `.npz` with one array per tensor: `<layer>/w`
-//! shaped `[outputs, inputs]` and `<layer>/b` shaped `[outputs]`, float32 or
-//! float64 values. Arrays whose names start with `meta/` are ignored (fptgen
+//! The archive is a numpy `.npz` with one array per tensor of every layer,
+//! named `<layer>/<key>` (a dense layer: `w` shaped `[outputs, inputs]` and
+//! `b` shaped `[outputs]`; see each kind's tensors), float32 or float64
+//! values. Arrays whose names start with `meta/` are ignored (fptgen
 //! records the seed of random weights there); any other unexpected array is an
 //! error, so a misspelled tensor name cannot go unnoticed.
 
@@ -17,13 +18,13 @@ use crate::fixed::Format;
 use crate::model::Model;
 use crate::tensor::{self, unravel, Array, NamedArray, OutValues, Values};
 
-/// Raw codes of one layer's parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Raw codes of one layer's parameters: one vector per tensor of its kind
+/// ([`crate::layers::LayerKind::tensors`], in that order; none for a kind
+/// without parameters), each in C order in its tensor's format.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LayerParams {
-    /// Weights in the layer's weight format, row-major `[outputs][inputs]`.
-    pub weights: Vec<i128>,
-    /// Biases in the layer's bias format, `[outputs]`.
-    pub biases: Vec<i128>,
+    /// The tensors' codes.
+    pub tensors: Vec<Vec<i128>>,
 }
 
 /// Raw codes of all of a model's parameters, one entry per layer.
@@ -60,17 +61,20 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
     let mut arrays = tensor::read_npz(path)?;
     let mut layers = Vec::new();
     for layer in &model.layers {
-        let d = layer.dense();
-        let w = take(&mut arrays, path, &layer.weight_tensor(), &[d.outputs, d.inputs])?;
-        let b = take(&mut arrays, path, &layer.bias_tensor(), &[d.outputs])?;
-        layers.push(LayerParams {
-            weights: convert(path, &layer.weight_tensor(), &w, d.precision.weight, conversion)?,
-            biases: convert(path, &layer.bias_tensor(), &b, d.precision.bias, conversion)?,
-        });
+        let mut tensors = Vec::new();
+        for t in layer.kind().tensors() {
+            let name = layer.tensor_name(t.key);
+            let a = take(&mut arrays, path, &name, &t.shape)?;
+            tensors.push(convert(path, &name, &a, t.format, conversion)?);
+        }
+        layers.push(LayerParams { tensors });
     }
     if let Some(extra) = arrays.keys().find(|k| !k.starts_with("meta/")) {
-        let expected: Vec<String> =
-            model.layers.iter().flat_map(|l| [l.weight_tensor(), l.bias_tensor()]).collect();
+        let expected: Vec<String> = model
+            .layers
+            .iter()
+            .flat_map(|l| l.kind().tensors().into_iter().map(move |t| l.tensor_name(t.key)))
+            .collect();
         return Err(TensorError::tensor(
             path,
             extra,
@@ -135,23 +139,31 @@ pub fn convert(path: &Path, name: &str, arr: &Array, format: Format, conversion:
 
 /// Seeded random parameters for `model`, for bring-up before training.
 ///
-/// Each weight is drawn uniformly from the codes of its format within
-/// ±sqrt(6 / (inputs + outputs)) (Glorot-uniform bounds, clipped to the
-/// format's range; at least ±one step so no layer is all zero); biases are
-/// drawn the same way within ±one eighth of that bound. The stream is
-/// ChaCha8 seeded with `seed`, one draw per value in archive order (layer by
-/// layer, weights row-major then biases), so equal seeds give equal bits.
+/// Each value is drawn uniformly from the codes of its format within
+/// ±sqrt(6 / (inputs + outputs)) of its layer (Glorot-uniform bounds,
+/// clipped to the format's range; at least ±one step so no layer is all
+/// zero) for a layer's first tensor (its weights), and within ±one eighth
+/// of that bound for the others (biases). The stream is ChaCha8 seeded with
+/// `seed`, one draw per value in archive order (layer by layer, tensor by
+/// tensor, C order), so equal seeds give equal bits.
 pub fn random(model: &Model, seed: u64) -> Params {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let layers = model
         .layers
         .iter()
         .map(|l| {
-            let d = l.dense();
-            let bound = (6.0 / (d.inputs + d.outputs) as f64).sqrt();
-            let weights = (0..d.macs()).map(|_| draw(&mut rng, d.precision.weight, bound)).collect();
-            let biases = (0..d.outputs).map(|_| draw(&mut rng, d.precision.bias, bound / 8.0)).collect();
-            LayerParams { weights, biases }
+            let k = l.kind();
+            let bound = (6.0 / (k.input_len() + k.output_len()) as f64).sqrt();
+            let tensors = k
+                .tensors()
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let b = if i == 0 { bound } else { bound / 8.0 };
+                    (0..t.len()).map(|_| draw(&mut rng, t.format, b)).collect()
+                })
+                .collect();
+            LayerParams { tensors }
         })
         .collect();
     Params { layers }
@@ -174,20 +186,18 @@ fn draw(rng: &mut ChaCha8Rng, f: Format, bound: f64) -> i128 {
 pub fn save(model: &Model, params: &Params, path: &Path, meta: &[NamedArray]) -> Result<(), Error> {
     let mut arrays = Vec::new();
     for (layer, p) in model.layers.iter().zip(&params.layers) {
-        let d = layer.dense();
-        for (name, shape, raw, fmt) in [
-            (layer.weight_tensor(), vec![d.outputs, d.inputs], &p.weights, d.precision.weight),
-            (layer.bias_tensor(), vec![d.outputs], &p.biases, d.precision.bias),
-        ] {
+        for (t, raw) in layer.kind().tensors().iter().zip(&p.tensors) {
+            let name = layer.tensor_name(t.key);
+            let fmt = t.format;
             let mut values = Vec::with_capacity(raw.len());
             for (i, &r) in raw.iter().enumerate() {
                 let x = fmt.to_f64(r);
                 if fmt.exact_f64(x).ok() != Some(r) {
-                    return Err(TensorError::value(path, &name, unravel(i, &shape), format!("raw code {r} of {fmt} has no exact float64 value")).into());
+                    return Err(TensorError::value(path, &name, unravel(i, &t.shape), format!("raw code {r} of {fmt} has no exact float64 value")).into());
                 }
                 values.push(x);
             }
-            arrays.push(NamedArray { name, shape, values: OutValues::F64(values) });
+            arrays.push(NamedArray { name, shape: t.shape.clone(), values: OutValues::F64(values) });
         }
     }
     arrays.extend(meta.iter().cloned());

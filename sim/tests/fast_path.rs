@@ -90,8 +90,10 @@ impl Codes {
 
     fn params(&mut self, d: &Dense) -> LayerParams {
         LayerParams {
-            weights: (0..d.inputs * d.outputs).map(|_| self.draw(d.precision.weight)).collect(),
-            biases: (0..d.outputs).map(|_| self.draw(d.precision.bias)).collect(),
+            tensors: vec![
+                (0..d.inputs * d.outputs).map(|_| self.draw(d.precision.weight)).collect(),
+                (0..d.outputs).map(|_| self.draw(d.precision.bias)).collect(),
+            ],
         }
     }
 }

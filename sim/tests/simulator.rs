@@ -37,7 +37,7 @@ fn hand_worked_dense_relu() {
     // o1: -0.5 + (-0.75)*1.5 + 0.875*(-2.0) = -0.5 - 1.125 - 1.75 = -3.375 -> relu -> 0
     // output ap_fixed<6,3,AP_TRN> (F = 3): 0.375 = 3/8 -> raw 3; 0 -> raw 0.
     let m = one_layer("ap_fixed<8,4>", "ap_fixed<4,1>", "ap_fixed<8,4>", "ap_fixed<16,8>", "ap_fixed<6,3>", "relu", 2, 2);
-    let p = Params { layers: vec![LayerParams { weights: vec![4, 2, -6, 7], biases: vec![2, -8] }] };
+    let p = Params { layers: vec![LayerParams { tensors: vec![vec![4, 2, -6, 7], vec![2, -8]] }] };
     let net = Network::new(m, p).expect("valid");
     assert_eq!(net.infer(&[24, -32]).expect("infer"), vec![3, 0]);
 }
@@ -47,7 +47,7 @@ fn hand_worked_linear_with_rounding_and_saturation() {
     // Same as above with linear activation and output ap_fixed<5,2,AP_RND,AP_SAT> (F = 3,
     // range [-2, 1.875]): o0 = 0.375 -> raw 3; o1 = -3.375 saturates to -2 -> raw -16.
     let m = one_layer("ap_fixed<8,4>", "ap_fixed<4,1>", "ap_fixed<8,4>", "ap_fixed<16,8>", "ap_fixed<5,2,AP_RND,AP_SAT>", "linear", 2, 2);
-    let p = Params { layers: vec![LayerParams { weights: vec![4, 2, -6, 7], biases: vec![2, -8] }] };
+    let p = Params { layers: vec![LayerParams { tensors: vec![vec![4, 2, -6, 7], vec![2, -8]] }] };
     let net = Network::new(m, p).expect("valid");
     assert_eq!(net.infer(&[24, -32]).expect("infer"), vec![3, -16]);
 }
@@ -59,7 +59,7 @@ fn saturating_accumulator_adds_in_input_order() {
     // In order: 0 + 7 = 7; 7 + 7 = 14 -> saturates to 7; 7 - 7 = 0. Result 0.
     // (Summing exactly first would give 7; the hardware order is the spec.)
     let m = one_layer("ap_fixed<4,4>", "ap_fixed<4,4>", "ap_fixed<4,4>", "ap_fixed<4,4,AP_TRN,AP_SAT>", "ap_fixed<8,8>", "linear", 3, 1);
-    let p = Params { layers: vec![LayerParams { weights: vec![7, 7, -7], biases: vec![0] }] };
+    let p = Params { layers: vec![LayerParams { tensors: vec![vec![7, 7, -7], vec![0]] }] };
     let net = Network::new(m, p).expect("valid");
     assert_eq!(net.infer(&[1, 1, 1]).expect("infer"), vec![0]);
 }
@@ -70,7 +70,7 @@ fn wrapping_accumulator_wraps_each_step() {
     // Exact sum 7 also gives 7: wrap-around is associative, the end result agrees.
     // Then with w = [7, 7, 0]: 14 wraps to -2.
     let m = one_layer("ap_fixed<4,4>", "ap_fixed<4,4>", "ap_fixed<4,4>", "ap_fixed<4,4>", "ap_fixed<8,8>", "linear", 3, 1);
-    let p = Params { layers: vec![LayerParams { weights: vec![7, 7, 0], biases: vec![0] }] };
+    let p = Params { layers: vec![LayerParams { tensors: vec![vec![7, 7, 0], vec![0]] }] };
     let net = Network::new(m, p).expect("valid");
     assert_eq!(net.infer(&[1, 1, 1]).expect("infer"), vec![-2]);
 }
@@ -91,7 +91,7 @@ fn product_is_cast_to_accumulator_with_its_rounding() {
         ("ap_fixed<6,4,AP_TRN>", 1, 2, 0),
     ] {
         let m = one_layer("ap_ufixed<2,0>", "ap_ufixed<2,0>", "ap_fixed<4,4>", accum, "ap_fixed<16,8>", "linear", 1, 1);
-        let p = Params { layers: vec![LayerParams { weights: vec![w], biases: vec![0] }] };
+        let p = Params { layers: vec![LayerParams { tensors: vec![vec![w], vec![0]] }] };
         let net = Network::new(m, p).expect("valid");
         let acc = f(accum);
         let out = net.infer(&[x]).expect("infer")[0];
@@ -104,12 +104,12 @@ fn product_is_cast_to_accumulator_with_its_rounding() {
 #[test]
 fn rejects_bad_params_and_inputs() {
     let m = one_layer("ap_fixed<8,4>", "ap_fixed<4,1>", "ap_fixed<8,4>", "ap_fixed<16,8>", "ap_fixed<6,3>", "relu", 2, 2);
-    let short = Params { layers: vec![LayerParams { weights: vec![0; 3], biases: vec![0; 2] }] };
+    let short = Params { layers: vec![LayerParams { tensors: vec![vec![0; 3], vec![0; 2]] }] };
     assert!(Network::new(m.clone(), short).is_err());
-    let out_of_range = Params { layers: vec![LayerParams { weights: vec![0, 0, 8, 0], biases: vec![0; 2] }] };
+    let out_of_range = Params { layers: vec![LayerParams { tensors: vec![vec![0, 0, 8, 0], vec![0; 2]] }] };
     let e = Network::new(m.clone(), out_of_range).expect_err("8 is not a code of ap_fixed<4,1>");
     assert!(e.to_string().contains("weights[2] = 8"), "{e}");
-    let net = Network::new(m, Params { layers: vec![LayerParams { weights: vec![0; 4], biases: vec![0; 2] }] }).expect("valid");
+    let net = Network::new(m, Params { layers: vec![LayerParams { tensors: vec![vec![0; 4], vec![0; 2]] }] }).expect("valid");
     assert!(net.infer(&[0]).is_err());
     assert!(net.infer(&[0, 128]).is_err(), "128 is not a code of ap_fixed<8,4>");
 }
@@ -154,7 +154,7 @@ fn matches_float_reference_when_accumulation_is_exact() {
             let weights = (0..n_in * n_out).map(|_| next(fw)).collect();
             let biases = (0..n_out).map(|_| next(fb)).collect();
             let x: Vec<i128> = (0..n_in).map(|_| next(fin)).collect();
-            let params = Params { layers: vec![LayerParams { weights, biases }] };
+            let params = Params { layers: vec![LayerParams { tensors: vec![weights, biases] }] };
             let net = Network::new(m.clone(), params.clone()).expect("valid");
             let got = net.infer(&x).expect("infer");
             let xf: Vec<f64> = x.iter().map(|&r| fin.to_f64(r)).collect();

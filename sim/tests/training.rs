@@ -10,8 +10,9 @@ use fptgen_sim::network::Network;
 use fptgen_sim::train::lfsr::state_mask;
 use fptgen_sim::train::{
     leading_one, naive_loss, po2, rounded_step, saturating_accumulate, taps, trainable_params, Buffer, EvalMode, Evaluator,
-    GroupRecord, Lfsr, NoiseSource, ParamKind, ParamRef, TrainError, Trainer,
+    GroupRecord, Lfsr, NoiseSource, ParamRef, TrainError, Trainer,
 };
+use fptgen_sim::layers::dense::{B, W};
 use fptgen_sim::weights::{LayerParams, Params};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -108,8 +109,10 @@ fn random_params(m: &Model, codes: &mut Codes) -> Params {
             .map(|l| {
                 let d = l.dense();
                 LayerParams {
-                    weights: (0..d.inputs * d.outputs).map(|_| codes.next(d.precision.weight)).collect(),
-                    biases: (0..d.outputs).map(|_| codes.next(d.precision.bias)).collect(),
+                    tensors: vec![
+                        (0..d.inputs * d.outputs).map(|_| codes.next(d.precision.weight)).collect(),
+                        (0..d.outputs).map(|_| codes.next(d.precision.bias)).collect(),
+                    ],
                 }
             })
             .collect(),
@@ -183,8 +186,8 @@ fn fast_path_equals_naive_path_per_evaluation() {
             let mut all: Vec<ParamRef> = Vec::new();
             for (layer, l) in m.layers.iter().enumerate() {
                 let d = l.dense();
-                all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, kind: ParamKind::Weight, index }));
-                all.extend((0..d.outputs).map(|index| ParamRef { layer, kind: ParamKind::Bias, index }));
+                all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
+                all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
             }
             let mut codes = Codes(seed2 ^ 0x5555);
             let mut committed = p.clone();
@@ -277,8 +280,8 @@ fn antithetic_pairs_cancel_a_constant_loss() {
     let m = parse(yaml);
     let mut codes = Codes(99);
     let mut p = random_params(&m, &mut codes);
-    p.layers[1].weights.iter_mut().for_each(|w| *w = 0);
-    p.layers[1].biases = vec![5, -7];
+    p.layers[1].tensors[W].iter_mut().for_each(|w| *w = 0);
+    p.layers[1].tensors[B] = vec![5, -7];
     let buffer = random_buffer(&m, 8, &mut codes);
     for fitness in [Fitness::Antithetic, Fitness::Baseline, Fitness::Plain] {
         for distribution in [Distribution::Rademacher, Distribution::Uniform] {
@@ -326,7 +329,7 @@ fn hand_worked_group() {
         - {name: l, type: dense, inputs: 1, outputs: 1, activation: linear, trainable: [weights],\n   \
            precision: {weight: 'ap_int<8>', bias: 'ap_int<8>', accum: 'ap_int<24>', output: 'ap_int<16>'}}\n";
     let m = parse(yaml);
-    let p = Params { layers: vec![LayerParams { weights: vec![4], biases: vec![0] }] };
+    let p = Params { layers: vec![LayerParams { tensors: vec![vec![4], vec![0]] }] };
     let buffer = Buffer::new(&m, vec![vec![1], vec![2]], vec![vec![10], vec![20]]).expect("buffer");
     let run = |fitness: Fitness, quant: LossQuantization, population: usize, noise: Vec<i64>| {
         let t = Training {
@@ -671,7 +674,7 @@ fn trainer_refuses_bad_configurations() {
         - {name: l, type: dense, inputs: 1, outputs: 1, activation: linear,\n   \
            precision: {weight: 'ap_int<8>', bias: 'ap_int<8>', accum: 'ap_int<24>', output: 'ap_int<16>'}}\n";
     let m = parse(yaml);
-    let p = Params { layers: vec![LayerParams { weights: vec![1], biases: vec![0] }] };
+    let p = Params { layers: vec![LayerParams { tensors: vec![vec![1], vec![0]] }] };
     let buffer = Buffer::new(&m, vec![vec![1]], vec![vec![1]]).expect("buffer");
     let net = || Network::new(m.clone(), p.clone()).expect("valid");
     let ok = Training { population: 2, buffer: 1, ..Training::default() };
@@ -695,7 +698,7 @@ fn trainer_refuses_bad_configurations() {
     assert!(Buffer::new(&m, vec![vec![1]], vec![vec![1 << 15]]).is_err(), "target code");
     assert!(Buffer::new(&m, vec![vec![1]], vec![]).is_err(), "pairs");
     let mut e = Evaluator::new(EvalMode::Cached, &net(), buffer);
-    let stray = ParamRef { layer: 3, kind: ParamKind::Weight, index: 0 };
+    let stray = ParamRef { layer: 3, tensor: W, index: 0 };
     assert!(e.evaluate(&p, &[stray]).is_err());
     assert!(e.evaluate(&Params { layers: vec![] }, &[]).is_err());
 }

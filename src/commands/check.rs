@@ -27,18 +27,28 @@ pub fn summary(m: &Model) -> String {
         .layers
         .iter()
         .map(|l| {
-            let d = l.dense();
+            let k = l.kind();
+            let formats = k.formats();
+            let format = |name: &str| formats.iter().find(|(n, _)| *n == name).map_or("-".to_string(), |(_, f)| f.to_string());
+            let tensors = k.tensors();
+            let trainable: Vec<_> = tensors.iter().filter(|t| t.trainable).collect();
+            let count = |ts: &mut dyn Iterator<Item = &fptgen_sim::layers::TensorSpec>| ts.map(|t| t.len() as u64).sum::<u64>();
             [
                 l.name.clone(),
-                format!("dense {}x{}", d.outputs, d.inputs),
-                d.activation.to_string(),
-                d.precision.weight.to_string(),
-                d.precision.bias.to_string(),
-                d.precision.accum.to_string(),
-                d.precision.output.to_string(),
-                format!("{}/{}", d.pe, d.simd),
-                d.params().to_string(),
-                if d.trainable.any() { format!("{} ({})", d.trainable_params(), d.trainable) } else { "-".to_string() },
+                k.describe(),
+                k.activation().map_or("-".to_string(), |a| a.to_string()),
+                format("weight"),
+                format("bias"),
+                format("accum"),
+                format("output"),
+                k.folding(),
+                count(&mut tensors.iter()).to_string(),
+                if trainable.is_empty() {
+                    "-".to_string()
+                } else {
+                    let roles: Vec<&str> = trainable.iter().map(|t| t.role).collect();
+                    format!("{} ({})", count(&mut trainable.iter().copied()), roles.join("+"))
+                },
             ]
         })
         .collect();

@@ -261,6 +261,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         train_es::check_iterations(k)?;
     }
     let (model, params) = super::load(&a.model, a.quantize)?;
+    super::generate::hardware_supported(&model)?;
     let training = train_es::training_section(&model)?;
     let scope = if a.trainer_only { SynthScope::Trainer } else { SynthScope::Design };
     let k = a.iterations.unwrap_or(training.iterations);

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    ActivationFile, DistributionFile, FitnessFile, LayerFile, LayerKindFile, LossFile, LossQuantizationFile,
-    ModelFile, TrainableFile, TrainingFile,
+    DistributionFile, FitnessFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, TrainingFile,
 };
 use super::{
-    Activation, Dense, Distribution, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model,
-    Precision, Trainable, Training, DEFAULT_CLOCK_PERIOD_NS, DEFAULT_PART, MAX_DIM,
+    BatchNorm, Conv2d, Dense, Distribution, Flatten, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Training,
+    DEFAULT_CLOCK_PERIOD_NS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
+use crate::layers::{LayerInput, KINDS, REWRITES};
 use crate::fixed::Format;
 
 /// Reads and validates the model file at `path`.
@@ -54,14 +54,22 @@ fn pos(loc: &Location) -> Pos {
     Pos { line: loc.line(), column: loc.column() }
 }
 
-struct Checker<'a> {
+/// Turns the model file's values into checked ones, with errors at their
+/// positions; layer kinds use it to read their own fields.
+pub(crate) struct Checker<'a> {
     text: &'a str,
     path: &'a Path,
 }
 
 impl Checker<'_> {
-    fn err<T>(&self, at: &Spanned<T>, message: impl Into<String>) -> ModelError {
-        ModelError::at(self.path, pos(&at.referenced), message)
+    /// An error at the value `at`.
+    pub(crate) fn err<T>(&self, at: &Spanned<T>, message: impl Into<String>) -> ModelError {
+        self.err_at(&at.referenced, message)
+    }
+
+    /// An error at a position of the file.
+    pub(crate) fn err_at(&self, at: &Location, message: impl Into<String>) -> ModelError {
+        ModelError::at(self.path, pos(at), message)
     }
 
     /// Position of the character `offset` bytes into the scalar at `at`,
@@ -78,7 +86,8 @@ impl Checker<'_> {
         Pos { line: base.line, column: base.column + u64::from(quoted) + before }
     }
 
-    fn format(&self, s: &Spanned<String>, what: &str) -> Result<Format, ModelError> {
+    /// A format string, with errors pointing into it.
+    pub(crate) fn format(&self, s: &Spanned<String>, what: &str) -> Result<Format, ModelError> {
         s.value.parse::<Format>().map_err(|e| {
             ModelError::at(
                 self.path,
@@ -108,7 +117,8 @@ impl Checker<'_> {
         Ok(v.clone())
     }
 
-    fn dim(&self, s: &Spanned<u64>, what: &str) -> Result<usize, ModelError> {
+    /// A dimension: 1 to [`MAX_DIM`].
+    pub(crate) fn dim(&self, s: &Spanned<u64>, what: &str) -> Result<usize, ModelError> {
         if s.value == 0 || s.value > MAX_DIM as u64 {
             return Err(self.err(s, format!("{what} is {}; it must be between 1 and {MAX_DIM}", s.value)));
         }
@@ -161,11 +171,11 @@ impl Checker<'_> {
         let mut layers: Vec<Layer> = Vec::new();
         let mut names = HashSet::new();
         for lf in &f.layers.value {
-            let (prev_len, prev_desc, prev_format) = match layers.last() {
-                None => (input_len, "the network input".to_string(), input_format),
-                Some(p) => (p.dense().outputs, format!("the previous layer '{}'", p.name), p.dense().precision.output),
+            let (prev_shape, prev_desc, prev_format) = match layers.last() {
+                None => (input_shape.clone(), "the network input".to_string(), input_format),
+                Some(p) => (p.kind().output_shape(), format!("the previous layer '{}'", p.name), p.kind().output_format()),
             };
-            let layer = self.layer(lf, prev_len, &prev_desc, prev_format)?;
+            let layer = self.layer(lf, &prev_shape, &prev_desc, prev_format)?;
             if !names.insert(layer.name.clone()) {
                 return Err(self.err(&lf.name, format!("layer name '{}' is used twice", layer.name)));
             }
@@ -177,7 +187,8 @@ impl Checker<'_> {
         let training = match &f.training {
             None => None,
             Some(t) => {
-                let trainable: u64 = layers.iter().map(|l| l.dense().trainable_params()).sum();
+                let trainable: u64 =
+                    layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len() as u64).sum();
                 Some(self.training(t, trainable)?)
             }
         };
@@ -296,56 +307,40 @@ impl Checker<'_> {
         })
     }
 
-    fn layer(&self, lf: &LayerFile, prev_len: usize, prev_desc: &str, input_format: Format) -> Result<Layer, ModelError> {
+    fn layer(&self, lf: &LayerFile, shape: &[usize], from: &str, format: Format) -> Result<Layer, ModelError> {
         let name = self.identifier(&lf.name, "layer name")?;
         if let Some((_, why)) = RESERVED_LAYER_NAMES.iter().find(|(r, _)| *r == name) {
             return Err(self.err(&lf.name, format!("layer name '{name}' is reserved: {why}")));
         }
-        match lf.kind.value {
-            LayerKindFile::Dense => {}
-        }
-        let inputs = self.dim(&lf.inputs, "inputs")?;
-        let outputs = self.dim(&lf.outputs, "outputs")?;
-        if inputs != prev_len {
-            let noun = if prev_desc == "the network input" { "values" } else { "outputs" };
-            return Err(self.err(
-                &lf.inputs,
-                format!("layer '{name}' has {inputs} inputs but {prev_desc} has {prev_len} {noun}"),
-            ));
-        }
-        let precision = Precision {
-            weight: self.format(&lf.precision.weight, "weight")?,
-            bias: self.format(&lf.precision.bias, "bias")?,
-            accum: self.format(&lf.precision.accum, "accumulator")?,
-            output: self.format(&lf.precision.output, "output")?,
-        };
-        let pe = self.fold(&lf.pe, "pe", outputs, "outputs")?;
-        let simd = self.fold(&lf.simd, "simd", inputs, "inputs")?;
-        let mut trainable = Trainable::default();
-        if let Some(t) = &lf.trainable {
-            for item in &t.value {
-                let slot = match item {
-                    TrainableFile::Weights => &mut trainable.weights,
-                    TrainableFile::Biases => &mut trainable.biases,
-                };
-                if *slot {
-                    return Err(self.err(t, format!("trainable lists {item:?} twice").to_lowercase()));
-                }
-                *slot = true;
+        let input = LayerInput { c: self, lf, name: &name, shape, from, format };
+        let op = match lf.kind.value.as_str() {
+            "dense" => LayerOp::Dense(Dense::from_file(&input)?),
+            "conv2d" => LayerOp::Conv2d(Conv2d::from_file(&input)?),
+            "maxpool2d" => LayerOp::MaxPool2d(MaxPool2d::from_file(&input)?),
+            "batchnorm" => LayerOp::BatchNorm(BatchNorm::from_file(&input)?),
+            "flatten" => LayerOp::Flatten(Flatten::from_file(&input)?),
+            other => {
+                let kinds: Vec<String> = KINDS.iter().map(|(k, what)| format!("{k} ({what})")).collect();
+                let hint = REWRITES
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(other))
+                    .map(|(_, r)| format!("; seed 004 rewrites it as {r}"))
+                    .unwrap_or_default();
+                return Err(self.err(
+                    &lf.kind,
+                    format!("layer type '{other}' is not in the core operator set{hint}; the types are {}", kinds.join(", ")),
+                ));
             }
-        }
-        let activation = match lf.activation {
-            ActivationFile::Relu => Activation::Relu,
-            ActivationFile::Linear => Activation::Linear,
         };
-        Ok(Layer {
-            name,
-            op: LayerOp::Dense(Dense { inputs, outputs, activation, precision, pe, simd, trainable }),
-            input_format,
-        })
+        let output_len: usize = op.kind().output_shape().iter().product();
+        if output_len == 0 || output_len > MAX_DIM {
+            return Err(self.err(&lf.kind, format!("layer '{name}' outputs {output_len} values; it must output between 1 and {MAX_DIM}")));
+        }
+        Ok(Layer { name, op, input_format: format })
     }
 
-    fn fold(&self, v: &Option<Spanned<u64>>, what: &str, dim: usize, dim_name: &str) -> Result<usize, ModelError> {
+    /// A folding factor: 1 (absent) to `dim`.
+    pub(crate) fn fold(&self, v: &Option<Spanned<u64>>, what: &str, dim: usize, dim_name: &str) -> Result<usize, ModelError> {
         match v {
             None => Ok(1),
             Some(s) if s.value >= 1 && s.value <= dim as u64 => Ok(s.value as usize),

@@ -8,6 +8,9 @@ mod load;
 pub mod schema;
 
 pub use load::{load, parse};
+pub(crate) use load::Checker;
+
+pub use crate::layers::{Activation, BatchNorm, Conv2d, Dense, Flatten, LayerKind, MaxPool2d, Precision, Trainable};
 
 use std::path::PathBuf;
 
@@ -44,106 +47,33 @@ pub struct Model {
     pub training: Option<Training>,
 }
 
-/// Activation function of a layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Activation {
-    /// max(x, 0), applied to the accumulator before the output cast.
-    Relu,
-    /// Identity.
-    Linear,
-}
-
-impl std::fmt::Display for Activation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Activation::Relu => "relu",
-            Activation::Linear => "linear",
-        })
-    }
-}
-
-/// Which of a layer's parameters are retrainable on the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Trainable {
-    /// The weight matrix is retrainable (kept in BRAM with a write port).
-    pub weights: bool,
-    /// The bias vector is retrainable.
-    pub biases: bool,
-}
-
-impl Trainable {
-    /// True if anything in the layer is retrainable.
-    pub fn any(&self) -> bool {
-        self.weights || self.biases
-    }
-}
-
-impl std::fmt::Display for Trainable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match (self.weights, self.biases) {
-            (false, false) => "-",
-            (true, false) => "weights",
-            (false, true) => "biases",
-            (true, true) => "weights+biases",
-        })
-    }
-}
-
-/// Formats of a dense layer's tensors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Precision {
-    /// Weight format.
-    pub weight: Format,
-    /// Bias format.
-    pub bias: Format,
-    /// Accumulator format.
-    pub accum: Format,
-    /// Output format.
-    pub output: Format,
-}
-
-/// A fully connected layer `y = act(W x + b)`, `W` shaped `[outputs, inputs]`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Dense {
-    /// Number of inputs (>= 1).
-    pub inputs: usize,
-    /// Number of outputs (>= 1).
-    pub outputs: usize,
-    /// Activation function.
-    pub activation: Activation,
-    /// Formats.
-    pub precision: Precision,
-    /// Output neurons computed in parallel, 1..=outputs.
-    pub pe: usize,
-    /// Inputs consumed per cycle, 1..=inputs.
-    pub simd: usize,
-    /// Retrainable parameters.
-    pub trainable: Trainable,
-}
-
-impl Dense {
-    /// Multiply-accumulates per inference.
-    pub fn macs(&self) -> u64 {
-        self.inputs as u64 * self.outputs as u64
-    }
-
-    /// Number of parameters (weights and biases).
-    pub fn params(&self) -> u64 {
-        self.macs() + self.outputs as u64
-    }
-
-    /// Number of parameters that are retrainable.
-    pub fn trainable_params(&self) -> u64 {
-        (if self.trainable.weights { self.macs() } else { 0 })
-            + (if self.trainable.biases { self.outputs as u64 } else { 0 })
-    }
-}
-
-/// The operation a layer performs.
+/// The operation a layer performs: the closed set of layer kinds
+/// ([`crate::layers`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LayerOp {
     /// Fully connected.
     Dense(Dense),
+    /// 3x3 convolution.
+    Conv2d(Conv2d),
+    /// 2x2 max-pooling.
+    MaxPool2d(MaxPool2d),
+    /// Per-channel scale and shift.
+    BatchNorm(BatchNorm),
+    /// An image as a vector.
+    Flatten(Flatten),
+}
+
+impl LayerOp {
+    /// The kind, for code that is not about one kind.
+    pub fn kind(&self) -> &dyn LayerKind {
+        match self {
+            LayerOp::Dense(d) => d,
+            LayerOp::Conv2d(c) => c,
+            LayerOp::MaxPool2d(m) => m,
+            LayerOp::BatchNorm(b) => b,
+            LayerOp::Flatten(f) => f,
+        }
+    }
 }
 
 /// One layer of the network.
@@ -158,21 +88,40 @@ pub struct Layer {
 }
 
 impl Layer {
-    /// The layer as a dense layer (the only kind so far).
-    pub fn dense(&self) -> &Dense {
+    /// The layer's kind.
+    pub fn kind(&self) -> &dyn LayerKind {
+        self.op.kind()
+    }
+
+    /// The layer as a dense layer, if it is one.
+    pub fn as_dense(&self) -> Option<&Dense> {
         match &self.op {
-            LayerOp::Dense(d) => d,
+            LayerOp::Dense(d) => Some(d),
+            _ => None,
         }
+    }
+
+    /// The layer as a dense layer. Panics for another kind: only for code
+    /// that has checked [`Model::dense_only`] (the generator's plan handles
+    /// no other kind yet).
+    pub fn dense(&self) -> &Dense {
+        self.as_dense().expect("a dense layer (checked by Model::dense_only)")
+    }
+
+    /// Name of the tensor `key` (`w`, `b`, ...) in the weights archive:
+    /// `<layer>/<key>`.
+    pub fn tensor_name(&self, key: &str) -> String {
+        format!("{}/{key}", self.name)
     }
 
     /// Name of the weight tensor in the weights archive.
     pub fn weight_tensor(&self) -> String {
-        format!("{}/w", self.name)
+        self.tensor_name("w")
     }
 
     /// Name of the bias tensor in the weights archive.
     pub fn bias_tensor(&self) -> String {
-        format!("{}/b", self.name)
+        self.tensor_name("b")
     }
 }
 
@@ -399,6 +348,15 @@ impl Training {
 }
 
 impl Model {
+    /// `Ok` if every layer is dense; otherwise the first other layer's name
+    /// and type (the hardware generator builds only dense layers so far).
+    pub fn dense_only(&self) -> Result<(), (String, &'static str)> {
+        match self.layers.iter().find(|l| l.as_dense().is_none()) {
+            Some(l) => Err((l.name.clone(), l.kind().type_name())),
+            None => Ok(()),
+        }
+    }
+
     /// Number of values in one input sample.
     pub fn input_len(&self) -> usize {
         self.input_shape.iter().product()
@@ -406,26 +364,26 @@ impl Model {
 
     /// Number of values the network outputs.
     pub fn output_len(&self) -> usize {
-        self.layers.last().map(|l| l.dense().outputs).unwrap_or(0)
+        self.layers.last().map(|l| l.kind().output_len()).unwrap_or(0)
     }
 
     /// Format of the network's outputs.
     pub fn output_format(&self) -> Format {
-        self.layers.last().map(|l| l.dense().precision.output).unwrap_or(self.input_format)
+        self.layers.last().map(|l| l.kind().output_format()).unwrap_or(self.input_format)
     }
 
     /// Multiply-accumulates per inference.
     pub fn macs(&self) -> u64 {
-        self.layers.iter().map(|l| l.dense().macs()).sum()
+        self.layers.iter().map(|l| l.kind().macs()).sum()
     }
 
     /// Number of parameters.
     pub fn params(&self) -> u64 {
-        self.layers.iter().map(|l| l.dense().params()).sum()
+        self.layers.iter().flat_map(|l| l.kind().tensors()).map(|t| t.len() as u64).sum()
     }
 
     /// Number of retrainable parameters.
     pub fn trainable_params(&self) -> u64 {
-        self.layers.iter().map(|l| l.dense().trainable_params()).sum()
+        self.layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len() as u64).sum()
     }
 }

@@ -40,14 +40,6 @@ pub struct InputFile {
     pub format: Spanned<String>,
 }
 
-/// Layer kinds accepted in a model file.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum LayerKindFile {
-    /// Fully connected layer.
-    Dense,
-}
-
 /// Activation functions accepted in a model file.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -58,54 +50,113 @@ pub enum ActivationFile {
     Linear,
 }
 
-/// Parameter groups that can be retrained on the device.
+/// Parameter tensors that can be retrained on the device, by the role
+/// names of the layer kinds' tensors.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TrainableFile {
-    /// The weight matrix.
+    /// A dense or convolution layer's weights.
     Weights,
-    /// The bias vector.
+    /// A dense or convolution layer's biases.
     Biases,
+    /// A batch normalization's per-channel scale.
+    Scale,
+    /// A batch normalization's per-channel shift.
+    Shift,
 }
 
-/// Formats of one layer's tensors.
+impl TrainableFile {
+    /// The role name, as [`crate::layers::TensorSpec::role`] spells it.
+    pub fn role(self) -> &'static str {
+        match self {
+            TrainableFile::Weights => "weights",
+            TrainableFile::Biases => "biases",
+            TrainableFile::Scale => "scale",
+            TrainableFile::Shift => "shift",
+        }
+    }
+}
+
+/// Padding of a convolution.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PaddingFile {
+    /// Zero padding so that the output has `ceil(input / stride)` pixels
+    /// per dimension (Keras/TensorFlow `same`).
+    Same,
+    /// No padding.
+    Valid,
+}
+
+/// Formats of one layer's tensors; each kind says which it needs.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrecisionFile {
-    /// Weight format.
-    pub weight: Spanned<String>,
-    /// Bias format.
-    pub bias: Spanned<String>,
+    /// Weight format (dense, conv2d).
+    #[serde(default)]
+    pub weight: Option<Spanned<String>>,
+    /// Bias format (dense, conv2d).
+    #[serde(default)]
+    pub bias: Option<Spanned<String>>,
+    /// Scale format (batchnorm).
+    #[serde(default)]
+    pub scale: Option<Spanned<String>>,
+    /// Shift format (batchnorm).
+    #[serde(default)]
+    pub shift: Option<Spanned<String>>,
     /// Accumulator format.
-    pub accum: Spanned<String>,
+    #[serde(default)]
+    pub accum: Option<Spanned<String>>,
     /// Output (activation result) format.
-    pub output: Spanned<String>,
+    #[serde(default)]
+    pub output: Option<Spanned<String>>,
 }
 
-/// One layer as written.
+/// One layer as written. Which fields a layer takes depends on its `type`;
+/// its kind checks that the ones it needs are there and that no other is
+/// (`crate::layers`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayerFile {
     /// Layer name; names its tensors in the weights archive (`<name>/w`, `<name>/b`).
     pub name: Spanned<String>,
-    /// Layer kind.
+    /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`.
     #[serde(rename = "type")]
-    pub kind: Spanned<LayerKindFile>,
-    /// Number of inputs.
-    pub inputs: Spanned<u64>,
-    /// Number of outputs.
-    pub outputs: Spanned<u64>,
+    pub kind: Spanned<String>,
+    /// Number of inputs (dense).
+    #[serde(default)]
+    pub inputs: Option<Spanned<u64>>,
+    /// Number of outputs (dense).
+    #[serde(default)]
+    pub outputs: Option<Spanned<u64>>,
+    /// Output channels (conv2d).
+    #[serde(default)]
+    pub filters: Option<Spanned<u64>>,
+    /// Kernel size (conv2d: 3).
+    #[serde(default)]
+    pub kernel: Option<Spanned<u64>>,
+    /// Stride (conv2d: 1 or 2).
+    #[serde(default)]
+    pub stride: Option<Spanned<u64>>,
+    /// Padding (conv2d).
+    #[serde(default)]
+    pub padding: Option<Spanned<PaddingFile>>,
+    /// Pooling window and stride (maxpool2d: 2).
+    #[serde(default)]
+    pub pool: Option<Spanned<u64>>,
     /// Activation function.
-    pub activation: ActivationFile,
-    /// Formats of weights, bias, accumulator and output.
-    pub precision: PrecisionFile,
-    /// Output neurons computed in parallel.
+    #[serde(default)]
+    pub activation: Option<Spanned<ActivationFile>>,
+    /// Formats of the layer's tensors.
+    #[serde(default)]
+    pub precision: Option<Spanned<PrecisionFile>>,
+    /// Output neurons (channels) computed in parallel.
     #[serde(default)]
     pub pe: Option<Spanned<u64>>,
     /// Inputs consumed per cycle.
     #[serde(default)]
     pub simd: Option<Spanned<u64>>,
-    /// Which parameter groups are retrainable on the device.
+    /// Which parameter tensors are retrainable on the device.
     #[serde(default)]
     pub trainable: Option<Spanned<Vec<TrainableFile>>>,
 }

@@ -9,14 +9,15 @@
 //!
 //! Two evaluators compute the same numbers ([`EvalMode`]):
 //!
-//! * `Naive` runs every sample through every layer with
-//!   [`dense_forward`] for every evaluation: the reference.
+//! * `Naive` runs every sample through every layer with its kind's
+//!   forward pass for every evaluation: the reference.
 //! * `Cached` keeps every layer's output for every sample under the
 //!   unperturbed parameters. A member changes a few parameters; layers
 //!   before the first changed one are taken from the cache, and in that
-//!   layer only the outputs whose weights or biases changed are recomputed
-//!   (each one's whole sum in input order, with [`dense_neuron`], so
-//!   saturating accumulators give exactly the reference's result). Later
+//!   layer only the outputs that a changed parameter enters are recomputed
+//!   (`LayerKind::affected` and `LayerKind::recompute`: a dense layer
+//!   recomputes each such output's whole sum in input order, so saturating
+//!   accumulators give exactly the reference's result). Later
 //!   layers are recomputed in full while their input differs from the
 //!   cached one; once a layer's output equals the cached output and no
 //!   later layer has a changed parameter, the sample's cached loss is used.
@@ -25,10 +26,10 @@
 //! two agree bit for bit.
 
 use crate::model::Model;
-use crate::network::{dense_forward, dense_neuron, Network};
+use crate::network::Network;
 use crate::weights::Params;
 
-use super::order::{ParamKind, ParamRef};
+use super::order::ParamRef;
 use super::TrainError;
 
 /// The M training samples held on chip: raw input codes and raw target
@@ -102,13 +103,13 @@ pub fn saturate_u32(total: u128) -> u32 {
 }
 
 /// The `mae` loss of `params` on `buffer`, computed the plain way: every
-/// sample through every layer with [`dense_forward`].
+/// sample through every layer.
 pub fn naive_loss(model: &Model, params: &Params, buffer: &Buffer) -> u32 {
     let mut total: u128 = 0;
     for (x, t) in buffer.inputs.iter().zip(&buffer.targets) {
         let mut v = x.clone();
         for (layer, p) in model.layers.iter().zip(&params.layers) {
-            v = dense_forward(layer.dense(), layer.input_format, p, &v);
+            v = layer.kind().forward(layer.input_format, p, &v);
         }
         total = total.saturating_add(sample_loss(&v, t));
     }
@@ -156,7 +157,7 @@ struct Plan {
     first: usize,
     /// Last layer with a changed parameter.
     last: usize,
-    /// Per layer: the output neurons whose weights or biases changed (sorted, unique).
+    /// Per layer: the outputs that a changed parameter enters (sorted, unique).
     neurons: Vec<Vec<usize>>,
 }
 
@@ -166,7 +167,7 @@ impl Plan {
         let last = changed.iter().map(|p| p.layer).max()?;
         let mut neurons = vec![Vec::new(); model.layers.len()];
         for p in changed {
-            neurons[p.layer].push(p.neuron(model));
+            p.affected(model, &mut neurons[p.layer]);
         }
         for n in &mut neurons {
             n.sort_unstable();
@@ -198,7 +199,7 @@ impl Evaluator {
                 for (x, t) in e.buffer.inputs.iter().zip(&e.buffer.targets) {
                     let mut outs: Vec<Vec<i128>> = Vec::with_capacity(n);
                     for (layer, p) in e.model.layers.iter().zip(&params.layers) {
-                        let y = dense_forward(layer.dense(), layer.input_format, p, outs.last().unwrap_or(x));
+                        let y = layer.kind().forward(layer.input_format, p, outs.last().unwrap_or(x));
                         outs.push(y);
                     }
                     let l = outs.last().map(|y| sample_loss(y, t)).unwrap_or(0);
@@ -297,13 +298,13 @@ impl Evaluator {
         // total on any i128 code.
         if params.layers.len() != self.model.layers.len()
             || self.model.layers.iter().zip(&params.layers).any(|(l, p)| {
-                let d = l.dense();
-                p.weights.len() != d.inputs * d.outputs || p.biases.len() != d.outputs
+                let specs = l.kind().tensors();
+                specs.len() != p.tensors.len() || specs.iter().zip(&p.tensors).any(|(t, v)| t.len() != v.len())
             })
         {
             return Err(TrainError::Params("the parameters do not have the model's shapes".into()));
         }
-        if let Some(p) = changed.iter().find(|p| !param_in_model(&self.model, p)) {
+        if let Some(p) = changed.iter().find(|p| !p.belongs_to(&self.model)) {
             return Err(TrainError::Params(format!("{p:?} is not a parameter of the model")));
         }
         Ok(())
@@ -320,15 +321,13 @@ impl Evaluator {
         let mut input_changed = false;
         for l in plan.first..n {
             let layer = &self.model.layers[l];
-            let d = layer.dense();
+            let kind = layer.kind();
             let p = &params.layers[l];
             let (before, rest) = self.scratch.split_at_mut(l);
             let out = &mut rest[0];
             if input_changed {
                 // The input differs from the cached one: the whole layer.
-                let x = &before[l - 1];
-                out.clear();
-                out.extend((0..d.outputs).map(|o| dense_neuron(d, layer.input_format, p, x, o)));
+                *out = kind.forward(layer.input_format, p, &before[l - 1]);
             } else {
                 if plan.neurons[l].is_empty() {
                     // Same input, same parameters: the cached output.
@@ -340,9 +339,7 @@ impl Evaluator {
                 let x: &[i128] = if l == 0 { &self.buffer.inputs[s] } else { &trace[l - 1] };
                 out.clear();
                 out.extend_from_slice(&trace[l]);
-                for &o in &plan.neurons[l] {
-                    out[o] = dense_neuron(d, layer.input_format, p, x, o);
-                }
+                kind.recompute(layer.input_format, p, x, &plan.neurons[l], out);
             }
             self.fresh[l] = true;
             input_changed = *out != trace[l];
@@ -352,16 +349,4 @@ impl Evaluator {
         }
         input_changed
     }
-}
-
-/// True if `p` belongs to `model` (its layer exists and its index is in
-/// range).
-fn param_in_model(model: &Model, p: &ParamRef) -> bool {
-    model.layers.get(p.layer).is_some_and(|l| {
-        let d = l.dense();
-        match p.kind {
-            ParamKind::Weight => p.index < d.inputs * d.outputs,
-            ParamKind::Bias => p.index < d.outputs,
-        }
-    })
 }

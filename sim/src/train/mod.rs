@@ -25,7 +25,8 @@
 //!     output: 'ap_fixed<16,8>'}, trainable: [weights]}\n\
 //!     training: {population: 4, iterations: 3, buffer: 2, lr_shift: 2}\n";
 //! let model = fptgen_sim::model::parse(yaml, Path::new("t.yaml")).unwrap();
-//! let params = Params { layers: vec![LayerParams { weights: vec![0, 0], biases: vec![0] }] };
+//! // One tensor per kind tensor: a dense layer's weights, then its biases.
+//! let params = Params { layers: vec![LayerParams { tensors: vec![vec![0, 0], vec![0]] }] };
 //! let net = Network::new(model.clone(), params).unwrap();
 //! // Targets: y = x0 + x1 (raw codes of the output format, F = 8 vs input F = 4).
 //! let buffer = Buffer::new(&model, vec![vec![16, 0], vec![0, 16]], vec![vec![256], vec![256]]).unwrap();
@@ -48,7 +49,7 @@ pub use es::{rounded_step, saturating_accumulate, GroupRecord, Trainer};
 pub use eval::{naive_loss, sample_loss, Buffer, EvalMode, Evaluator};
 pub use lfsr::{block_seed, splitmix64, taps, Lfsr};
 pub use noise::NoiseSource;
-pub use order::{trainable_params, ParamKind, ParamRef};
+pub use order::{trainable_params, ParamRef};
 pub use po2::{leading_one, po2, quantize_signal};
 
 /// Why training was refused.

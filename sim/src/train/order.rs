@@ -1,80 +1,63 @@
 //! The order of the trainable parameters (`docs/training.md`, "Order of
 //! the trainable parameters"): layer by layer in model order; within a
-//! layer its weights row-major (`w[o][i]`, `o` then `i`) if they are
-//! trainable, then its biases (`b[o]`) if they are. Group `g` holds
+//! layer, tensor by tensor in its kind's order (a dense layer: weights,
+//! then biases), the trainable ones only, each in C order (a dense
+//! layer's weights row-major, `w[o][i]`, `o` then `i`). Group `g` holds
 //! parameters `g*P .. g*P + P - 1` of this order.
 
 use crate::fixed::Format;
 use crate::model::Model;
+use crate::tensor::unravel;
 use crate::weights::Params;
 
-/// Which tensor of a layer a parameter belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ParamKind {
-    /// The weight matrix, flat row-major index `o * inputs + i`.
-    Weight,
-    /// The bias vector, index `o`.
-    Bias,
-}
-
-/// One trainable parameter: a layer, a tensor and a flat index into it.
+/// One trainable parameter: a layer, one of its tensors and a flat index
+/// into it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ParamRef {
     /// Layer number in model order.
     pub layer: usize,
-    /// Weight or bias.
-    pub kind: ParamKind,
-    /// Flat index into the tensor (row-major for weights).
+    /// Tensor number in the layer's kind's order
+    /// ([`crate::layers::LayerKind::tensors`]).
+    pub tensor: usize,
+    /// Flat index into the tensor (C order).
     pub index: usize,
 }
 
 impl ParamRef {
-    /// The output neuron of its layer whose sum the parameter enters.
-    /// Callers guarantee the reference belongs to `model`.
-    pub fn neuron(&self, model: &Model) -> usize {
-        match self.kind {
-            ParamKind::Weight => self.index / model.layers[self.layer].dense().inputs.max(1),
-            ParamKind::Bias => self.index,
-        }
+    /// True if the reference names a value of `model` (its layer and
+    /// tensor exist and the index is in range).
+    pub fn belongs_to(&self, model: &Model) -> bool {
+        model.layers.get(self.layer).is_some_and(|l| l.kind().tensors().get(self.tensor).is_some_and(|t| self.index < t.len()))
+    }
+
+    /// The outputs of its layer that the parameter enters (appended to
+    /// `out`). Callers guarantee the reference belongs to `model`.
+    pub fn affected(&self, model: &Model, out: &mut Vec<usize>) {
+        model.layers[self.layer].kind().affected(self.tensor, self.index, out)
     }
 
     /// The parameter's format.
     pub fn format(&self, model: &Model) -> Format {
-        let p = &model.layers[self.layer].dense().precision;
-        match self.kind {
-            ParamKind::Weight => p.weight,
-            ParamKind::Bias => p.bias,
-        }
+        model.layers[self.layer].kind().tensors()[self.tensor].format
     }
 
     /// Its raw code in `params`.
     pub fn get(&self, params: &Params) -> i128 {
-        let l = &params.layers[self.layer];
-        match self.kind {
-            ParamKind::Weight => l.weights[self.index],
-            ParamKind::Bias => l.biases[self.index],
-        }
+        params.layers[self.layer].tensors[self.tensor][self.index]
     }
 
     /// Sets its raw code in `params`.
     pub fn set(&self, params: &mut Params, raw: i128) {
-        let l = &mut params.layers[self.layer];
-        match self.kind {
-            ParamKind::Weight => l.weights[self.index] = raw,
-            ParamKind::Bias => l.biases[self.index] = raw,
-        }
+        params.layers[self.layer].tensors[self.tensor][self.index] = raw;
     }
 
-    /// `layer/w[o, i]` or `layer/b[o]`, for messages and logs.
+    /// `layer/w[o, i]` or `layer/b[o]` (the tensor's name and the index in
+    /// its shape), for messages and logs.
     pub fn describe(&self, model: &Model) -> String {
         let layer = &model.layers[self.layer];
-        match self.kind {
-            ParamKind::Weight => {
-                let n = layer.dense().inputs.max(1);
-                format!("{}[{}, {}]", layer.weight_tensor(), self.index / n, self.index % n)
-            }
-            ParamKind::Bias => format!("{}[{}]", layer.bias_tensor(), self.index),
-        }
+        let t = &layer.kind().tensors()[self.tensor];
+        let ix: Vec<String> = unravel(self.index, &t.shape).iter().map(usize::to_string).collect();
+        format!("{}[{}]", layer.tensor_name(t.key), ix.join(", "))
     }
 }
 
@@ -82,12 +65,8 @@ impl ParamRef {
 pub fn trainable_params(model: &Model) -> Vec<ParamRef> {
     let mut out = Vec::with_capacity(usize::try_from(model.trainable_params()).unwrap_or(0));
     for (layer, l) in model.layers.iter().enumerate() {
-        let d = l.dense();
-        if d.trainable.weights {
-            out.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, kind: ParamKind::Weight, index }));
-        }
-        if d.trainable.biases {
-            out.extend((0..d.outputs).map(|index| ParamRef { layer, kind: ParamKind::Bias, index }));
+        for (tensor, t) in l.kind().tensors().iter().enumerate().filter(|(_, t)| t.trainable) {
+            out.extend((0..t.len()).map(|index| ParamRef { layer, tensor, index }));
         }
     }
     out

@@ -1,0 +1,354 @@
+//! Layer kinds: one module per kind, owning everything the simulator knows
+//! about it.
+//!
+//! A kind (today [`dense`]) is a type that implements [`LayerKind`]: its
+//! fields (validated when the model file is read, by the kind's own
+//! `from_file`), its shapes, its parameter tensors ([`TensorSpec`]: names,
+//! shapes, formats, which are trainable; none for a kind without
+//! parameters), its exact forward pass and the recomputation of a few of
+//! its outputs (for the cached ES evaluator, with [`LayerKind::affected`]
+//! telling which outputs a parameter reaches), its float reference and its
+//! quantization-aware backward pass. [`crate::model::LayerOp`] is the
+//! closed set of kinds; code that is not about one kind goes through the
+//! trait and never names a kind. The generator crate holds the other half
+//! of a kind (its hardware plan, template and RTL files).
+//!
+//! Adding a kind: a module here with its type and `impl LayerKind`, a
+//! variant of `LayerOp` and of the model file's `type`, and its generator
+//! half (docs/hardware.md lists the files of each kind).
+
+pub mod batchnorm;
+pub mod conv2d;
+pub mod dense;
+pub mod flatten;
+pub mod maxpool2d;
+
+pub use batchnorm::BatchNorm;
+pub use conv2d::Conv2d;
+pub use dense::{Dense, Precision, Trainable};
+pub use flatten::Flatten;
+pub use maxpool2d::MaxPool2d;
+
+use serde_saphyr::Spanned;
+
+use crate::error::ModelError;
+use crate::fixed::Format;
+use crate::model::schema::{ActivationFile, LayerFile};
+use crate::model::Checker;
+use crate::weights::LayerParams;
+
+/// The kinds the model file's `type` names, with what each is.
+pub const KINDS: &[(&str, &str)] = &[
+    ("dense", "fully connected"),
+    ("conv2d", "3x3 convolution, stride 1 or 2, padding same or valid"),
+    ("maxpool2d", "2x2 max-pooling, stride 2"),
+    ("batchnorm", "per-channel scale and shift"),
+    ("flatten", "an image as a vector"),
+];
+
+/// Operators outside the core set that seed 004 rewrites into it: the
+/// model file's `type` a user might write, and the rewrite.
+pub const REWRITES: &[(&str, &str)] = &[
+    ("conv1x1", "a conv2d with kernel 3 whose weights are zero outside the centre"),
+    ("avgpool2d", "a conv2d (stride 2) whose weights average each window, or a maxpool2d"),
+    ("add", "concatenation followed by a 3x3 conv2d whose weights add the two halves (seed 004's residual lowering)"),
+    ("layernorm", "a batchnorm (retrain with fptgen train)"),
+    ("embedding", "a dense layer on one-hot inputs"),
+    ("depthwise_conv2d", "a conv2d whose weights are zero across channels"),
+    ("linear", "a dense layer"),
+    ("conv", "a conv2d (kernel 3, stride 1 or 2)"),
+    ("relu", "the activation of the layer before (activation: relu)"),
+];
+
+/// What a kind's reader gets: the model file's entry, the checker and
+/// what feeds the layer.
+pub(crate) struct LayerInput<'a> {
+    /// Positions and checks of values.
+    pub c: &'a Checker<'a>,
+    /// The entry as written.
+    pub lf: &'a LayerFile,
+    /// The layer's (checked) name.
+    pub name: &'a str,
+    /// The shape of the layer's input (`[n]` or `[h, w, c]`).
+    pub shape: &'a [usize],
+    /// What feeds it, for messages ("the network input", "the previous layer 'x'").
+    pub from: &'a str,
+    /// The format of the layer's input values.
+    pub format: Format,
+}
+
+impl LayerInput<'_> {
+    /// An error at the layer's `type`.
+    pub fn err_at_type(&self, message: impl Into<String>) -> ModelError {
+        self.c.err(&self.lf.kind, message)
+    }
+
+    /// The field `field` (as the model file spells it), or an error at the
+    /// layer's `type` saying the kind needs it.
+    pub fn require<'v, T>(&self, v: &'v Option<Spanned<T>>, field: &str) -> Result<&'v Spanned<T>, ModelError> {
+        v.as_ref().ok_or_else(|| self.err_at_type(format!("a {} layer needs `{field}`", self.lf.kind.value)))
+    }
+
+    /// Refuses every field the entry gives that is not in `allowed`
+    /// (besides `name` and `type`), and every `precision` entry not in
+    /// `formats`.
+    pub fn only(&self, allowed: &[&str], formats: &[&str]) -> Result<(), ModelError> {
+        let lf = self.lf;
+        let given: [(&str, Option<&serde_saphyr::Location>); 12] = [
+            ("inputs", lf.inputs.as_ref().map(|s| &s.referenced)),
+            ("outputs", lf.outputs.as_ref().map(|s| &s.referenced)),
+            ("filters", lf.filters.as_ref().map(|s| &s.referenced)),
+            ("kernel", lf.kernel.as_ref().map(|s| &s.referenced)),
+            ("stride", lf.stride.as_ref().map(|s| &s.referenced)),
+            ("padding", lf.padding.as_ref().map(|s| &s.referenced)),
+            ("pool", lf.pool.as_ref().map(|s| &s.referenced)),
+            ("activation", lf.activation.as_ref().map(|s| &s.referenced)),
+            ("precision", lf.precision.as_ref().map(|s| &s.referenced)),
+            ("pe", lf.pe.as_ref().map(|s| &s.referenced)),
+            ("simd", lf.simd.as_ref().map(|s| &s.referenced)),
+            ("trainable", lf.trainable.as_ref().map(|s| &s.referenced)),
+        ];
+        let kind = &lf.kind.value;
+        for (field, at) in given {
+            if let Some(at) = at {
+                if !allowed.contains(&field) {
+                    return Err(self.c.err_at(at, format!("`{field}` does not apply to a {kind} layer; it takes {}", list(allowed))));
+                }
+            }
+        }
+        if let Some(p) = &lf.precision {
+            let p = &p.value;
+            for (field, v) in
+                [("weight", &p.weight), ("bias", &p.bias), ("scale", &p.scale), ("shift", &p.shift), ("accum", &p.accum), ("output", &p.output)]
+            {
+                if let Some(v) = v {
+                    if !formats.contains(&field) {
+                        return Err(self.c.err(v, format!("a {kind} layer has no {field} format; its precision takes {}", list(formats))));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The formats `names` of `precision`, each required.
+    pub fn formats<const N: usize>(&self, names: [&str; N]) -> Result<[Format; N], ModelError> {
+        let p = &self.require(&self.lf.precision, "precision")?.value;
+        let mut out = [self.format; N];
+        for (slot, name) in out.iter_mut().zip(names) {
+            let v = match name {
+                "weight" => &p.weight,
+                "bias" => &p.bias,
+                "scale" => &p.scale,
+                "shift" => &p.shift,
+                "accum" => &p.accum,
+                _ => &p.output,
+            };
+            let v = v.as_ref().ok_or_else(|| {
+                self.c.err(self.lf.precision.as_ref().expect("checked"), format!("a {} layer's precision needs `{name}`", self.lf.kind.value))
+            })?;
+            *slot = self.c.format(v, if name == "accum" { "accumulator" } else { name })?;
+        }
+        Ok(out)
+    }
+
+    /// The activation (default `linear` when `optional`).
+    pub fn activation(&self, optional: bool) -> Result<Activation, ModelError> {
+        let a = match (&self.lf.activation, optional) {
+            (None, true) => return Ok(Activation::Linear),
+            (a, _) => self.require(a, "activation")?,
+        };
+        Ok(match a.value {
+            ActivationFile::Relu => Activation::Relu,
+            ActivationFile::Linear => Activation::Linear,
+        })
+    }
+
+    /// Which of `roles` the entry's `trainable:` lists, each at most once.
+    pub fn trainable<const N: usize>(&self, roles: [&str; N]) -> Result<[bool; N], ModelError> {
+        let mut out = [false; N];
+        let Some(t) = &self.lf.trainable else { return Ok(out) };
+        for item in &t.value {
+            let role = item.role();
+            let Some(i) = roles.iter().position(|r| *r == role) else {
+                return Err(self.c.err(t, format!("a {} layer has no {role} to train; it has {}", self.lf.kind.value, list(&roles))));
+            };
+            if out[i] {
+                return Err(self.c.err(t, format!("trainable lists {role} twice")));
+            }
+            out[i] = true;
+        }
+        Ok(out)
+    }
+
+    /// The input as an image `[h, w, c]`, or an error.
+    pub fn image(&self) -> Result<[usize; 3], ModelError> {
+        match self.shape {
+            [h, w, c] => Ok([*h, *w, *c]),
+            s => Err(self.err_at_type(format!(
+                "a {} layer takes an image [height, width, channels], but {} is shaped {s:?}",
+                self.lf.kind.value, self.from
+            ))),
+        }
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`, with backquotes.
+fn list(items: &[&str]) -> String {
+    let q: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
+    match q.len() {
+        0 => "nothing".into(),
+        1 => q[0].clone(),
+        n => format!("{} or {}", q[..n - 1].join(", "), q[n - 1]),
+    }
+}
+
+/// Activation function of a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Activation {
+    /// max(x, 0), applied to the accumulator before the output cast.
+    Relu,
+    /// Identity.
+    Linear,
+}
+
+impl std::fmt::Display for Activation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Activation::Relu => "relu",
+            Activation::Linear => "linear",
+        })
+    }
+}
+
+/// One parameter tensor of a layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorSpec {
+    /// Its key in the weights archive, after `<layer>/` (`w`, `b`, ...).
+    pub key: &'static str,
+    /// What it is, plural, as the model file's `trainable:` names it
+    /// (`weights`, `biases`, ...).
+    pub role: &'static str,
+    /// Its shape in the archive (C order).
+    pub shape: Vec<usize>,
+    /// The format of every value.
+    pub format: Format,
+    /// True if it is retrained on the device.
+    pub trainable: bool,
+}
+
+impl TensorSpec {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// True if the tensor holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Gradients and the values they refer to, for one layer of
+/// quantization-aware training (see [`LayerKind::backward`]).
+#[derive(Debug)]
+pub struct Backward<'a> {
+    /// The layer's input, real values.
+    pub x: &'a [f32],
+    /// The layer's quantized parameters as real values, one vector per tensor.
+    pub params: &'a [Vec<f32>],
+    /// The loss gradient with respect to the layer's output (after the
+    /// straight-through mask).
+    pub delta: &'a [f32],
+    /// Where the parameter gradients are added, one vector per tensor.
+    pub grads: &'a mut [Vec<f32>],
+    /// Whether the gradient with respect to the input is wanted.
+    pub want_input: bool,
+}
+
+/// What the simulator needs of a layer kind.
+pub trait LayerKind: std::fmt::Debug {
+    /// The model file's `type` of the kind.
+    fn type_name(&self) -> &'static str;
+
+    /// A short description of shape and operation for summaries
+    /// (`dense 784x200`).
+    fn describe(&self) -> String;
+
+    /// Number of input values.
+    fn input_len(&self) -> usize;
+
+    /// Number of output values.
+    fn output_len(&self) -> usize {
+        self.output_shape().iter().product()
+    }
+
+    /// The shape of the output: `[n]`, or an image `[h, w, c]` (streamed
+    /// pixel by pixel in row-major order, a pixel's channels together:
+    /// docs/hardware.md, "Streams").
+    fn output_shape(&self) -> Vec<usize>;
+
+    /// The format of every output value.
+    fn output_format(&self) -> Format;
+
+    /// The lowest output code the layer can produce (above the format's
+    /// lowest where the activation clips, e.g. 0 after a ReLU).
+    fn output_floor(&self) -> i128;
+
+    /// Whether quantization-aware training's straight-through estimator
+    /// stops the gradient where an output sits at a bound of its format
+    /// (true for kinds that quantize their result; false for kinds that
+    /// only move codes, such as pooling and flatten).
+    fn ste_mask(&self) -> bool {
+        true
+    }
+
+    /// The parameter tensors, in the order of [`LayerParams::tensors`] and of
+    /// training (`docs/training.md`, "Order of the trainable parameters").
+    fn tensors(&self) -> Vec<TensorSpec>;
+
+    /// Multiply-accumulates per inference.
+    fn macs(&self) -> u64;
+
+    /// The exact forward pass on raw codes: `x` in `input_format`, the
+    /// result in [`LayerKind::output_format`]. Callers guarantee that `x`
+    /// has [`LayerKind::input_len`] values and `p` the kind's tensors.
+    fn forward(&self, input_format: Format, p: &LayerParams, x: &[i128]) -> Vec<i128>;
+
+    /// Recomputes the outputs `outputs` (sorted, unique) of `out`, which
+    /// holds the layer's outputs for `x` under other parameters: exactly
+    /// the values [`LayerKind::forward`] gives for those outputs.
+    fn recompute(&self, input_format: Format, p: &LayerParams, x: &[i128], outputs: &[usize], out: &mut [i128]);
+
+    /// Appends to `out` the outputs that value `index` of tensor `tensor`
+    /// enters (for the cached evaluator: only they change when it does).
+    fn affected(&self, tensor: usize, index: usize, out: &mut Vec<usize>);
+
+    /// The float reference in `f64`: the layer on real values with no
+    /// quantization between operations; `params` are the parameters' real
+    /// values, one vector per tensor.
+    fn forward_f64(&self, params: &[Vec<f64>], x: &[f64]) -> Vec<f64>;
+
+    /// The float reference in `f32`, operation for operation as
+    /// [`LayerKind::forward_f64`].
+    fn forward_f32(&self, params: &[Vec<f32>], x: &[f32]) -> Vec<f32>;
+
+    /// Quantization-aware training's backward pass through the layer:
+    /// adds the parameter gradients into `b.grads` and returns the
+    /// gradient with respect to the input (empty if not `b.want_input`).
+    fn backward(&self, b: Backward<'_>) -> Vec<f32>;
+
+    /// The initial master values of quantization-aware training, one vector
+    /// per tensor, drawn from `draw(bound)` (a uniform value in `±bound`).
+    fn init_masters(&self, draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>>;
+
+    /// The layer's formats by the model file's `precision:` names
+    /// (`weight`, `bias`, `accum`, `output`, ...), for summaries.
+    fn formats(&self) -> Vec<(&'static str, Format)>;
+
+    /// The folding, as `check` prints it (`pe/simd`).
+    fn folding(&self) -> String;
+
+    /// The layer's activation, if it has one.
+    fn activation(&self) -> Option<Activation>;
+}
