@@ -58,13 +58,16 @@ module fptgen_param_mem #(
     output wire [COL_W-1:0]      tr_rdata
 );
 
-initial begin
-    if (DEPTH < 1 || COLS < 1 || COL_W < 1 || ADDR_W < 1 || COL_SEL_W < 1 ||
-            (DEPTH - 1) >> ADDR_W != 0 || (COLS - 1) >> COL_SEL_W != 0) begin
-        $error("Error: fptgen_param_mem parameters are inconsistent (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (DEPTH < 1 || COLS < 1 || COL_W < 1 || ADDR_W < 1 || COL_SEL_W < 1) begin : g_error_size_below_1
+        fptgen_param_error_param_mem_size_below_1 error_inst ();
     end
-end
+    if ((DEPTH - 1) >> ADDR_W != 0 || (COLS - 1) >> COL_SEL_W != 0) begin : g_error_address_too_narrow
+        fptgen_param_error_param_mem_address_too_narrow error_inst ();
+    end
+endgenerate
 
 (* ram_style = STYLE, rom_style = STYLE *)
 reg [COLS*COL_W-1:0] mem [0:DEPTH-1];
