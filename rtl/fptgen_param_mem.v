@@ -19,6 +19,10 @@
  * STYLE is passed to Vivado as ram_style/rom_style ("block" keeps trainable
  * parameters in block RAM, never fused into logic; "auto" lets the tools
  * choose, which suits small frozen tables).
+ *
+ * Simulation only, with FPTGEN_DUMP_FINAL defined: the task write_final
+ * writes the contents to sim/run/<INIT_FILE>.final in the image's format;
+ * the generated top level calls it (docs/hardware.md, "Language").
  */
 
 `resetall
@@ -104,17 +108,36 @@ generate
             end
         end
         assign tr_rdata = tr_word_reg[tr_col_reg*COL_W +: COL_W];
-`ifdef FPTGEN_DUMP_FINAL
-        // Co-simulation only: the final contents, for comparison with the
-        // simulator's trained parameters.
-        final $writememh({"sim/run/", INIT_FILE, ".final"}, mem);
-`endif
     end else begin : g_read_only
         // The trainer port of a ROM drives nothing.
         wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata};
         assign tr_rdata = {COL_W{1'b0}};
     end
 endgenerate
+
+`ifdef FPTGEN_DUMP_FINAL
+// Co-simulation only (the training harness's build defines
+// FPTGEN_DUMP_FINAL): writes the contents to sim/run/<INIT_FILE>.final, one
+// word per line in hex (COLS*COL_W bits, word 0 first, as the $readmemh
+// image). The generated top level calls it through a hierarchical name when
+// its harness-only input dump_final is high on a rising edge, so that the
+// final trainable parameters can be compared with the simulator's.
+task write_final;
+    integer fd;
+    integer i;
+    begin
+        fd = $fopen({"sim/run/", INIT_FILE, ".final"}, "w");
+        if (fd == 0) begin
+            $display("Error: fptgen_param_mem cannot write sim/run/%0s.final (instance %m)", INIT_FILE);
+        end else begin
+            for (i = 0; i < DEPTH; i = i + 1) begin
+                $fdisplay(fd, "%h", mem[i]);
+            end
+            $fclose(fd);
+        end
+    end
+endtask
+`endif
 
 endmodule
 
