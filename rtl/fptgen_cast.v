@@ -75,8 +75,9 @@
  * with AP_WRAP is pure wiring.
  *
  * Illegal parameters (IN_W < 1, OUT_W outside 1..64, OUT_SIGNED, QUANT or
- * OVF out of range) stop elaboration/simulation with $error and $finish,
- * as in verilog-axis. IN_F and OUT_F may be any integers.
+ * OVF out of range) stop elaboration: the failed check instantiates a
+ * module that does not exist, fptgen_param_error_cast_<reason>. IN_F and
+ * OUT_F may be any integers.
  *
  * Checked bit for bit against the simulator by generator/tests/rtl_cast.rs.
  */
@@ -107,28 +108,25 @@ module fptgen_cast #(
     output wire [OUT_W-1:0] out
 );
 
-initial begin
-    if (IN_W < 1) begin
-        $error("Error: fptgen_cast needs IN_W >= 1 (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (IN_W < 1) begin : g_error_in_w_below_1
+        fptgen_param_error_cast_in_w_below_1 error_inst ();
     end
-    if (OUT_W < 1 || OUT_W > 64) begin
-        $error("Error: fptgen_cast needs 1 <= OUT_W <= 64 (instance %m)");
-        $finish;
+    if (OUT_W < 1 || OUT_W > 64) begin : g_error_out_w_not_1_to_64
+        fptgen_param_error_cast_out_w_not_1_to_64 error_inst ();
     end
-    if (OUT_SIGNED != 0 && OUT_SIGNED != 1) begin
-        $error("Error: fptgen_cast needs OUT_SIGNED 0 or 1 (instance %m)");
-        $finish;
+    if (OUT_SIGNED != 0 && OUT_SIGNED != 1) begin : g_error_out_signed_not_0_or_1
+        fptgen_param_error_cast_out_signed_not_0_or_1 error_inst ();
     end
-    if (QUANT < 0 || QUANT > 6) begin
-        $error("Error: fptgen_cast needs QUANT in 0..6 (instance %m)");
-        $finish;
+    if (QUANT < 0 || QUANT > 6) begin : g_error_quant_not_0_to_6
+        fptgen_param_error_cast_quant_not_0_to_6 error_inst ();
     end
-    if (OVF < 0 || OVF > 3) begin
-        $error("Error: fptgen_cast needs OVF in 0..3 (instance %m)");
-        $finish;
+    if (OVF < 0 || OVF > 3) begin : g_error_ovf_not_0_to_3
+        fptgen_param_error_cast_ovf_not_0_to_3 error_inst ();
     end
-end
+endgenerate
 
 // Quantization modes
 localparam integer Q_TRN         = 0;

@@ -78,7 +78,7 @@ module fptgen_dense #(
     // Weight memory image
     parameter W_FILE = "w.hex",
     // Bias memory: NF words of PE columns; address and column-select widths
-    parameter integer BA_W = 1,
+    parameter integer BA_W = 2,
     parameter integer BC_W = 1,
     // 1: biases writable; 0: ROM
     parameter integer B_WRITABLE = 0,
@@ -136,17 +136,17 @@ endfunction
 localparam integer NF_W = clog2(NF);
 localparam integer SF_W = clog2(SF);
 
-initial begin
-    if (PE < 1 || PE > OUT || SIMD < 1 || SIMD > IN) begin
-        $error("Error: fptgen_dense needs 1 <= PE <= OUT and 1 <= SIMD <= IN (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (PE < 1 || PE > OUT || SIMD < 1 || SIMD > IN) begin : g_error_pe_or_simd_out_of_range
+        fptgen_param_error_dense_pe_or_simd_out_of_range error_inst ();
     end
     if ((NF * SF - 1) >> WA_W != 0 || (PE * SIMD - 1) >> WC_W != 0 ||
-            (NF - 1) >> BA_W != 0 || (PE - 1) >> BC_W != 0) begin
-        $error("Error: fptgen_dense memory address widths are too small (instance %m)");
-        $finish;
+            (NF - 1) >> BA_W != 0 || (PE - 1) >> BC_W != 0) begin : g_error_address_too_narrow
+        fptgen_param_error_dense_address_too_narrow error_inst ();
     end
-end
+endgenerate
 
 localparam integer NF_LAST_I = NF - 1;
 localparam integer SF_LAST_I = SF - 1;

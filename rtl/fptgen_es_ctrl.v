@@ -134,14 +134,21 @@ module fptgen_es_ctrl #(
 localparam integer G = (T + P - 1) / P;
 localparam integer LAST_TG_I = T - (G - 1) * P;
 
-initial begin
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
     if (T < 1 || P < 1 || P > T || N < 1 || M < 1 || FITNESS < 0 || FITNESS > 2 ||
-            (FITNESS == 0 && N % 2 != 0) || SERVE_MAX < 1 ||
-            (G - 1) >> GW != 0 || N >> NW != 0 || (P - 1) >> JW != 0 || P >> TGW != 0 || M >> MW != 0) begin
-        $error("Error: fptgen_es_ctrl parameters are inconsistent (instance %m)");
-        $finish;
+            SERVE_MAX < 1) begin : g_error_count_out_of_range
+        fptgen_param_error_es_ctrl_count_out_of_range error_inst ();
     end
-end
+    if (FITNESS == 0 && N % 2 != 0) begin : g_error_antithetic_needs_even_n
+        fptgen_param_error_es_ctrl_antithetic_needs_even_n error_inst ();
+    end
+    if ((G - 1) >> GW != 0 || N >> NW != 0 || (P - 1) >> JW != 0 || P >> TGW != 0 ||
+            M >> MW != 0) begin : g_error_width_too_narrow
+        fptgen_param_error_es_ctrl_width_too_narrow error_inst ();
+    end
+endgenerate
 
 localparam integer LAST_G_I = G - 1;
 localparam [GW-1:0] LAST_G = LAST_G_I[GW-1:0];

@@ -44,13 +44,14 @@ localparam integer M_W = P_W > D_W ? P_W : D_W;
 localparam integer ST_W = 33 + (LR_SHIFT < 0 ? -LR_SHIFT : 0);   // the step
 localparam integer S_W = (M_W > ST_W ? M_W : ST_W) + 1;          // exact sums
 
-initial begin
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
     if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 33 || SIGMA < 0 || SIGMA > 31 ||
-            LR_SHIFT < -31 || LR_SHIFT > 31) begin
-        $error("Error: fptgen_es_update parameters are out of range (instance %m)");
-        $finish;
+            LR_SHIFT < -31 || LR_SHIFT > 31) begin : g_error_out_of_range
+        fptgen_param_error_es_update_out_of_range error_inst ();
     end
-end
+endgenerate
 
 wire [ST_W-1:0] step;
 

@@ -60,14 +60,15 @@ localparam integer E_W = UNIFORM != 0 ? NOISE_BITS : 2;   // noise value width
 localparam integer T_W = E_W + S_W + 1;                    // Q(s) * e, exact
 localparam integer GS_W = (T_W > 32 ? T_W : 32) + 1;
 
-initial begin
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
     if (NOISE_BITS < 1 || NOISE_BITS > 32 || (UNIFORM == 0 && NOISE_BITS != 1) ||
             S_W < 2 || (S_W - 1) >> EXP_W != 0 ||
-            E_OUT_W != E_W + 1) begin
-        $error("Error: fptgen_itb parameters are out of range (instance %m)");
-        $finish;
+            E_OUT_W != E_W + 1) begin : g_error_out_of_range
+        fptgen_param_error_itb_out_of_range error_inst ();
     end
-end
+endgenerate
 
 // ---------------------------------------------------------------------------
 // Noise value

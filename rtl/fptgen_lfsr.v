@@ -34,20 +34,19 @@ localparam [31:0] TAPS32 = (WIDTH == 8)  ? 32'h0000_00B8 :
                                            32'hA300_0000;
 localparam [WIDTH-1:0] TAPS = TAPS32[WIDTH-1:0];
 
-initial begin
-    if (WIDTH != 8 && WIDTH != 16 && WIDTH != 32) begin
-        $error("Error: fptgen_lfsr WIDTH must be 8, 16 or 32 (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (WIDTH != 8 && WIDTH != 16 && WIDTH != 32) begin : g_error_width_not_8_16_32
+        fptgen_param_error_lfsr_width_not_8_16_32 error_inst ();
     end
-    if (BITS < 1 || BITS > WIDTH) begin
-        $error("Error: fptgen_lfsr BITS must be between 1 and WIDTH (instance %m)");
-        $finish;
+    if (BITS < 1 || BITS > WIDTH) begin : g_error_bits_not_1_to_width
+        fptgen_param_error_lfsr_bits_not_1_to_width error_inst ();
     end
-    if (SEED == {WIDTH{1'b0}}) begin
-        $error("Error: fptgen_lfsr SEED must be nonzero (instance %m)");
-        $finish;
+    if (SEED == {WIDTH{1'b0}}) begin : g_error_seed_zero
+        fptgen_param_error_lfsr_seed_zero error_inst ();
     end
-end
+endgenerate
 
 reg [WIDTH-1:0] state_reg;
 

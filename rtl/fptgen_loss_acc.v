@@ -33,12 +33,13 @@ localparam integer D_W = Y_W + 2;          // signed difference
 localparam integer SUM_W = Y_W + 1 + 21;   // OUTPUTS terms of up to Y_W+1 bits, OUTPUTS < 2^21
 localparam integer L_W = (SUM_W > 32 ? SUM_W : 32) + 1;
 
-initial begin
-    if (OUTPUTS < 1 || OUTPUTS >= (1 << 21) || Y_W < 1 || Y_W > 64) begin
-        $error("Error: fptgen_loss_acc parameters are out of range (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (OUTPUTS < 1 || OUTPUTS >= (1 << 21) || Y_W < 1 || Y_W > 64) begin : g_error_out_of_range
+        fptgen_param_error_loss_acc_out_of_range error_inst ();
     end
-end
+endgenerate
 
 // Sum of |y - t| over the outputs of one sample.
 function [SUM_W-1:0] abs_error_sum;

@@ -19,6 +19,10 @@
  * STYLE is passed to Vivado as ram_style/rom_style ("block" keeps trainable
  * parameters in block RAM, never fused into logic; "auto" lets the tools
  * choose, which suits small frozen tables).
+ *
+ * Simulation only, with FPTGEN_DUMP_FINAL defined: the task write_final
+ * writes the contents to sim/run/<INIT_FILE>.final in the image's format;
+ * the generated top level calls it (docs/hardware.md, "Language").
  */
 
 `resetall
@@ -58,13 +62,16 @@ module fptgen_param_mem #(
     output wire [COL_W-1:0]      tr_rdata
 );
 
-initial begin
-    if (DEPTH < 1 || COLS < 1 || COL_W < 1 || ADDR_W < 1 || COL_SEL_W < 1 ||
-            (DEPTH - 1) >> ADDR_W != 0 || (COLS - 1) >> COL_SEL_W != 0) begin
-        $error("Error: fptgen_param_mem parameters are inconsistent (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (DEPTH < 1 || COLS < 1 || COL_W < 1 || ADDR_W < 1 || COL_SEL_W < 1) begin : g_error_size_below_1
+        fptgen_param_error_param_mem_size_below_1 error_inst ();
     end
-end
+    if ((DEPTH - 1) >> ADDR_W != 0 || (COLS - 1) >> COL_SEL_W != 0) begin : g_error_address_too_narrow
+        fptgen_param_error_param_mem_address_too_narrow error_inst ();
+    end
+endgenerate
 
 (* ram_style = STYLE, rom_style = STYLE *)
 reg [COLS*COL_W-1:0] mem [0:DEPTH-1];
@@ -101,17 +108,36 @@ generate
             end
         end
         assign tr_rdata = tr_word_reg[tr_col_reg*COL_W +: COL_W];
-`ifdef FPTGEN_DUMP_FINAL
-        // Co-simulation only: the final contents, for comparison with the
-        // simulator's trained parameters.
-        final $writememh({"sim/run/", INIT_FILE, ".final"}, mem);
-`endif
     end else begin : g_read_only
         // The trainer port of a ROM drives nothing.
         wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata};
         assign tr_rdata = {COL_W{1'b0}};
     end
 endgenerate
+
+`ifdef FPTGEN_DUMP_FINAL
+// Co-simulation only (the training harness's build defines
+// FPTGEN_DUMP_FINAL): writes the contents to sim/run/<INIT_FILE>.final, one
+// word per line in hex (COLS*COL_W bits, word 0 first, as the $readmemh
+// image). The generated top level calls it through a hierarchical name when
+// its harness-only input dump_final is high on a rising edge, so that the
+// final trainable parameters can be compared with the simulator's.
+task write_final;
+    integer fd;
+    integer i;
+    begin
+        fd = $fopen({"sim/run/", INIT_FILE, ".final"}, "w");
+        if (fd == 0) begin
+            $display("Error: fptgen_param_mem cannot write sim/run/%0s.final (instance %m)", INIT_FILE);
+        end else begin
+            for (i = 0; i < DEPTH; i = i + 1) begin
+                $fdisplay(fd, "%h", mem[i]);
+            end
+            $fclose(fd);
+        end
+    end
+endtask
+`endif
 
 endmodule
 

@@ -47,13 +47,17 @@ module fptgen_param_walk #(
 localparam integer NF = (ROWS + PE - 1) / PE;
 localparam integer SF = (COLS + SIMD - 1) / SIMD;
 
-initial begin
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
     if (ROWS < 1 || COLS < 1 || PE < 1 || PE > ROWS || SIMD < 1 || SIMD > COLS ||
-            AW < 1 || CW < 1 || (NF * SF - 1) >> AW != 0 || (PE * SIMD - 1) >> CW != 0) begin
-        $error("Error: fptgen_param_walk parameters are inconsistent (instance %m)");
-        $finish;
+            AW < 1 || CW < 1) begin : g_error_out_of_range
+        fptgen_param_error_param_walk_out_of_range error_inst ();
     end
-end
+    if ((NF * SF - 1) >> AW != 0 || (PE * SIMD - 1) >> CW != 0) begin : g_error_address_too_narrow
+        fptgen_param_error_param_walk_address_too_narrow error_inst ();
+    end
+endgenerate
 
 localparam integer LAST_PE_I = (ROWS - 1) % PE;
 localparam integer LAST_S_I = (COLS - 1) % SIMD;

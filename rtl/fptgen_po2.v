@@ -25,12 +25,13 @@ module fptgen_po2 #(
     output wire [S_W-1:0]   onehot
 );
 
-initial begin
-    if (S_W < 2 || (S_W - 1) >> EXP_W != 0) begin
-        $error("Error: fptgen_po2 needs S_W >= 2 and 2^EXP_W >= S_W (instance %m)");
-        $finish;
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (S_W < 2 || (S_W - 1) >> EXP_W != 0) begin : g_error_out_of_range
+        fptgen_param_error_po2_out_of_range error_inst ();
     end
-end
+endgenerate
 
 assign neg = s[S_W-1];
 // |s| fits S_W bits: |-2^(S_W-1)| = 2^(S_W-1) is the top bit alone.

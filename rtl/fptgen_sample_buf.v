@@ -87,14 +87,15 @@ localparam [KW-1:0] LAST_K = LAST_K_I[KW-1:0];
 localparam integer PACE_INIT_I = INTERVAL - 1;
 localparam [PACE_W-1:0] PACE_INIT = PACE_INIT_I[PACE_W-1:0];
 
-initial begin
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
     if (M < 1 || X_W < 1 || T_W < 1 || INTERVAL < 1 || WORDS < 1 || WORD_W < 1 ||
             WORDS * WORD_W < X_W || (WORDS - 1) * WORD_W >= X_W ||
-            (WORDS > 1 && WORDS > INTERVAL - 2)) begin
-        $error("Error: fptgen_sample_buf parameters are out of range (instance %m)");
-        $finish;
+            (WORDS > 1 && WORDS > INTERVAL - 2)) begin : g_error_out_of_range
+        fptgen_param_error_sample_buf_out_of_range error_inst ();
     end
-end
+endgenerate
 
 (* ram_style = "block" *)
 reg [WORD_W-1:0] xmem [0:M*WORDS-1];

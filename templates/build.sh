@@ -5,7 +5,8 @@
 # Builds the Verilator co-simulation of {= n.name =}: sim/obj/V{= n.name =}, or with
 # --trace sim/obj_trace/V{= n.name =} (which writes a VCD when given a 4th argument){% if n.training.is_some() %},
 # or with --train sim/obj_train/V{= n.name =}, the training harness (sim/train_harness.cpp,
-# with FPTGEN_DUMP_FINAL defined, so trainable memories are dumped at the end){% endif %}.
+# with FPTGEN_DUMP_FINAL defined, which adds the harness-only input dump_final that
+# makes every trainable memory write sim/run/<image>.final){% endif %}.
 # Run it from the output directory, since it reads mem/*.hex:
 #   sim/obj/V{= n.name =} INPUTS.hex EXPECTED.hex SEED [TRACE.vcd]
 set -eu

@@ -67,6 +67,12 @@ module {= n.name =} (
     output wire [{= t.index_w() - 1 =}:0] mon_index,
     output wire [{= t.param_w - 1 =}:0] mon_param,
     output wire [31:0] mon_grad
+`ifdef FPTGEN_DUMP_FINAL
+    ,
+    // co-simulation only (the training harness's build defines FPTGEN_DUMP_FINAL):
+    // high on a rising edge, every trainable memory writes sim/run/<image>.final
+    input  wire dump_final
+`endif
 );
 
 localparam integer P = {= t.p =};
@@ -373,6 +379,21 @@ wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
     .{= x.layer =}_{= x.kind =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
     .{= x.layer =}_{= x.kind =}_tr_rdata({= x.layer =}_{= x.kind =}_tr_rdata){% endfor %}
 );
+
+`ifdef FPTGEN_DUMP_FINAL
+// ---------------------------------------------------------------------------
+// Co-simulation only: the training harness raises dump_final for one cycle
+// before it ends, and every trainable memory writes its contents
+// (fptgen_param_mem's write_final task), which fptgen cosim --train compares
+// with the simulator's trained parameters.
+always @(posedge clk) begin
+    if (dump_final) begin
+{%- for x in t.tensors %}
+        u_net.u_{= x.layer =}.u_dense.u_{= x.kind =}mem.write_final;
+{%- endfor %}
+    end
+end
+`endif
 
 endmodule
 

@@ -24,8 +24,10 @@
  *                                              request was accepted, hex
  *   P cycle / R cycle            paused / resumed
  *   D cycle                      done
- * and calls final(), which dumps every trainable memory to
- * sim/run/<image>.final. The last line of stdout is RESULT cycles=C.
+ * and finally raises dump_final for one cycle (a port the design has only
+ * with FPTGEN_DUMP_FINAL defined, as sim/build.sh --train does), on which
+ * every trainable memory writes its contents to sim/run/<image>.final. The
+ * last line of stdout is RESULT cycles=C (C not counting that cycle).
  */
 
 #include "V{= n.name =}.h"
@@ -177,6 +179,7 @@ int main(int argc, char** argv) {
     top->ctl_pause = 0;
     top->ctl_resume = 0;
     top->cfg_iterations = iterations;
+    top->dump_final = 0;
     for (int i = 0; i < 4; ++i) edge();
     top->rst = 0;
 
@@ -299,8 +302,13 @@ int main(int argc, char** argv) {
         }
     }
     std::fclose(log);
+    const uint64_t end_cycle = cycle;
+    // The final trainable memories, to sim/run/<image>.final.
+    top->dump_final = 1;
+    edge();
+    top->dump_final = 0;
     top->final();
-    std::printf("RESULT cycles=%llu requests=%zu\n", static_cast<unsigned long long>(cycle - start_cycle), next_req);
+    std::printf("RESULT cycles=%llu requests=%zu\n", static_cast<unsigned long long>(end_cycle - start_cycle), next_req);
     delete top;
     delete ctx;
     return 0;

@@ -4,12 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Verilator (co-simulation), yosys (resource estimates) and tclsh (the
-# Vivado-script test) come from Debian.
+# Verilator (co-simulation), yosys (resource estimates), tclsh (the
+# Vivado-script test) and Icarus Verilog (the Verilog-2001 check) come from
+# Debian.
 missing=()
 command -v verilator >/dev/null 2>&1 || missing+=(verilator)
 command -v yosys >/dev/null 2>&1 || missing+=(yosys)
 command -v tclsh >/dev/null 2>&1 || missing+=(tcl)
+command -v iverilog >/dev/null 2>&1 || missing+=(iverilog)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ]; then
         echo "tests/run.sh: installing ${missing[*]}" >&2
@@ -22,5 +24,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 verilator --version
 yosys -V
+iverilog -V 2>&1 | sed -n 1p
 
 cargo test --workspace --locked

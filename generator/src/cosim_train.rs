@@ -228,6 +228,16 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     let rates: &[u32] = if opts.interrupt_permille > 0 { &[0, opts.interrupt_permille] } else { &[0] };
     for &rate in rates {
         let log_path = run_dir.join(format!("train-{rate}.log"));
+        // The final memories of an earlier run must not pass for this one's.
+        for lp in &plan.layers {
+            for mem in [&lp.wmem, &lp.bmem] {
+                let path = run_dir.join(format!("{}.final", mem.file));
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
+                    _ => {}
+                }
+            }
+        }
         let out = Command::new(&exe)
             .current_dir(dir)
             .args(["sim/run/buffer.hex", "sim/run/requests.hex"])

@@ -19,8 +19,8 @@ pub fn require_tool(tool: &str, version_arg: &str) {
         .unwrap_or(false);
     assert!(
         ok,
-        "`{tool}` is not installed or does not run; the RTL tests need Verilator and yosys: \
-         apt-get install verilator yosys"
+        "`{tool}` is not installed or does not run; the RTL tests need Verilator, yosys and Icarus \
+         Verilog: apt-get install verilator yosys iverilog (bash tests/run.sh installs them)"
     );
 }
 

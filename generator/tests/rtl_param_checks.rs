@@ -1,0 +1,177 @@
+//! The RTL library's parameter checks (docs/hardware.md, "Parameter
+//! checks"): a failed check instantiates a module that intentionally does
+//! not exist, `fptgen_param_error_<module>_<reason>`, which stops
+//! elaboration in every tool; Verilog-2001 has no `$error`.
+//!
+//! For every module of `rtl/`, as the top with its default parameters and
+//! then with one parameter overridden to an illegal value:
+//!
+//! * `verilator --lint-only -Wall` (parameters by `-G`): silent with the
+//!   defaults (so an undefined module in an untaken generate branch is not
+//!   reported), an error naming the check's module otherwise;
+//! * yosys `read_verilog -defer` + `hierarchy -check` (parameters by
+//!   `-chparam`), as `synth_xilinx` starts: the same;
+//! * `iverilog -g2001` (parameters by `-P`): the same.
+//!
+//! Verilator, yosys and iverilog are required: without them this test fails
+//! (it never skips).
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::{require_tool, scratch};
+
+/// A module's illegal parameter sets: (parameter, value, the check's module).
+struct Case {
+    module: &'static str,
+    bad: &'static [(&'static str, i64, &'static str)],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        module: "fptgen_cast",
+        bad: &[
+            ("IN_W", 0, "fptgen_param_error_cast_in_w_below_1"),
+            ("OUT_W", 65, "fptgen_param_error_cast_out_w_not_1_to_64"),
+            ("OUT_SIGNED", 2, "fptgen_param_error_cast_out_signed_not_0_or_1"),
+            ("QUANT", 7, "fptgen_param_error_cast_quant_not_0_to_6"),
+            ("OVF", 4, "fptgen_param_error_cast_ovf_not_0_to_3"),
+        ],
+    },
+    Case {
+        module: "fptgen_dense",
+        bad: &[
+            ("PE", 5, "fptgen_param_error_dense_pe_or_simd_out_of_range"),
+            ("BA_W", 1, "fptgen_param_error_dense_address_too_narrow"),
+        ],
+    },
+    Case {
+        module: "fptgen_es_ctrl",
+        bad: &[
+            ("P", 7, "fptgen_param_error_es_ctrl_count_out_of_range"),
+            ("N", 3, "fptgen_param_error_es_ctrl_antithetic_needs_even_n"),
+            ("M", 8, "fptgen_param_error_es_ctrl_width_too_narrow"),
+        ],
+    },
+    Case { module: "fptgen_es_update", bad: &[("SIGMA", 32, "fptgen_param_error_es_update_out_of_range")] },
+    Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
+    Case {
+        module: "fptgen_lfsr",
+        bad: &[
+            ("WIDTH", 12, "fptgen_param_error_lfsr_width_not_8_16_32"),
+            ("BITS", 0, "fptgen_param_error_lfsr_bits_not_1_to_width"),
+            ("SEED", 0, "fptgen_param_error_lfsr_seed_zero"),
+        ],
+    },
+    Case { module: "fptgen_loss_acc", bad: &[("Y_W", 65, "fptgen_param_error_loss_acc_out_of_range")] },
+    Case {
+        module: "fptgen_param_mem",
+        bad: &[
+            ("COLS", 0, "fptgen_param_error_param_mem_size_below_1"),
+            ("DEPTH", 17, "fptgen_param_error_param_mem_address_too_narrow"),
+        ],
+    },
+    Case {
+        module: "fptgen_param_walk",
+        bad: &[
+            ("PE", 9, "fptgen_param_error_param_walk_out_of_range"),
+            ("AW", 1, "fptgen_param_error_param_walk_address_too_narrow"),
+        ],
+    },
+    Case { module: "fptgen_po2", bad: &[("EXP_W", 5, "fptgen_param_error_po2_out_of_range")] },
+    Case { module: "fptgen_sample_buf", bad: &[("WORDS", 2, "fptgen_param_error_sample_buf_out_of_range")] },
+];
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The three tools on `module` as the top, with `param` (if any) set.
+/// Returns each tool's name, success and output.
+fn elaborate(dir: &Path, module: &str, param: Option<(&str, i64)>) -> Vec<(&'static str, bool, String)> {
+    let lib: Vec<String> = fs::read_dir(dir)
+        .expect("scratch")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".v"))
+        .collect();
+    let mut out = Vec::new();
+
+    let mut v = Command::new("verilator");
+    v.args(["--lint-only", "-Wall", "--top-module", module]);
+    if let Some((p, x)) = param {
+        v.arg(format!("-G{p}={x}"));
+    }
+    let o = v.args(&lib).current_dir(dir).output().expect("run verilator");
+    out.push(("verilator --lint-only -Wall", o.status.success(), text(&o)));
+
+    let chparam = param.map(|(p, x)| format!(" -chparam {p} {x}")).unwrap_or_default();
+    let script = format!("read_verilog -defer {}; hierarchy -check{chparam} -top {module}", lib.join(" "));
+    let o = Command::new("yosys").args(["-q", "-p", &script]).current_dir(dir).output().expect("run yosys");
+    out.push(("yosys hierarchy -check", o.status.success(), text(&o)));
+
+    let mut i = Command::new("iverilog");
+    i.args(["-g2001", "-o", "/dev/null", "-s", module]);
+    if let Some((p, x)) = param {
+        i.arg(format!("-P{module}.{p}={x}"));
+    }
+    let o = i.args(&lib).current_dir(dir).output().expect("run iverilog");
+    out.push(("iverilog -g2001", o.status.success(), text(&o)));
+    out
+}
+
+#[test]
+fn illegal_parameters_stop_elaboration_in_every_tool() {
+    require_tool("verilator", "--version");
+    require_tool("yosys", "-V");
+    require_tool("iverilog", "-V");
+    let dir = scratch("rtl_param_checks");
+    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl");
+    for e in fs::read_dir(&rtl).expect("rtl/") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "v") {
+            fs::copy(&p, dir.join(p.file_name().expect("name"))).expect("copy");
+        }
+    }
+    // Images for the default INIT_FILE, W_FILE and B_FILE (yosys reads them).
+    for f in ["mem.hex", "w.hex", "b.hex"] {
+        fs::write(dir.join(f), "00\n").expect("image");
+    }
+    // Every library module has a check, and every check is exercised here.
+    let mut modules: Vec<String> = fs::read_dir(&rtl)
+        .expect("rtl/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".v").map(str::to_string))
+        .collect();
+    modules.sort();
+    let mut tested: Vec<String> = CASES.iter().map(|c| c.module.to_string()).collect();
+    tested.sort();
+    assert_eq!(modules, tested, "every module in rtl/ needs a case here");
+    for c in CASES {
+        let source = fs::read_to_string(rtl.join(format!("{}.v", c.module))).expect("source");
+        let checks = source.matches(" error_inst ();").count();
+        assert_eq!(checks, c.bad.len(), "{}: {checks} checks in the source, {} tested", c.module, c.bad.len());
+        assert!(!source.contains("$error"), "{}: $error is SystemVerilog", c.module);
+    }
+
+    let mut failures = Vec::new();
+    for c in CASES {
+        for (tool, ok, out) in elaborate(&dir, c.module, None) {
+            if !ok || !out.trim().is_empty() {
+                failures.push(format!("{} with its default parameters: {tool} is not silent:\n{out}", c.module));
+            }
+        }
+        for &(p, x, check) in c.bad {
+            for (tool, ok, out) in elaborate(&dir, c.module, Some((p, x))) {
+                if ok {
+                    failures.push(format!("{} with {p} = {x}: {tool} accepted it:\n{out}", c.module));
+                } else if !out.contains(check) {
+                    failures.push(format!("{} with {p} = {x}: {tool} failed without naming {check}:\n{out}", c.module));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "files in {}:\n{}", dir.display(), failures.join("\n"));
+    fs::remove_dir_all(&dir).ok();
+}
