@@ -2,20 +2,7 @@
 
 use std::path::Path;
 
-use fptgen_generator::plan::{plan, NetworkPlan};
-use fptgen_generator::render::{render, GenInfo};
-use fptgen_generator::{output, VERSION};
-use fptgen_sim::model::Model;
-use fptgen_sim::weights::Params;
-
-/// Plans, renders and writes the design of `model` into `out`.
-pub fn write_design(model: &Model, params: &Params, out: &Path) -> anyhow::Result<NetworkPlan> {
-    let n = plan(model);
-    let gen = GenInfo { version: VERSION, source: model.source.display().to_string() };
-    let files = render(model, params, &n, &gen)?;
-    output::write_dir(out, output::DESIGN, &files)?;
-    Ok(n)
-}
+use fptgen_generator::design::write_design;
 
 /// Runs `fptgen generate`.
 pub fn run(model: &Path, out: &Path, quantize: bool, overrides: super::TrainingOverrides) -> anyhow::Result<()> {
