@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::designs::{Design, SHORT};
 use super::results::Area;
-use crate::output::{self, OutputError};
+use super::SweepError;
+use crate::output;
 use crate::render::{GenInfo, GeneratedFile, SynthScope};
 use crate::synth::{self, SynthError, SynthReport};
 
@@ -28,23 +29,6 @@ struct CacheRecord {
     script: String,
     /// The estimate.
     area: Area,
-}
-
-/// Why an estimate could not be made or kept.
-#[derive(Debug, thiserror::Error)]
-pub enum EstimateError {
-    /// The design or the reports could not be written.
-    #[error(transparent)]
-    Output(#[from] OutputError),
-    /// yosys failed or its output could not be read.
-    #[error(transparent)]
-    Synth(#[from] SynthError),
-    /// The report templates failed.
-    #[error(transparent)]
-    Report(#[from] askama::Error),
-    /// The record could not be serialized.
-    #[error(transparent)]
-    Json(#[from] serde_json::Error),
 }
 
 /// The cache under an output directory, for estimates of one scope by one
@@ -93,7 +77,7 @@ impl<'a> Cache<'a> {
         gen: &GenInfo,
         part_name: &str,
         synth: impl FnOnce(&Path) -> Result<SynthReport, SynthError>,
-    ) -> Result<(Area, bool), EstimateError> {
+    ) -> Result<(Area, bool), SweepError> {
         if let Some(area) = self.lookup(&d.hash) {
             return Ok((area, true));
         }

@@ -28,8 +28,14 @@ pub mod training;
 pub use evaluate::Evaluation;
 pub use grid::{Grid, GridError};
 pub use results::{Area, AreaShares, PointResult, Quality, Time};
-pub use run::{Spec, Sweep, TrainDataError};
+pub use run::{Spec, Sweep};
 pub use training::{Baseline, TrainInput};
+
+use fptgen_sim::data::es::BufferError;
+use fptgen_sim::network::SimError;
+use fptgen_sim::train::TrainError;
+use fptgen_sim::ModelError;
+use plotters::drawing::DrawingAreaErrorKind;
 
 use crate::output::OutputError;
 use crate::synth::SynthError;
@@ -38,23 +44,51 @@ use crate::synth::SynthError;
 /// so that a later sweep into the same OUT replaces every one of them.
 pub const RESULTS: [&str; 4] = ["sweep.csv", "sweep.json", "area_time.svg", "quality_time.svg"];
 
-/// Why a sweep could not start or write its results (a failing point is
-/// not an error: it is reported in its result).
+/// Why a sweep, or one of its points, failed. A failing point does not
+/// stop the sweep: its error is reported in its result.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
-    /// The output directory is foreign or could not be written.
+    /// The training data archive is unreadable or malformed.
     #[error(transparent)]
-    Output(#[from] OutputError),
-    /// yosys is missing.
+    Data(#[from] fptgen_sim::Error),
+    /// The training data does not make a training buffer.
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    /// yosys is missing, failed, or its output could not be read.
     #[error(transparent)]
     Synth(#[from] SynthError),
+    /// The output directory (or a cached design's) is foreign or could not
+    /// be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// The worker threads could not be started.
     #[error("starting the worker threads")]
     Threads(#[source] rayon::ThreadPoolBuildError),
-    /// `sweep.json` could not be serialized.
+    /// A point's model has no `training:` section.
+    #[error("no training section")]
+    NoTraining,
+    /// A point's N and P make an invalid `training:` section.
+    #[error("{0}")]
+    Config(String),
+    /// A point's plan has no trainer.
+    #[error("no training plan")]
+    NoPlan,
+    /// A template (a design file or a report) failed to render.
+    #[error(transparent)]
+    Render(#[from] askama::Error),
+    /// `sweep.json` or a cache record could not be serialized.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     /// A chart could not be drawn.
     #[error(transparent)]
-    Plot(#[from] plot::PlotError),
+    Plot(#[from] DrawingAreaErrorKind<std::io::Error>),
+    /// The model has no `training:` section to train a point with.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The simulator refused the parameters or the samples.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The trainer refused to train.
+    #[error(transparent)]
+    Train(#[from] TrainError),
 }

@@ -6,19 +6,10 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use plotters::drawing::DrawingAreaErrorKind;
-
 use super::grid::list;
 use super::results::PointResult;
 use super::training::Baseline;
-
-/// Why a chart could not be drawn.
-#[derive(Debug, thiserror::Error)]
-pub enum PlotError {
-    /// plotters failed.
-    #[error(transparent)]
-    Draw(#[from] DrawingAreaErrorKind<std::io::Error>),
-}
+use super::SweepError;
 
 /// One plotted point: x (the iteration time in ns), y and the Ps it
 /// stands for (points of one N that coincide, such as P beyond T, share a
@@ -94,7 +85,7 @@ pub fn tick_duration(ns: f64) -> String {
 }
 
 /// LUTs against iteration time, one series per N, points labeled by P.
-pub fn plot_area(name: &str, results: &[PointResult]) -> Result<String, PlotError> {
+pub fn plot_area(name: &str, results: &[PointResult]) -> Result<String, SweepError> {
     let s = series(results, |r| r.area.as_ref().map(|a| a.luts as f64).filter(|v| *v > 0.0));
     let points = s.iter().flat_map(|(_, v)| v.iter());
     let x = time_range(results);
@@ -112,7 +103,7 @@ pub fn plot_quality(
     trained: bool,
     labels: bool,
     before: Option<Baseline>,
-) -> Result<String, PlotError> {
+) -> Result<String, SweepError> {
     let s = series(results, |r| {
         let q = r.training.as_ref()?;
         if labels {
@@ -156,7 +147,7 @@ impl Chart<'_> {
     /// Draws the chart as SVG text: one line per N with its points labeled
     /// by P, and a horizontal line at `baseline` (the value before
     /// training); the legend in `corner`.
-    fn draw(self, series: &[(usize, Vec<Pt>)], baseline: Option<f64>, corner: Corner) -> Result<String, PlotError> {
+    fn draw(self, series: &[(usize, Vec<Pt>)], baseline: Option<f64>, corner: Corner) -> Result<String, SweepError> {
         use plotters::prelude::*;
 
         let mut svg = String::new();
@@ -182,7 +173,7 @@ impl Chart<'_> {
         series: &[(usize, Vec<Pt>)],
         baseline: Option<f64>,
         corner: Corner,
-    ) -> Result<(), PlotError>
+    ) -> Result<(), SweepError>
     where
         Y: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
         Y::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
@@ -354,20 +345,16 @@ mod tests {
 
     #[test]
     fn tick_numbers_have_three_significant_digits_at_most() {
-        assert_eq!(tick_number(0.0), "0");
-        assert_eq!(tick_number(5.0), "5");
-        assert_eq!(tick_number(12.345), "12.3");
-        assert_eq!(tick_number(0.012345), "0.0123");
-        assert_eq!(tick_number(0.5), "0.5");
-        assert_eq!(tick_number(1234.6), "1235");
-        assert_eq!(tick_number(-2.5), "-2.5");
+        let cases = [(0.0, "0"), (5.0, "5"), (12.345, "12.3"), (0.012345, "0.0123"), (0.5, "0.5"), (1234.6, "1235"), (-2.5, "-2.5")];
+        for (v, want) in cases {
+            assert_eq!(tick_number(v), want, "{v}");
+        }
     }
 
     #[test]
     fn tick_durations_pick_their_unit() {
-        assert_eq!(tick_duration(250.0), "250 ns");
-        assert_eq!(tick_duration(1500.0), "1.5 us");
-        assert_eq!(tick_duration(20e6), "20 ms");
-        assert_eq!(tick_duration(3e9), "3 s");
+        for (ns, want) in [(250.0, "250 ns"), (1500.0, "1.5 us"), (20e6, "20 ms"), (3e9, "3 s")] {
+            assert_eq!(tick_duration(ns), want, "{ns}");
+        }
     }
 }

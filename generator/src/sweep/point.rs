@@ -8,25 +8,9 @@ use fptgen_sim::weights::Params;
 
 use super::designs::{design_hash, yosys_reads};
 use super::results::Time;
+use super::SweepError;
 use crate::plan::plan;
 use crate::render::{render, GenInfo, GeneratedFile, SynthScope};
-
-/// Why a point could not be planned and rendered.
-#[derive(Debug, thiserror::Error)]
-pub enum PointError {
-    /// The model has no `training:` section.
-    #[error("no training section")]
-    NoTraining,
-    /// N and P make an invalid `training:` section.
-    #[error("{0}")]
-    Config(String),
-    /// The plan has no trainer.
-    #[error("no training plan")]
-    NoPlan,
-    /// A template failed to render.
-    #[error(transparent)]
-    Render(#[from] askama::Error),
-}
 
 /// What one point needs after planning and rendering.
 #[derive(Debug, Clone)]
@@ -42,7 +26,9 @@ pub struct Prepared {
 }
 
 /// Plans and renders the point (N, P) of `model` with `params`: its model,
-/// schedule and design, hashed for an estimate of `scope` by `yosys`.
+/// schedule and design, hashed for an estimate of `scope` by `yosys`; an
+/// error ([`SweepError::NoTraining`], [`SweepError::Config`],
+/// [`SweepError::NoPlan`], [`SweepError::Render`]) if it has none.
 pub fn prepare(
     model: &Model,
     params: &Params,
@@ -51,16 +37,16 @@ pub fn prepare(
     scope: SynthScope,
     yosys: &str,
     gen: &GenInfo,
-) -> Result<Prepared, PointError> {
+) -> Result<Prepared, SweepError> {
     let mut model = model.clone();
-    let t = model.training.as_mut().ok_or(PointError::NoTraining)?;
+    let t = model.training.as_mut().ok_or(SweepError::NoTraining)?;
     t.population = n;
     t.blocks = p;
-    t.check().map_err(PointError::Config)?;
+    t.check().map_err(SweepError::Config)?;
     let m = t.buffer;
     let plan = plan(&model);
     let (Some(tp), Some(hw)) = (&plan.training, &plan.trainer) else {
-        return Err(PointError::NoPlan);
+        return Err(SweepError::NoPlan);
     };
     let time = Time {
         groups: tp.groups,
@@ -77,7 +63,7 @@ pub fn prepare(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use std::path::Path;
 
     use fptgen_sim::weights;
@@ -87,40 +73,14 @@ pub(crate) mod tests {
 
     /// The tiny example: 2 inputs, 2 outputs, T = 6 trainable parameters,
     /// M = 4, 5 ns clock, antithetic fitness.
-    pub(crate) fn tiny() -> (Model, Params) {
-        let yaml = "name: tiny
-part: xcku035-fbva676-3-e
-clock_period_ns: 5.0
-input:
-  shape: [2]
-  format: ap_fixed<8,3>
-weights: weights.npz
-layers:
-  - name: fc1
-    type: dense
-    inputs: 2
-    outputs: 2
-    activation: relu
-    precision:
-      weight: ap_fixed<8,2,AP_RND_CONV,AP_SAT>
-      bias: ap_fixed<8,2,AP_RND_CONV,AP_SAT>
-      accum: ap_fixed<20,8>
-      output: ap_fixed<8,3,AP_RND_CONV,AP_SAT>
-    pe: 2
-    simd: 2
-    trainable: [weights, biases]
-training:
-  population: 4
-  iterations: 2
-  blocks: 2
-  buffer: 4
-";
+    fn tiny() -> (Model, Params) {
+        let yaml = include_str!("../../../examples/tiny/model.yaml");
         let model = fptgen_sim::model::parse(yaml, Path::new("tiny.yaml")).expect("valid model");
         let params = weights::random(&model, 3);
         (model, params)
     }
 
-    fn point(n: usize, p: usize) -> Result<Prepared, PointError> {
+    fn point(n: usize, p: usize) -> Result<Prepared, SweepError> {
         let (model, params) = tiny();
         prepare(&model, &params, n, p, SynthScope::Design, "Yosys test", &gen_info(&model))
     }

@@ -203,7 +203,7 @@ mod tests {
     /// N 2, P 4: an estimate with shares, a schedule and a training
     /// result; N 3, P 4: failed, with a comma and a quote on its first
     /// line.
-    pub(crate) fn results() -> Vec<PointResult> {
+    fn results() -> Vec<PointResult> {
         let mut ok = PointResult::new(2, 4);
         ok.design = Some("0123456789abcdef".into());
         ok.cached = Some(false);
@@ -249,10 +249,9 @@ bram36,bram36_pct,logic_levels,groups,blocks_built,passes_per_image,cycles_per_i
 
     #[test]
     fn durations_pick_their_unit() {
-        assert_eq!(duration(0.5), "0.500 us");
-        assert_eq!(duration(999.0), "999.000 us");
-        assert_eq!(duration(1500.0), "1.500 ms");
-        assert_eq!(duration(2_500_000.0), "2.500 s");
+        for (us, want) in [(0.5, "0.500 us"), (999.0, "999.000 us"), (1500.0, "1.500 ms"), (2_500_000.0, "2.500 s")] {
+            assert_eq!(duration(us), want, "{us}");
+        }
     }
 
     #[test]

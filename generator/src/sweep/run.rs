@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fptgen_sim::data::es::{self, training_section, BufferError};
+use fptgen_sim::data::es::{self, training_section};
 use fptgen_sim::model::{Model, Training};
 use fptgen_sim::network::SimError;
 use fptgen_sim::weights::Params;
@@ -22,17 +22,6 @@ use crate::design::gen_info;
 use crate::output;
 use crate::render::{GenInfo, GeneratedFile, SynthScope};
 use crate::synth;
-
-/// Why the training data could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum TrainDataError {
-    /// The archive is unreadable or malformed.
-    #[error(transparent)]
-    Read(#[from] fptgen_sim::Error),
-    /// The data does not make a training buffer.
-    #[error(transparent)]
-    Buffer(#[from] BufferError),
-}
 
 /// What to sweep: the model and its parameters, the grid, the scope of
 /// the estimates, and, to train every point, the data and the iterations.
@@ -72,7 +61,7 @@ impl Spec {
 
     /// Reads the training data at `path` (as `fptgen train-es` does): every
     /// point is then trained on its first M samples.
-    pub fn read_data(&mut self, path: &Path) -> Result<(), TrainDataError> {
+    pub fn read_data(&mut self, path: &Path) -> Result<(), SweepError> {
         let data = es::read_data(&self.model, path)?;
         let buffer = es::buffer(&self.model, self.training.buffer, &data, path)?;
         self.train = Some(TrainInput { path: path.to_path_buf(), data, buffer });

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use fptgen_sim::data::es::{accuracy, ratio, training_section, Data};
 use fptgen_sim::model::Model;
 use fptgen_sim::network::{Network, SimError};
-use fptgen_sim::train::{naive_loss, Buffer, EvalMode, TrainError, Trainer};
+use fptgen_sim::train::{naive_loss, Buffer, EvalMode, Trainer};
 use fptgen_sim::weights::Params;
-use fptgen_sim::ModelError;
 
 use super::results::Quality;
+use super::SweepError;
 
 /// The training data and buffer.
 #[derive(Debug, Clone)]
@@ -49,24 +49,10 @@ impl Baseline {
     }
 }
 
-/// Why a point could not be trained.
-#[derive(Debug, thiserror::Error)]
-pub enum TrainPointError {
-    /// The model has no `training:` section.
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    /// The simulator refused the parameters or the samples.
-    #[error(transparent)]
-    Sim(#[from] SimError),
-    /// The trainer refused to train.
-    #[error(transparent)]
-    Train(#[from] TrainError),
-}
-
 /// Trains the point's model (`training:` already replaced) from `params`
 /// for `k` iterations on the buffer; the buffer loss after them and, with
 /// labels, the accuracy on all samples.
-pub fn train_point(model: &Model, params: &Params, t: &TrainInput, k: u64) -> Result<Quality, TrainPointError> {
+pub fn train_point(model: &Model, params: &Params, t: &TrainInput, k: u64) -> Result<Quality, SweepError> {
     let mut training = training_section(model)?;
     training.iterations = k;
     let net = Network::new(model.clone(), params.clone())?;

@@ -233,39 +233,17 @@ mod tests {
     use super::*;
     use crate::weights::{LayerParams, Params};
 
-    /// 2 inputs in ap_fixed<8,3> (steps of 1/32, truncated, wrapped), one
-    /// dense layer to 2 outputs in ap_fixed<8,3,AP_RND_CONV,AP_SAT>
-    /// (-4 to 3.96875), relu; with a training section of buffer 2 if
-    /// `training`.
+    /// The tiny example: 2 inputs in ap_fixed<8,3> (steps of 1/32,
+    /// truncated, wrapped), one dense layer to 2 outputs in
+    /// ap_fixed<8,3,AP_RND_CONV,AP_SAT> (-4 to 3.96875), relu; its training
+    /// section (buffer 4) only if `training`.
     fn model(training: bool) -> Model {
-        let mut yaml = String::from(
-            "name: tiny
-part: xcku035-fbva676-3-e
-clock_period_ns: 5.0
-input:
-  shape: [2]
-  format: ap_fixed<8,3>
-weights: weights.npz
-layers:
-  - name: fc1
-    type: dense
-    inputs: 2
-    outputs: 2
-    activation: relu
-    precision:
-      weight: ap_fixed<8,2,AP_RND_CONV,AP_SAT>
-      bias: ap_fixed<8,2,AP_RND_CONV,AP_SAT>
-      accum: ap_fixed<20,8>
-      output: ap_fixed<8,3,AP_RND_CONV,AP_SAT>
-    pe: 2
-    simd: 2
-    trainable: [weights, biases]
-",
-        );
-        if training {
-            yaml += "training:\n  population: 2\n  iterations: 1\n  blocks: 2\n  buffer: 2\n";
+        let yaml = include_str!("../../../examples/tiny/model.yaml");
+        let mut m = crate::model::parse(yaml, Path::new("tiny.yaml")).expect("valid model");
+        if !training {
+            m.training = None;
         }
-        crate::model::parse(&yaml, Path::new("tiny.yaml")).expect("valid model")
+        m
     }
 
     fn floats(shape: &[usize], v: &[f64]) -> Array {
@@ -398,7 +376,7 @@ layers:
 
     #[test]
     fn the_training_section_is_required() {
-        assert_eq!(training_section(&model(true)).expect("section").buffer, 2);
+        assert_eq!(training_section(&model(true)).expect("section").buffer, 4);
         assert_eq!(
             training_section(&model(false)).expect_err("none").to_string(),
             "tiny.yaml: the model file has no `training:` section; add one to train (see docs/training.md)"
@@ -433,8 +411,8 @@ layers:
 
     #[test]
     fn ratios() {
-        assert_eq!(ratio((2, 4)), 0.5);
-        assert_eq!(ratio((3, 3)), 1.0);
-        assert_eq!(ratio((0, 0)), 0.0);
+        for (counts, want) in [((2, 4), 0.5), ((3, 3), 1.0), ((0, 0), 0.0)] {
+            assert_eq!(ratio(counts), want, "{counts:?}");
+        }
     }
 }
