@@ -3,17 +3,21 @@
 //! Lowers a validated [`fptgen_sim::model::Model`] to a hardware plan
 //! ([`plan`]) and renders it ([`render`]): Verilog from the askama templates
 //! in `templates/` and the library modules in `rtl/`, memory images, the
-//! Verilator harness and the reports. [`output`] writes the files safely and
-//! [`cosim`] builds and runs the co-simulation against the bit-accurate
-//! simulator.
+//! Verilator harness and the reports. [`output`] writes the files safely,
+//! [`design`] writes a model's whole design, [`cosim`] builds and runs the
+//! co-simulation against the bit-accurate simulator, [`synth`] estimates
+//! the design's resources with yosys and [`sweep`] evaluates the ES trainer
+//! over a grid of populations and block counts.
 
 pub mod bits;
 pub mod cosim;
 pub mod cosim_train;
+pub mod design;
 pub mod output;
 pub mod part;
 pub mod plan;
 pub mod render;
+pub mod sweep;
 pub mod synth;
 pub mod train_plan;
 

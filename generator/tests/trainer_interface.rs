@@ -298,7 +298,7 @@ fn trainer_interface_protocol() {
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "trainer_interface".into() };
     let files = render(&m, &params, &n, &gen).expect("render");
     let dir = scratch("trainer_interface");
-    write_dir(&dir.join("out"), &files).expect("write");
+    write_dir(&dir.join("out"), fptgen_generator::output::DESIGN, &files).expect("write");
     let out = dir.join("out");
     fs::create_dir_all(out.join("sim/run/mem")).expect("mkdir");
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::bail;
-use fptgen_generator::cosim;
+use fptgen_generator::{cosim, design};
 use fptgen_generator::cosim_train::{self, TrainCosimOptions};
 use fptgen_sim::network::Network;
 
@@ -61,7 +61,7 @@ pub fn run(
         bail!("{}: --train needs a `training:` section in the model", model.source.display());
     }
     let (dir, _tmp) = super::design_dir(out, &model.name)?;
-    let plan = super::generate::write_design(&model, &params, &dir)?;
+    let plan = design::write_design(&model, &params, &dir)?;
     let net = Network::new(model, params)?;
     let r = cosim::run(&dir, &plan, &net, vectors, seed, trace)?;
     println!("{}", r.summary());

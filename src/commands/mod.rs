@@ -55,6 +55,14 @@ pub fn load(model: &Path, quantize: bool) -> anyhow::Result<(Model, Params)> {
     Ok((model, params))
 }
 
+/// Checks an `--iterations` value: 1 to 2^32 - 1, as the model file's.
+pub fn check_iterations(k: u64) -> anyhow::Result<()> {
+    if k == 0 || k > u64::from(u32::MAX) {
+        anyhow::bail!("--iterations is {k}; it must be between 1 and {}", u32::MAX);
+    }
+    Ok(())
+}
+
 /// Where a command generates its design: `out`, or `<name>` in a fresh
 /// temporary directory, which lives as long as the returned guard.
 pub fn design_dir(out: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {

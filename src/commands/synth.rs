@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use fptgen_generator::render::{GenInfo, SynthScope};
-use fptgen_generator::{output, part, synth, VERSION};
+use fptgen_generator::render::SynthScope;
+use fptgen_generator::{design, output, part, synth};
 
 use super::TrainingOverrides;
 
@@ -22,11 +22,10 @@ pub fn run(
     }
     let scope = if trainer_only { SynthScope::Trainer } else { SynthScope::Design };
     let (dir, _tmp) = super::design_dir(out, &model.name)?;
-    let n = super::generate::write_design(&model, &params, &dir)?;
+    let n = design::write_design(&model, &params, &dir)?;
     let capacity = part::lookup(&n.part);
     let r = synth::run(&dir, &n.name, capacity, scope)?;
-    let gen = GenInfo { version: VERSION, source: model.source.display().to_string() };
-    let files = synth::report_files(&r, &gen, &n.part)?;
+    let files = synth::report_files(&r, &design::gen_info(&model), &n.part)?;
     output::add_files(&dir, output::SYNTH, &files)?;
     let share = |x: f64| format!("{x:.2}%");
     let what = if trainer_only { "the ES trainer alone" } else { "the whole design" };

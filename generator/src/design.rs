@@ -1,0 +1,56 @@
+//! A model's whole design on disk: planned ([`crate::plan`]), rendered
+//! ([`crate::render`]) and written into an output directory
+//! ([`crate::output`]), as `fptgen generate` writes it and `fptgen synth`
+//! and `fptgen cosim` use it.
+
+use std::path::Path;
+
+use fptgen_sim::model::Model;
+use fptgen_sim::weights::Params;
+
+use crate::output::{self, OutputError};
+use crate::plan::{plan, NetworkPlan};
+use crate::render::{render, GenInfo};
+use crate::VERSION;
+
+/// Why a design could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum DesignError {
+    /// A template failed to render.
+    #[error(transparent)]
+    Render(#[from] askama::Error),
+    /// The output directory could not be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// A layer's kind has no hardware yet.
+    #[error("{file}: layer '{layer}' is a {kind} layer; fptgen generates hardware for dense layers only so far (check, simulate, train and train-es take every layer kind)")]
+    Unsupported {
+        /// The model file.
+        file: String,
+        /// The layer.
+        layer: String,
+        /// Its kind.
+        kind: &'static str,
+    },
+}
+
+/// Refuses a model with a layer kind the generator cannot build yet.
+pub fn supported(model: &Model) -> Result<(), DesignError> {
+    model.dense_only().map_err(|(layer, kind)| DesignError::Unsupported { file: model.source.display().to_string(), layer, kind })
+}
+
+/// What every file generated from `model` says about its origin: this
+/// fptgen's version and the model file.
+pub fn gen_info(model: &Model) -> GenInfo {
+    GenInfo { version: VERSION, source: model.source.display().to_string() }
+}
+
+/// Plans, renders and writes the design of `model` with `params` into
+/// `out` (all files or none; see [`output::write_dir`]); returns the plan.
+pub fn write_design(model: &Model, params: &Params, out: &Path) -> Result<NetworkPlan, DesignError> {
+    supported(model)?;
+    let n = plan(model);
+    let files = render(model, params, &n, &gen_info(model))?;
+    output::write_dir(out, output::DESIGN, &files)?;
+    Ok(n)
+}

@@ -1,0 +1,193 @@
+//! The yosys-estimate cache of a sweep's output directory: every distinct
+//! design's estimate is kept under `OUT/cache/<design>/` with the design
+//! files yosys read, its reports and `area.json`, keyed by the design hash
+//! (the files, the script and the fptgen and yosys versions), so that a
+//! later sweep into the same OUT reuses it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::designs::{Design, SHORT};
+use super::results::Area;
+use super::SweepError;
+use crate::output;
+use crate::render::{GenInfo, GeneratedFile, SynthScope};
+use crate::synth::{self, SynthError, SynthReport};
+
+/// The record of a cached estimate, relative to its design directory.
+pub const RECORD: &str = "area.json";
+
+/// `OUT/cache/<design>/area.json`: what a cached estimate is of.
+#[derive(Debug, Serialize, Deserialize)]
+struct CacheRecord {
+    /// The full design hash.
+    hash: String,
+    /// yosys's version line.
+    yosys: String,
+    /// The synthesis script (`synth/synth.ys` or `synth/trainer.ys`).
+    script: String,
+    /// The estimate.
+    area: Area,
+}
+
+/// The cache under an output directory, for estimates of one scope by one
+/// yosys.
+#[derive(Debug, Clone)]
+pub struct Cache<'a> {
+    dir: PathBuf,
+    scope: SynthScope,
+    yosys: &'a str,
+}
+
+impl<'a> Cache<'a> {
+    /// The cache in `out/cache/` for estimates of `scope` by `yosys`
+    /// (its version line).
+    pub fn new(out: &Path, scope: SynthScope, yosys: &'a str) -> Cache<'a> {
+        Cache { dir: out.join("cache"), scope, yosys }
+    }
+
+    /// The cache's directory, `OUT/cache`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The directory of the design with hash `hash`.
+    pub fn design_dir(&self, hash: &str) -> PathBuf {
+        self.dir.join(&hash[..SHORT])
+    }
+
+    /// The estimate an earlier run left for the design with hash `hash`,
+    /// if its record is readable and of this very hash.
+    pub fn lookup(&self, hash: &str) -> Option<Area> {
+        let text = std::fs::read_to_string(self.design_dir(hash).join(RECORD)).ok()?;
+        let r = serde_json::from_str::<CacheRecord>(&text).ok()?;
+        (r.hash == hash).then_some(r.area)
+    }
+
+    /// The estimate of design `d`: from the cache if an earlier run left
+    /// it, else by writing the design into its directory and running
+    /// `synth` there (in a sweep, yosys on the design's top module and
+    /// part), then keeping its reports (made with `gen`, for part
+    /// `part_name`) and the record. Returns the estimate and whether it
+    /// came from the cache.
+    pub fn estimate(
+        &self,
+        d: &Design,
+        gen: &GenInfo,
+        part_name: &str,
+        synth: impl FnOnce(&Path) -> Result<SynthReport, SynthError>,
+    ) -> Result<(Area, bool), SweepError> {
+        if let Some(area) = self.lookup(&d.hash) {
+            return Ok((area, true));
+        }
+        let dir = self.design_dir(&d.hash);
+        output::write_dir(&dir, output::DESIGN, &d.files)?;
+        let r = synth(&dir)?;
+        let mut files = synth::report_files(&r, gen, part_name)?;
+        let rec = CacheRecord {
+            hash: d.hash.clone(),
+            yosys: self.yosys.to_string(),
+            script: self.scope.script().to_string(),
+            area: Area::of(&r),
+        };
+        files.push(GeneratedFile::text(RECORD, serde_json::to_string_pretty(&rec)?));
+        output::add_files(&dir, output::SYNTH, &files)?;
+        Ok((rec.area, false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::synth::Resources;
+
+    fn design(hash: &str) -> Design {
+        Design {
+            hash: hash.to_string(),
+            files: vec![GeneratedFile::text("rtl/top.v", "module top; endmodule".into())],
+            points: vec![0],
+        }
+    }
+
+    /// A yosys report with 100 LUTs and 20 LUTRAM, 30 FFs, 2 CARRY8,
+    /// 1 DSP, one RAMB36 and one RAMB18.
+    fn report() -> SynthReport {
+        SynthReport {
+            yosys: "Yosys test".into(),
+            script: "synth/synth.ys".into(),
+            trainer_only: false,
+            top: "top".into(),
+            modules: Vec::new(),
+            total: Resources { luts: 100, lutram: 20, ffs: 30, carry: 2, dsps: 1, ramb36: 1, ramb18: 1, muxf: 0 },
+            carry_cell: "CARRY8".into(),
+            logic_levels: 7,
+            part: None,
+            shares: None,
+        }
+    }
+
+    fn gen() -> GenInfo {
+        GenInfo { version: crate::VERSION, source: "test.yaml".into() }
+    }
+
+    #[test]
+    fn a_miss_runs_the_estimate_once_and_a_later_run_hits() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join("out");
+        let cache = Cache::new(&out, SynthScope::Design, "Yosys test");
+        let d = design(&"ab".repeat(32));
+        let runs = Cell::new(0);
+        let fake = |dir: &Path| {
+            runs.set(runs.get() + 1);
+            assert!(dir.join("rtl/top.v").is_file(), "the design is written before yosys runs");
+            Ok(report())
+        };
+        let (area, cached) = cache.estimate(&d, &gen(), "xcku035", fake).expect("estimate");
+        assert!(!cached);
+        assert_eq!(runs.get(), 1);
+        assert_eq!((area.luts, area.ffs, area.carry, area.dsps, area.logic_levels), (120, 30, 2, 1, 7));
+        assert_eq!(area.bram36, 1.5);
+        assert_eq!(area.carry_cell, "CARRY8");
+        let dir = out.join("cache").join("abababababababab");
+        for f in ["area.json", "reports/synth.md", "reports/synth.json", "rtl/top.v"] {
+            assert!(dir.join(f).is_file(), "{f}");
+        }
+
+        // A new cache over the same directory: a hit, yosys not run.
+        let again = Cache::new(&out, SynthScope::Design, "Yosys test");
+        let (hit, cached) =
+            again.estimate(&d, &gen(), "xcku035", |_: &Path| -> Result<SynthReport, SynthError> { panic!("a cache hit runs nothing") }).expect("hit");
+        assert!(cached);
+        assert_eq!(hit, area);
+    }
+
+    #[test]
+    fn a_record_of_another_hash_or_unreadable_is_a_miss() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let cache = Cache::new(tmp.path(), SynthScope::Design, "Yosys test");
+        let h = format!("{}{}", "cd".repeat(8), "0".repeat(48));
+        assert_eq!(cache.lookup(&h), None, "nothing cached");
+        // Same 16-digit name, different full hash.
+        let other = format!("{}{}", "cd".repeat(8), "1".repeat(48));
+        cache.estimate(&design(&other), &gen(), "p", |_: &Path| Ok(report())).expect("estimate");
+        assert!(cache.lookup(&other).is_some());
+        assert_eq!(cache.lookup(&h), None, "a record of another hash");
+        std::fs::write(tmp.path().join("cache/cdcdcdcdcdcdcdcd/area.json"), "not json").expect("write");
+        assert_eq!(cache.lookup(&other), None, "an unreadable record");
+        assert_eq!(cache.design_dir(&h), tmp.path().join("cache/cdcdcdcdcdcdcdcd"));
+        assert_eq!(cache.dir(), tmp.path().join("cache"));
+    }
+
+    #[test]
+    fn a_failing_estimate_is_an_error_and_caches_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let cache = Cache::new(tmp.path(), SynthScope::Design, "Yosys test");
+        let d = design(&"ef".repeat(32));
+        let e = cache.estimate(&d, &gen(), "p", |_: &Path| Err(SynthError::MissingYosys)).expect_err("fails");
+        assert_eq!(e.to_string(), "yosys not found on PATH; install it (Debian: apt-get install yosys)");
+        assert_eq!(cache.lookup(&d.hash), None);
+    }
+}
