@@ -31,6 +31,23 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        module: "fptgen_swg",
+        bad: &[
+            ("C", 0, "fptgen_param_error_swg_size_below_1"),
+            ("STRIDE", 3, "fptgen_param_error_swg_stride_not_1_or_2"),
+            ("PAD", 2, "fptgen_param_error_swg_pad_not_0_or_1"),
+            ("H", 2, "fptgen_param_error_swg_valid_image_below_3x3"),
+        ],
+    },
+    Case {
+        module: "fptgen_maxpool",
+        bad: &[
+            ("C", 0, "fptgen_param_error_maxpool_size_below_1"),
+            ("H", 1, "fptgen_param_error_maxpool_image_below_2x2"),
+            ("X_S", 2, "fptgen_param_error_maxpool_x_s_not_0_or_1"),
+        ],
+    },
+    Case {
         module: "fptgen_cast",
         bad: &[
             ("IN_W", 0, "fptgen_param_error_cast_in_w_below_1"),
