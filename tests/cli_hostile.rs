@@ -4,7 +4,7 @@
 //! tests/robustness.rs tries hundreds of generated bad inputs on top.
 
 mod common;
-use common::{fptgen, root};
+use common::{files_under, fptgen, root};
 
 use std::path::Path;
 
@@ -23,23 +23,6 @@ fn copy_example(dir: &Path, name: &str) -> std::path::PathBuf {
         std::fs::copy(src.join(f), out.join(f)).expect("copy");
     }
     out.join("model.yaml")
-}
-
-fn files_under(dir: &Path) -> Vec<String> {
-    let mut v = Vec::new();
-    fn walk(d: &Path, base: &Path, v: &mut Vec<String>) {
-        for e in std::fs::read_dir(d).expect("read_dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() && !p.is_symlink() {
-                walk(&p, base, v);
-            } else {
-                v.push(p.strip_prefix(base).expect("prefix").display().to_string());
-            }
-        }
-    }
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
 }
 
 // Finding 1: `cosim --trace FILE` replaced any existing FILE (even the model

@@ -466,28 +466,6 @@ fn option_cases() -> Vec<Case> {
     v
 }
 
-/// Every file under `dir`, with its bytes (links as their target's name).
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    fn walk(d: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for e in std::fs::read_dir(d).expect("read_dir") {
-            let p = e.expect("entry").path();
-            let rel = p.strip_prefix(base).expect("prefix").display().to_string();
-            let meta = std::fs::symlink_metadata(&p).expect("meta");
-            if meta.is_dir() {
-                out.insert(rel + "/", Vec::new());
-                walk(&p, base, out);
-            } else if meta.file_type().is_symlink() {
-                out.insert(rel, std::fs::read_link(&p).expect("link").display().to_string().into_bytes());
-            } else {
-                out.insert(rel, std::fs::read(&p).expect("read"));
-            }
-        }
-    }
-    walk(dir, dir, &mut out);
-    out
-}
-
 /// Runs one case; returns a description of what went wrong, if anything.
 fn run(c: &Case, base: &BTreeMap<String, Vec<u8>>) -> Option<String> {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -507,7 +485,7 @@ fn run(c: &Case, base: &BTreeMap<String, Vec<u8>>) -> Option<String> {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(&path, b).expect("write");
     }
-    let before = snapshot(dir.path());
+    let before = common::snapshot(dir.path());
     let args: Vec<&str> = c.args.iter().map(String::as_str).collect();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fptgen"))
         .args(&args)
@@ -516,7 +494,7 @@ fn run(c: &Case, base: &BTreeMap<String, Vec<u8>>) -> Option<String> {
         .output()
         .expect("run fptgen");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let after = snapshot(dir.path());
+    let after = common::snapshot(dir.path());
     let mut problems = Vec::new();
     if out.status.code() != Some(1) {
         problems.push(format!("exit {:?}", out.status.code()));

@@ -33,7 +33,7 @@ use std::process::Command;
 mod common;
 mod pixel_stream;
 use common::{require_tool, run, scratch, Rng};
-use pixel_stream::{field, pack, Dut, Log};
+use pixel_stream::{cells, field, pack, Dut, Log};
 
 /// Images streamed back to back into every parameter set.
 const IMAGES: usize = 3;
@@ -177,37 +177,9 @@ fn maxpool_outputs_and_cycles() {
     // (a) Full rate: bits and cycles.
     check_outputs(&b, &b.full_rate, "full rate");
     for (i, cfg) in CFGS.iter().enumerate() {
-        let log = &b.full_rate[i];
-        let ctx = format!("full rate, parameter set {i} {cfg:?}");
         let (period, outputs) = cfg.cycle_model();
-        let ow = cfg.out_size().1;
-        let pixels = cfg.h * cfg.w;
-        for n in 0..IMAGES {
-            // The first pixel after reset is accepted on cycle 0.
-            let t0 = (n * period) as u64;
-            for k in 0..pixels {
-                let t = log.accepted[n * pixels + k];
-                assert_eq!(
-                    t,
-                    t0 + k as u64,
-                    "{ctx}: image {n}, pixel (y {}, x {}) accepted on cycle {t}, model {}",
-                    k / cfg.w,
-                    k % cfg.w,
-                    t0 + k as u64
-                );
-            }
-            for (j, &dt) in outputs.iter().enumerate() {
-                let (t, _) = log.outputs[n * outputs.len() + j];
-                assert_eq!(
-                    t,
-                    t0 + dt as u64,
-                    "{ctx}: image {n}, output pixel (oy {}, ox {}) output on cycle {t}, model {}",
-                    j / ow,
-                    j % ow,
-                    t0 + dt as u64
-                );
-            }
-        }
+        let ctx = format!("full rate, parameter set {i} {cfg:?}");
+        pixel_stream::check_cycles(&b.full_rate[i], &ctx, IMAGES, period, &outputs, (cfg.h * cfg.w, cfg.w), cfg.out_size().1, "output pixel");
     }
 
     // (b) Random input gaps and output back-pressure: bits.
@@ -218,55 +190,19 @@ fn maxpool_outputs_and_cycles() {
     fs::remove_dir_all(&b.dir).ok();
 }
 
-fn lint(dir: &Path, params: &[(&str, i64)]) -> (bool, String) {
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_maxpool.v");
-    let out = Command::new("verilator")
-        .args(["--lint-only", "-Wall", "--top-module", "fptgen_maxpool"])
-        .args(params.iter().map(|(p, v)| format!("-G{p}={v}")))
-        .arg(rtl)
-        .current_dir(dir)
-        .output()
-        .expect("run verilator");
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-}
-
 #[test]
 fn maxpool_illegal_parameters_stop_elaboration() {
     require_tool("verilator", "--version");
     let dir = scratch("rtl_maxpool_illegal");
     let legal: &[&[(&str, i64)]] = &[&[], &[("H", 2), ("W", 2), ("X_S", 0)], &[("H", 3), ("W", 3), ("X_W", 1)]];
-    for p in legal {
-        let (ok, text) = lint(&dir, p);
-        assert!(ok && text.trim().is_empty(), "legal parameters {p:?} must lint clean:\n{text}");
-    }
     let illegal: &[(&[(&str, i64)], &str)] = &[
         (&[("H", 1)], "fptgen_param_error_maxpool_image_below_2x2"),
         (&[("W", 1)], "fptgen_param_error_maxpool_image_below_2x2"),
         (&[("X_S", 2)], "fptgen_param_error_maxpool_x_s_not_0_or_1"),
         (&[("C", 0)], "fptgen_param_error_maxpool_size_below_1"),
     ];
-    for (p, check) in illegal {
-        let (ok, text) = lint(&dir, p);
-        assert!(!ok, "{p:?} must stop elaboration:\n{text}");
-        assert!(text.contains(check), "{p:?} must name {check}:\n{text}");
-    }
+    pixel_stream::check_parameters("fptgen_maxpool", &dir, legal, illegal);
     fs::remove_dir_all(&dir).ok();
-}
-
-/// The cell types and counts `stat` lists.
-fn cells(stat: &str) -> Vec<(String, u64)> {
-    let after = stat.split("Number of cells:").nth(1).unwrap_or_else(|| panic!("no cell count:\n{stat}"));
-    after
-        .lines()
-        .skip(1)
-        .map_while(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [name, n] => n.parse().ok().map(|n| (name.to_string(), n)),
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 #[test]

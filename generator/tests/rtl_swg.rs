@@ -31,7 +31,7 @@ use std::process::Command;
 mod common;
 mod pixel_stream;
 use common::{require_tool, run, scratch, Rng};
-use pixel_stream::{field, pack, Dut, Log};
+use pixel_stream::{cells, field, pack, Dut, Log};
 
 /// Images streamed back to back into every parameter set.
 const IMAGES: usize = 3;
@@ -218,37 +218,9 @@ fn swg_windows_and_cycles() {
     // (a) Full rate: bits and cycles.
     check_windows(&b, &b.full_rate, "full rate");
     for (i, cfg) in CFGS.iter().enumerate() {
-        let log = &b.full_rate[i];
-        let ctx = format!("full rate, parameter set {i} {cfg:?}");
         let (period, windows) = cfg.cycle_model();
-        let ow = cfg.out_size().1;
-        let pixels = cfg.h * cfg.w;
-        for n in 0..IMAGES {
-            // The first pixel after reset is accepted on cycle 0.
-            let t0 = (n * period) as u64;
-            for k in 0..pixels {
-                let t = log.accepted[n * pixels + k];
-                assert_eq!(
-                    t,
-                    t0 + k as u64,
-                    "{ctx}: image {n}, pixel (y {}, x {}) accepted on cycle {t}, model {}",
-                    k / cfg.w,
-                    k % cfg.w,
-                    t0 + k as u64
-                );
-            }
-            for (j, &dt) in windows.iter().enumerate() {
-                let (t, _) = log.outputs[n * windows.len() + j];
-                assert_eq!(
-                    t,
-                    t0 + dt as u64,
-                    "{ctx}: image {n}, window (oy {}, ox {}) output on cycle {t}, model {}",
-                    j / ow,
-                    j % ow,
-                    t0 + dt as u64
-                );
-            }
-        }
+        let ctx = format!("full rate, parameter set {i} {cfg:?}");
+        pixel_stream::check_cycles(&b.full_rate[i], &ctx, IMAGES, period, &windows, (cfg.h * cfg.w, cfg.w), cfg.out_size().1, "window");
     }
 
     // (b) Random input gaps and output back-pressure: bits.
@@ -257,18 +229,6 @@ fn swg_windows_and_cycles() {
         check_windows(&b, &logs, &format!("{gap}% input gaps, {stall}% output stalls, seed {seed}"));
     }
     fs::remove_dir_all(&b.dir).ok();
-}
-
-fn lint(dir: &Path, params: &[(&str, i64)]) -> (bool, String) {
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_swg.v");
-    let out = Command::new("verilator")
-        .args(["--lint-only", "-Wall", "--top-module", "fptgen_swg"])
-        .args(params.iter().map(|(p, v)| format!("-G{p}={v}")))
-        .arg(rtl)
-        .current_dir(dir)
-        .output()
-        .expect("run verilator");
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
 #[test]
@@ -281,10 +241,6 @@ fn swg_illegal_parameters_stop_elaboration() {
         &[("PAD", 1), ("STRIDE", 2), ("H", 1), ("W", 1)],
         &[("PAD", 1), ("STRIDE", 1), ("W", 1)],
     ];
-    for p in legal {
-        let (ok, text) = lint(&dir, p);
-        assert!(ok && text.trim().is_empty(), "legal parameters {p:?} must lint clean:\n{text}");
-    }
     let illegal: &[(&[(&str, i64)], &str)] = &[
         (&[("STRIDE", 3)], "fptgen_param_error_swg_stride_not_1_or_2"),
         (&[("PAD", 0), ("H", 2)], "fptgen_param_error_swg_valid_image_below_3x3"),
@@ -292,28 +248,8 @@ fn swg_illegal_parameters_stop_elaboration() {
         (&[("PAD", 2)], "fptgen_param_error_swg_pad_not_0_or_1"),
         (&[("C", 0)], "fptgen_param_error_swg_size_below_1"),
     ];
-    for (p, check) in illegal {
-        let (ok, text) = lint(&dir, p);
-        assert!(!ok, "{p:?} must stop elaboration:\n{text}");
-        assert!(text.contains(check), "{p:?} must name {check}:\n{text}");
-    }
+    pixel_stream::check_parameters("fptgen_swg", &dir, legal, illegal);
     fs::remove_dir_all(&dir).ok();
-}
-
-/// The cell types and counts `stat` lists.
-fn cells(stat: &str) -> Vec<(String, u64)> {
-    let after = stat.split("Number of cells:").nth(1).unwrap_or_else(|| panic!("no cell count:\n{stat}"));
-    after
-        .lines()
-        .skip(1)
-        .map_while(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [name, n] => n.parse().ok().map(|n| (name.to_string(), n)),
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 #[test]

@@ -61,3 +61,32 @@ pub fn untrained_copy(dir: &Path, example: &str) -> PathBuf {
     std::fs::copy(src.join("weights.npz"), out.join("weights.npz")).expect("copy weights");
     out.join("model.yaml")
 }
+
+/// Every file under `dir` (recursively; a directory as `name/` with no
+/// contents, a link as its target's name), with its bytes, by path relative
+/// to `dir`: a snapshot to compare before and after a run.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    fn walk(d: &Path, base: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            let rel = p.strip_prefix(base).expect("prefix").display().to_string();
+            let meta = std::fs::symlink_metadata(&p).expect("meta");
+            if meta.is_dir() {
+                out.insert(rel + "/", Vec::new());
+                walk(&p, base, out);
+            } else if meta.file_type().is_symlink() {
+                out.insert(rel, std::fs::read_link(&p).expect("link").display().to_string().into_bytes());
+            } else {
+                out.insert(rel, std::fs::read(&p).expect("read"));
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The paths of the files (not directories) under `dir`, sorted.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    snapshot(dir).into_keys().filter(|k| !k.ends_with('/')).collect()
+}

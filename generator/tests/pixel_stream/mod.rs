@@ -307,3 +307,70 @@ int main(int argc, char** argv) {{
     c += "        top.clk = 1;\n        top.eval();\n        top.clk = 0;\n        top.eval();\n        bool all = true;\n        for (const Port& q : p) all = all && q.done();\n        if (all && tail < 0) tail = t + 40;\n        if (tail >= 0 && t >= tail) break;\n    }\n    top.final();\n    return 0;\n}\n";
     c
 }
+
+/// Checks the full-rate run of one parameter set against a cycle model:
+/// image `n`'s pixel `k` (of `pixels`, rows of `w`) is accepted on cycle
+/// `n * period + k`, and its output `j` (rows of `ow`) is given on cycle
+/// `n * period + outputs[j]`. `what` names an output ("window", "output
+/// pixel") in messages.
+#[allow(clippy::too_many_arguments)]
+pub fn check_cycles(log: &Log, ctx: &str, images: usize, period: usize, outputs: &[usize], (pixels, w): (usize, usize), ow: usize, what: &str) {
+    for n in 0..images {
+        // The first pixel after reset is accepted on cycle 0.
+        let t0 = (n * period) as u64;
+        for k in 0..pixels {
+            let t = log.accepted[n * pixels + k];
+            let want = t0 + k as u64;
+            assert_eq!(t, want, "{ctx}: image {n}, pixel (y {}, x {}) accepted on cycle {t}, model {want}", k / w, k % w);
+        }
+        for (j, &dt) in outputs.iter().enumerate() {
+            let (t, _) = log.outputs[n * outputs.len() + j];
+            let want = t0 + dt as u64;
+            assert_eq!(t, want, "{ctx}: image {n}, {what} (oy {}, ox {}) output on cycle {t}, model {want}", j / ow, j % ow);
+        }
+    }
+}
+
+/// `verilator --lint-only -Wall` of the library module `module` with
+/// parameter overrides; success and the tool's output.
+pub fn lint(module: &str, dir: &Path, params: &[(&str, i64)]) -> (bool, String) {
+    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../rtl/{module}.v"));
+    let out = Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", module])
+        .args(params.iter().map(|(p, v)| format!("-G{p}={v}")))
+        .arg(rtl)
+        .current_dir(dir)
+        .output()
+        .expect("run verilator");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Every `legal` parameter set lints clean, and every `illegal` one stops
+/// elaboration naming its check's module.
+pub fn check_parameters(module: &str, dir: &Path, legal: &[&[(&str, i64)]], illegal: &[(&[(&str, i64)], &str)]) {
+    for p in legal {
+        let (ok, text) = lint(module, dir, p);
+        assert!(ok && text.trim().is_empty(), "legal parameters {p:?} must lint clean:\n{text}");
+    }
+    for (p, check) in illegal {
+        let (ok, text) = lint(module, dir, p);
+        assert!(!ok, "{p:?} must stop elaboration:\n{text}");
+        assert!(text.contains(check), "{p:?} must name {check}:\n{text}");
+    }
+}
+
+/// The cell types and counts yosys' `stat` lists.
+pub fn cells(stat: &str) -> Vec<(String, u64)> {
+    let after = stat.split("Number of cells:").nth(1).unwrap_or_else(|| panic!("no cell count:\n{stat}"));
+    after
+        .lines()
+        .skip(1)
+        .map_while(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [name, n] => n.parse().ok().map(|n| (name.to_string(), n)),
+                _ => None,
+            }
+        })
+        .collect()
+}
