@@ -24,6 +24,27 @@ fn check_accepts_all_three_examples() {
     assert!(out.contains("total: 178110 parameters, 177800 MACs per inference, 157000 trainable parameters"), "{out}");
 }
 
+/// The MNIST CNN: its weights check; its parameter and MAC counts are the
+/// architecture's (worked out here); the hardware commands refuse it,
+/// naming the first layer they cannot build yet, and write nothing.
+#[test]
+fn the_mnist_cnn_checks_and_generate_refuses_it_by_name() {
+    let (code, out, err) = fptgen(&["check", "examples/mnist_cnn/model.yaml"], &root());
+    assert_eq!(code, 0, "{err}");
+    // conv1 8*(9*1) + 8, conv2 16*(9*8) + 16, fc 10*784 + 10 parameters;
+    // MACs 28*28*8*9 + 14*14*16*72 + 784*10; fc trainable.
+    let params = 8 * 9 + 8 + 16 * 72 + 16 + 10 * 784 + 10;
+    let macs = 28 * 28 * 8 * 9 + 14 * 14 * 16 * 72 + 784 * 10;
+    assert!(out.contains(&format!("total: {params} parameters, {macs} MACs per inference, 7850 trainable parameters")), "{out}");
+    assert!(out.contains("conv2  conv2d 3x3/1 same 14x14x8->14x14x16"), "{out}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/mnist_cnn/model.yaml");
+    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "out"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("layer 'conv1' is a conv2d layer") && err.contains("dense layers only"), "{err}");
+    assert!(!dir.path().join("out").exists());
+}
+
 #[test]
 fn simulate_matches_the_library_on_float_and_raw_inputs() {
     let dir = tempfile::tempdir().expect("tempdir");
