@@ -315,7 +315,8 @@ fn run(
 ) -> anyhow::Result<Row> {
     let (m, p) = variant(base, params, subset, bits)?;
     let t: u64 = m.trainable_params();
-    let trained = m.layers.iter().find(|l| l.dense().trainable.any()).map(|l| l.dense()).expect("a trainable layer");
+    let trained =
+        m.layers.iter().filter_map(|l| l.as_dense()).find(|d| d.trainable.any()).ok_or_else(|| anyhow!("no trainable dense layer"))?;
     let f = if trained.trainable.weights { trained.precision.weight } else { trained.precision.bias }.frac_bits();
     let perturb_shift = (f - a.perturb_exp).max(0) as u32;
     let lr_shift = (a.lr_base - f).clamp(-31, 31);
