@@ -103,12 +103,7 @@ fptgen_es_ctrl #(
     .N({= t.n =}),
     .M({= t.m =}),
     .FITNESS({= t.fitness =}),
-    .SERVE_MAX({= t.serve_max =}),
-    .GW({= t.group_w =}),
-    .NW({= t.member_w =}),
-    .JW({= t.block_w =}),
-    .TGW({= t.block_w + 1 =}),
-    .MW({= t.sample_w =})
+    .SERVE_MAX({= t.serve_max =})
 ) u_ctrl (
     .clk(clk),
     .rst(rst),
@@ -212,9 +207,7 @@ fptgen_param_walk #(
     .ROWS({= x.rows =}),
     .COLS({= x.cols =}),
     .PE({= x.pe =}),
-    .SIMD({= x.simd =}),
-    .AW({= x.addr_w =}),
-    .CW({= x.col_w =})
+    .SIMD({= x.simd =})
 ) u_walk_{= x.layer =}_{= x.kind =} (
     .clk(clk),
     .rst(rst),
@@ -251,7 +244,7 @@ wire po2_zero, po2_neg;
 wire [5:0] po2_exp;
 wire [32:0] po2_onehot;
 
-fptgen_po2 #(.S_W(33), .EXP_W(6)) u_po2 (
+fptgen_po2 #(.S_W(33)) u_po2 (
     .s(signal),
     .zero(po2_zero),
     .neg(po2_neg),
@@ -284,8 +277,7 @@ generate
             .UNIFORM({= t.uniform =}),
             .NOISE_BITS({= t.noise_bits =}),
             .EXACT({= t.exact =}),
-            .S_W(33),
-            .EXP_W(6)
+            .S_W(33)
         ) u_itb (
             .clk(clk),
             .rst(rst),

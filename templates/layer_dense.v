@@ -46,13 +46,9 @@ fptgen_dense #(
     {% call fmt("A", c.l.acc, true) %}{% endcall %}
     {% call fmt("Y", c.l.y, true) %}{% endcall %}
     .RELU({= c.l.relu =}),
-    .WA_W({= c.waddr_w =}),
-    .WC_W({= c.wcol_w =}),
     .W_WRITABLE({% if c.l.trainable.weights %}1{% else %}0{% endif %}),
     .W_STYLE("{= c.l.wmem.style =}"),
     .W_FILE("{= c.l.wmem.file =}"),
-    .BA_W({= c.baddr_w =}),
-    .BC_W({= c.bcol_w =}),
     .B_WRITABLE({% if c.l.trainable.biases %}1{% else %}0{% endif %}),
     .B_STYLE("{= c.l.bmem.style =}"),
     .B_FILE("{= c.l.bmem.file =}")

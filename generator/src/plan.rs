@@ -26,6 +26,18 @@ use serde::Serialize;
 
 use crate::train_plan::{train_plan, TrainHwPlan};
 
+/// Smallest width that can hold `0..n` (at least 1): `ceil(log2(n))`. The
+/// RTL library's modules derive their widths with the same function
+/// (`rtl/fptgen_clog2.vh`); the generator uses this one where a generated
+/// port or wire has such a width.
+pub fn clog2(n: u64) -> usize {
+    let mut w = 1;
+    while w < 64 && (1u64 << w) < n {
+        w += 1;
+    }
+    w
+}
+
 /// A fixed-point format as the RTL library's parameters spell it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HwFormat {

@@ -9,7 +9,7 @@ use fptgen_sim::model::Model;
 use fptgen_sim::weights::Params;
 
 use crate::bits::Bits;
-use crate::plan::{LayerPlan, NetworkPlan};
+use crate::plan::{clog2, LayerPlan, NetworkPlan};
 use crate::train_plan::TrainHwPlan;
 
 /// One file of the output directory.
@@ -36,6 +36,7 @@ impl GeneratedFile {
 /// The hand-written RTL library (`rtl/`), compiled into the binary so the
 /// generator is self-contained.
 pub const RTL_LIBRARY: &[(&str, &str)] = &[
+    ("fptgen_clog2.vh", include_str!("../../rtl/fptgen_clog2.vh")),
     ("fptgen_cast.v", include_str!("../../rtl/fptgen_cast.v")),
     ("fptgen_param_mem.v", include_str!("../../rtl/fptgen_param_mem.v")),
     ("fptgen_dense.v", include_str!("../../rtl/fptgen_dense.v")),
@@ -69,15 +70,6 @@ pub struct GenInfo {
     pub source: String,
 }
 
-/// Smallest width that can hold `0..n` (at least 1).
-pub fn clog2(n: usize) -> usize {
-    let mut w = 1;
-    while (1usize << w) < n {
-        w += 1;
-    }
-    w
-}
-
 /// A layer with the derived values its templates need.
 #[derive(Debug, Clone)]
 pub struct LayerView<'a> {
@@ -109,10 +101,10 @@ fn views(n: &NetworkPlan) -> Vec<LayerView<'_>> {
             l,
             in_msb: l.inputs * l.x.width as usize - 1,
             out_msb: l.outputs * l.y.width as usize - 1,
-            waddr_w: clog2(l.nf * l.sf),
-            wcol_w: clog2(l.pe * l.simd),
-            baddr_w: clog2(l.nf),
-            bcol_w: clog2(l.pe),
+            waddr_w: clog2((l.nf * l.sf) as u64),
+            wcol_w: clog2((l.pe * l.simd) as u64),
+            baddr_w: clog2(l.nf as u64),
+            bcol_w: clog2(l.pe as u64),
             src: if i == 0 { "in".to_string() } else { format!("{}_out", n.layers[i - 1].name) },
             next: n.layers.get(i + 1).map(|x| x.name.clone()).unwrap_or_default(),
         })
@@ -287,9 +279,10 @@ pub struct Report<'a> {
     pub network: &'a NetworkPlan,
 }
 
-/// Names of the RTL files of a design, in compile order.
+/// Names of the RTL files of a design (its modules; not the include file
+/// `fptgen_clog2.vh`), in compile order.
 pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
-    let mut v: Vec<String> = library(n).map(|(f, _)| f.to_string()).collect();
+    let mut v: Vec<String> = library(n).map(|(f, _)| f.to_string()).filter(|f| f.ends_with(".v")).collect();
     v.extend(n.layers.iter().map(|l| format!("{}.v", l.module)));
     if n.training.is_some() {
         v.push(format!("{}_net.v", n.name));

@@ -17,19 +17,10 @@ use fptgen_sim::train::lfsr::block_seed;
 use fptgen_sim::train::order::clamp_range;
 use serde::Serialize;
 
-use crate::plan::NetworkPlan;
+use crate::plan::{clog2, NetworkPlan};
 
 /// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
 const BRAM_WORD: usize = 72;
-
-/// Smallest width that can hold `0..n` (at least 1).
-fn width_for(n: u64) -> usize {
-    let mut w = 1;
-    while w < 64 && (1u64 << w) < n {
-        w += 1;
-    }
-    w
-}
 
 /// One trainable tensor, as the trainer walks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,8 +100,6 @@ pub struct TrainHwPlan {
     pub member_w: usize,
     /// Block index width (0..P-1).
     pub block_w: usize,
-    /// Sample count width (0..M).
-    pub sample_w: usize,
     /// Tensor index width.
     pub tensor_w: usize,
     /// Requests served per boundary at most (M).
@@ -181,8 +170,8 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
                 cols,
                 pe: d.pe,
                 simd,
-                addr_w: width_for(nwords as u64),
-                col_w: width_for((d.pe * simd) as u64),
+                addr_w: clog2(nwords as u64),
+                col_w: clog2((d.pe * simd) as u64),
                 width: f.width(),
                 signed: f.signed(),
                 lo,
@@ -234,11 +223,10 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         seed: tr.seed,
         block_seeds: (0..p).map(|j| block_seed(tr.seed, j, tr.noise.width)).collect(),
         param_w: tensors.iter().map(|x| x.width + u32::from(!x.signed)).max().unwrap_or(1),
-        group_w: width_for(g),
-        member_w: width_for(tr.population as u64 + 1),
-        block_w: width_for(p as u64),
-        sample_w: width_for(tr.buffer as u64 + 1),
-        tensor_w: width_for(tensors.len() as u64),
+        group_w: clog2(g),
+        member_w: clog2(tr.population as u64 + 1),
+        block_w: clog2(p as u64),
+        tensor_w: clog2(tensors.len() as u64),
         serve_max: tr.buffer,
         words,
         word_w,

@@ -32,7 +32,7 @@ use std::process::Command;
 
 mod common;
 mod pixel_stream;
-use common::{require_tool, run, scratch, Rng};
+use common::{require_tool, rtl_include, run, scratch, Rng};
 use pixel_stream::{field, pack, Dut, Log};
 
 /// Images streamed back to back into every parameter set.
@@ -222,6 +222,7 @@ fn lint(dir: &Path, params: &[(&str, i64)]) -> (bool, String) {
     let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_maxpool.v");
     let out = Command::new("verilator")
         .args(["--lint-only", "-Wall", "--top-module", "fptgen_maxpool"])
+        .arg(rtl_include())
         .args(params.iter().map(|(p, v)| format!("-G{p}={v}")))
         .arg(rtl)
         .current_dir(dir)

@@ -331,7 +331,7 @@ fn trainer_interface_protocol() {
     run(
         Command::new("verilator")
             .args(["--cc", "--exe", "--build", "-Wall", "-j", "2", "+define+FPTGEN_DUMP_FINAL", "--x-initial", "unique"])
-            .args(["--top-module", "tiny", "-Mdir", "obj", "-o", "vtb"])
+            .args(["--top-module", "tiny", "-Mdir", "obj", "-o", "vtb", "-Irtl"])
             .args(&rtl)
             .arg(out.join("tb.cpp")),
         "verilator build",
