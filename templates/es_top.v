@@ -17,7 +17,7 @@
  * Trainable tensors, in training order (each in block RAM, written only
  * through its memory's trainer port):
 {%- for x in t.tensors %}
- *   {= x.index =}: {= x.layer =} {% if x.kind == "w" %}weights{% else %}biases{% endif %}, {= x.count =} parameters, clamped to [{= x.lo =}, {= x.hi =}]
+ *   {= x.index =}: {= x.layer =} {= x.role =}, {= x.count =} parameters, clamped to [{= x.lo =}, {= x.hi =}]
 {%- endfor %}
  *
  * Streams carry whole vectors (element k at bits [k*W +: W]). in/out are
@@ -199,29 +199,29 @@ fptgen_loss_acc #(
 // Parameter cursor: the current tensor and, per tensor, its position
 reg [{= t.tensor_w - 1 =}:0] tid_reg, tid_saved_reg;
 {%- for x in t.tensors %}
-wire [{= x.addr_w - 1 =}:0] {= x.layer =}_{= x.kind =}_addr;
-wire [{= x.col_w - 1 =}:0] {= x.layer =}_{= x.kind =}_col;
-wire {= x.layer =}_{= x.kind =}_last;
+wire [{= x.addr_w - 1 =}:0] {= x.port() =}_addr;
+wire [{= x.col_w - 1 =}:0] {= x.port() =}_col;
+wire {= x.port() =}_last;
 
 fptgen_param_walk #(
     .ROWS({= x.rows =}),
     .COLS({= x.cols =}),
     .PE({= x.pe =}),
     .SIMD({= x.simd =})
-) u_walk_{= x.layer =}_{= x.kind =} (
+) u_walk_{= x.port() =} (
     .clk(clk),
     .rst(rst),
     .clear(cur_clear),
     .rewind(cur_rewind),
     .step(cur_step && tid_reg == {= t.tid(x.index) =}),
     .save(cur_save),
-    .addr({= x.layer =}_{= x.kind =}_addr),
-    .col({= x.layer =}_{= x.kind =}_col),
-    .last({= x.layer =}_{= x.kind =}_last)
+    .addr({= x.port() =}_addr),
+    .col({= x.port() =}_col),
+    .last({= x.port() =}_last)
 );
 {%- endfor %}
 
-wire cur_last ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= x.layer =}_{= x.kind =}_last :{% endfor %} 1'b0;
+wire cur_last ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= x.port() =}_last :{% endfor %} 1'b0;
 
 always @(posedge clk) begin
     if (rst || cur_clear) begin
@@ -302,10 +302,10 @@ reg rd_valid_reg;
 reg [{= t.block_w - 1 =}:0] rd_blk_reg;
 reg [{= t.tensor_w - 1 =}:0] rd_tid_reg;
 {%- for x in t.tensors %}
-wire [{= x.width - 1 =}:0] {= x.layer =}_{= x.kind =}_tr_rdata;
+wire [{= x.width - 1 =}:0] {= x.port() =}_tr_rdata;
 {%- endfor %}
 wire [PW-1:0] rd_value ={% for x in t.tensors %}
-    rd_tid_reg == {= t.tid(x.index) =} ? {% if x.width == t.param_w %}{= x.layer =}_{= x.kind =}_tr_rdata{% else %}{{{= t.param_w - x.width =}{{% if x.signed %}{= x.layer =}_{= x.kind =}_tr_rdata[{= x.width - 1 =}]{% else %}1'b0{% endif %}}}, {= x.layer =}_{= x.kind =}_tr_rdata}{% endif %} :{% endfor %}
+    rd_tid_reg == {= t.tid(x.index) =} ? {% if x.width == t.param_w %}{= x.port() =}_tr_rdata{% else %}{{{= t.param_w - x.width =}{{% if x.signed %}{= x.port() =}_tr_rdata[{= x.width - 1 =}]{% else %}1'b0{% endif %}}}, {= x.port() =}_tr_rdata}{% endif %} :{% endfor %}
     {PW{1'b0}};
 
 always @(posedge clk) begin
@@ -352,7 +352,7 @@ assign mon_grad = grad_flat[blk*32 +: 32];
 // ---------------------------------------------------------------------------
 // The inference pipeline
 {%- for x in t.tensors %}
-wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
+wire {= x.port() =}_sel = tid_reg == {= t.tid(x.index) =};
 {%- endfor %}
 
 {= n.name =}_net u_net (
@@ -364,12 +364,12 @@ wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
     .out_data(net_out_data),
     .out_valid(net_out_valid),
     .out_ready(ext_mode ? out_ready : 1'b1){% for x in t.tensors %},
-    .{= x.layer =}_{= x.kind =}_tr_en({= x.layer =}_{= x.kind =}_sel && (op_read || op_write)),
-    .{= x.layer =}_{= x.kind =}_tr_we({= x.layer =}_{= x.kind =}_sel && op_write),
-    .{= x.layer =}_{= x.kind =}_tr_addr({= x.layer =}_{= x.kind =}_addr),
-    .{= x.layer =}_{= x.kind =}_tr_col({= x.layer =}_{= x.kind =}_col),
-    .{= x.layer =}_{= x.kind =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
-    .{= x.layer =}_{= x.kind =}_tr_rdata({= x.layer =}_{= x.kind =}_tr_rdata){% endfor %}
+    .{= x.port() =}_tr_en({= x.port() =}_sel && (op_read || op_write)),
+    .{= x.port() =}_tr_we({= x.port() =}_sel && op_write),
+    .{= x.port() =}_tr_addr({= x.port() =}_addr),
+    .{= x.port() =}_tr_col({= x.port() =}_col),
+    .{= x.port() =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
+    .{= x.port() =}_tr_rdata({= x.port() =}_tr_rdata){% endfor %}
 );
 
 `ifdef FPTGEN_DUMP_FINAL
@@ -381,7 +381,7 @@ wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
 always @(posedge clk) begin
     if (dump_final) begin
 {%- for x in t.tensors %}
-        u_net.u_{= x.layer =}.u_dense.u_{= x.kind =}mem.write_final;
+        u_net.u_{= x.layer =}.{= x.instance =}.write_final;
 {%- endfor %}
     end
 end

@@ -22,25 +22,30 @@ use crate::plan::{clog2, NetworkPlan};
 /// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
 const BRAM_WORD: usize = 72;
 
-/// One trainable tensor, as the trainer walks it.
+/// One trainable tensor, as the trainer walks it: the layout of its memory
+/// ([`crate::layers::TensorMem`]) and its clamp bounds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TrainTensor {
     /// Position in the training order (the cursor's tensor index).
     pub index: usize,
     /// Layer name.
     pub layer: String,
-    /// `w` (weights) or `b` (biases): the prefix of the layer's trainer port.
-    pub kind: &'static str,
+    /// The tensor's key (`w`, `b`, ...): the prefix of the layer's trainer port.
+    pub key: &'static str,
+    /// What it is (`weights`, `biases`, ...).
+    pub role: &'static str,
     /// Parameters in the tensor.
     pub count: u64,
-    /// Rows (the layer's outputs) and parameters per row (inputs, or 1).
+    /// Rows of the tensor's matrix.
     pub rows: usize,
     /// Parameters per row.
     pub cols: usize,
-    /// The layer's PE, and SIMD (1 for biases).
+    /// Rows per memory word.
     pub pe: usize,
-    /// SIMD lanes of the walk.
+    /// Parameters of a row per memory word.
     pub simd: usize,
+    /// The hierarchical name of its `fptgen_param_mem` in the layer's module.
+    pub instance: String,
     /// Memory address and column-select widths.
     pub addr_w: usize,
     /// Column-select width.
@@ -53,6 +58,13 @@ pub struct TrainTensor {
     pub lo: i128,
     /// Upper clamp bound.
     pub hi: i128,
+}
+
+impl TrainTensor {
+    /// `<layer>_<key>`: the prefix of its trainer port at the top level.
+    pub fn port(&self) -> String {
+        format!("{}_{}", self.layer, self.key)
+    }
 }
 
 /// The ES trainer's hardware and schedule.
@@ -157,32 +169,27 @@ impl TrainHwPlan {
 pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let tr = model.training.as_ref()?;
     let mut tensors = Vec::new();
-    for (layer, lp) in model.layers.iter().zip(&net.layers) {
-        let d = layer.dense();
-        let mut push = |kind: &'static str, f: fptgen_sim::fixed::Format, cols: usize, simd: usize, nwords: usize| {
-            let (lo, hi) = clamp_range(&f);
+    for lp in &net.layers {
+        for mem in lp.trainable() {
+            let (lo, hi) = clamp_range(&mem.raw_format);
             tensors.push(TrainTensor {
                 index: tensors.len(),
-                layer: layer.name.clone(),
-                kind,
-                count: (d.outputs * cols) as u64,
-                rows: d.outputs,
-                cols,
-                pe: d.pe,
-                simd,
-                addr_w: clog2(nwords as u64),
-                col_w: clog2((d.pe * simd) as u64),
-                width: f.width(),
-                signed: f.signed(),
+                layer: lp.name.clone(),
+                key: mem.key,
+                role: mem.role,
+                count: mem.count() as u64,
+                rows: mem.rows,
+                cols: mem.cols,
+                pe: mem.pe,
+                simd: mem.simd,
+                instance: mem.instance.clone(),
+                addr_w: mem.addr_w(),
+                col_w: mem.col_w(),
+                width: mem.format.width,
+                signed: mem.format.signed != 0,
                 lo,
                 hi,
             });
-        };
-        if d.trainable.weights {
-            push("w", d.precision.weight, d.inputs, d.simd, lp.nf * lp.sf);
-        }
-        if d.trainable.biases {
-            push("b", d.precision.bias, 1, 1, lp.nf);
         }
     }
     let t: u64 = tensors.iter().map(|x| x.count).sum();
