@@ -5,7 +5,7 @@
  * docs/training.md's algorithm on the unchanged inference pipeline, and
  * arbitrates the pipeline between training and inference requests. It
  * drives, through strobes, the rest of the trainer (generated per network):
- * the parameter cursor (fptgen_param_walk per trainable tensor), the
+ * the parameter cursor (fptgen_param_cursor), the
  * incremental-training blocks (fptgen_itb), the shared perturb/update unit
  * (fptgen_es_update), the sample buffer (fptgen_sample_buf) and the loss
  * accumulator (fptgen_loss_acc).

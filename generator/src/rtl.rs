@@ -28,6 +28,7 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_es_update.v", include_str!("../../rtl/fptgen_es_update.v")),
     ("fptgen_loss_acc.v", include_str!("../../rtl/fptgen_loss_acc.v")),
     ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),
+    ("fptgen_param_cursor.v", include_str!("../../rtl/fptgen_param_cursor.v")),
     ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
     ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
 ];

@@ -112,8 +112,6 @@ pub struct TrainHwPlan {
     pub member_w: usize,
     /// Block index width (0..P-1).
     pub block_w: usize,
-    /// Tensor index width.
-    pub tensor_w: usize,
     /// Requests served per boundary at most (M).
     pub serve_max: usize,
     /// Words per buffered input vector (1, or up to II - 2 for wide
@@ -144,8 +142,7 @@ impl TrainHwPlan {
     }
 
     /// `v` as a `param_w`-bit two's complement Verilog literal.
-    pub fn code(&self, v: impl std::borrow::Borrow<i128>) -> String {
-        let v = *v.borrow();
+    pub fn code(&self, v: i128) -> String {
         let w = self.param_w;
         let mask = if w >= 128 { u128::MAX } else { (1u128 << w) - 1 };
         format!("{w}'h{:x}", (v as u128) & mask)
@@ -154,15 +151,38 @@ impl TrainHwPlan {
     /// Every block's LFSR seed as one Verilog literal, block 0 in the least
     /// significant bits.
     pub fn seeds_literal(&self) -> String {
-        let parts: Vec<String> =
-            self.block_seeds.iter().rev().map(|s| format!("{}'h{:x}", self.lfsr_width, s)).collect();
-        format!("{{{}}}", parts.join(", "))
+        concat_lsb_first(self.block_seeds.iter().map(|s| format!("{}'h{:x}", self.lfsr_width, s)))
     }
 
-    /// A tensor index as a sized Verilog literal.
-    pub fn tid(&self, k: impl std::borrow::Borrow<usize>) -> String {
-        format!("{}'d{}", self.tensor_w, k.borrow())
+    /// `fptgen_param_cursor`'s per-tensor parameters (all but K, P and PW)
+    /// as (name, Verilog literal): tensor 0 in the least significant bits.
+    pub fn cursor_params(&self) -> Vec<(&'static str, String)> {
+        let packed = |f: &dyn Fn(&TrainTensor) -> String| concat_lsb_first(self.tensors.iter().map(f));
+        vec![
+            ("ROWS", packed(&|x| format!("32'd{}", x.rows))),
+            ("COLS", packed(&|x| format!("32'd{}", x.cols))),
+            ("PE", packed(&|x| format!("32'd{}", x.pe))),
+            ("SIMD", packed(&|x| format!("32'd{}", x.simd))),
+            ("WIDTH", packed(&|x| format!("32'd{}", x.width))),
+            ("SIGNED", packed(&|x| format!("1'b{}", u8::from(x.signed)))),
+            ("LO", packed(&|x| self.code(x.lo))),
+            ("HI", packed(&|x| self.code(x.hi))),
+        ]
     }
+
+    /// The concatenation of every tensor's top-level signal
+    /// `<layer>_<key>_<suffix>`, tensor 0 in the least significant bits (a
+    /// packed port of `fptgen_param_cursor`).
+    pub fn ports(&self, suffix: &str) -> String {
+        concat_lsb_first(self.tensors.iter().map(|x| format!("{}_{suffix}", x.port())))
+    }
+}
+
+/// The Verilog concatenation of `items`, the first in the least significant
+/// bits.
+fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
+    let parts: Vec<String> = items.rev().collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// The trainer for `model` (None without a `training:` section).
@@ -233,7 +253,6 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         group_w: clog2(g),
         member_w: clog2(tr.population as u64 + 1),
         block_w: clog2(p as u64),
-        tensor_w: clog2(tensors.len() as u64),
         serve_max: tr.buffer,
         words,
         word_w,
