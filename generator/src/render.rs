@@ -98,6 +98,13 @@ struct EsTopTemplate<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "harness_common.h")]
+struct HarnessCommonTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+}
+
+#[derive(Template)]
 #[template(path = "harness.cpp")]
 struct HarnessTemplate<'a> {
     gen: &'a GenInfo,
@@ -289,6 +296,7 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
             .flat_map(|(l, m)| ["tr_en", "tr_we", "tr_addr", "tr_col", "tr_wdata"].map(|s| format!("{}_{}_{s}", l.name, m.key)))
             .collect()
     };
+    files.push(GeneratedFile::text("sim/harness_common.h", HarnessCommonTemplate { gen, n }.render()?));
     files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, tied_inputs }.render()?));
     if let Some(t) = trainer {
         files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, t }.render()?));
