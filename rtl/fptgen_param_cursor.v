@@ -71,12 +71,13 @@ module fptgen_param_cursor #(
     input  wire                    op_read,
     input  wire                    op_write,
     input  wire [clog2(P)-1:0]     blk,
-    // Trainer ports of the tensors' memories
+    // Trainer ports of the tensors' memories: enables, and fields 0
+    // (addresses), 1 (column selects) and 2 (read data) of every tensor
     output wire [K-1:0]            tr_en,
     output wire [K-1:0]            tr_we,
-    output wire [addr_offset(K)-1:0] tr_addr,
-    output wire [col_offset(K)-1:0]  tr_col,
-    input  wire [data_offset(K)-1:0] tr_rdata,
+    output wire [field_offset(0, K)-1:0] tr_addr,
+    output wire [field_offset(1, K)-1:0] tr_col,
+    input  wire [field_offset(2, K)-1:0] tr_rdata,
     // Block blk's committed value, and the current tensor's bounds
     output wire [PW-1:0]           param,
     output wire [PW-1:0]           lo,
@@ -94,54 +95,33 @@ function integer entry;
     end
 endfunction
 
-// Tensor k's memory: address width (clog2 of its words) and column-select
-// width (clog2 of its columns)
-function integer addr_width;
+// The width of tensor k's field of a packed trainer port: field 0 its
+// memory's word address (clog2 of its words), 1 its column select (clog2 of
+// its columns), 2 its read data (WIDTH)
+function integer field_width;
+    input integer f;
     input integer k;
     begin
-        addr_width = clog2(((entry(ROWS, k) + entry(PE, k) - 1) / entry(PE, k)) *
-                           ((entry(COLS, k) + entry(SIMD, k) - 1) / entry(SIMD, k)));
-    end
-endfunction
-
-function integer col_width;
-    input integer k;
-    begin
-        col_width = clog2(entry(PE, k) * entry(SIMD, k));
-    end
-endfunction
-
-// Where tensor k's field starts in tr_addr, tr_col and tr_rdata (k = K:
-// their widths)
-function integer addr_offset;
-    input integer k;
-    integer i;
-    begin
-        addr_offset = 0;
-        for (i = 0; i < k; i = i + 1) begin
-            addr_offset = addr_offset + addr_width(i);
+        if (f == 0) begin
+            field_width = clog2(((entry(ROWS, k) + entry(PE, k) - 1) / entry(PE, k)) *
+                                ((entry(COLS, k) + entry(SIMD, k) - 1) / entry(SIMD, k)));
+        end else if (f == 1) begin
+            field_width = clog2(entry(PE, k) * entry(SIMD, k));
+        end else begin
+            field_width = entry(WIDTH, k);
         end
     end
 endfunction
 
-function integer col_offset;
+// Where tensor k's field f starts (k = K: the port's width)
+function integer field_offset;
+    input integer f;
     input integer k;
     integer i;
     begin
-        col_offset = 0;
+        field_offset = 0;
         for (i = 0; i < k; i = i + 1) begin
-            col_offset = col_offset + col_width(i);
-        end
-    end
-endfunction
-
-function integer data_offset;
-    input integer k;
-    integer i;
-    begin
-        data_offset = 0;
-        for (i = 0; i < k; i = i + 1) begin
-            data_offset = data_offset + entry(WIDTH, i);
+            field_offset = field_offset + field_width(f, i);
         end
     end
 endfunction
@@ -207,15 +187,15 @@ generate
             .rewind(rewind),
             .step(step && sel[k]),
             .save(save),
-            .addr(tr_addr[addr_offset(k) +: addr_width(k)]),
-            .col(tr_col[col_offset(k) +: col_width(k)]),
+            .addr(tr_addr[field_offset(0, k) +: field_width(0, k)]),
+            .col(tr_col[field_offset(1, k) +: field_width(1, k)]),
             .last(last[k])
         );
 
         assign rd_sel[k] = rd_tid_reg == TID;
 
         // The read data, extended to PW bits
-        wire [W_K-1:0] rd = tr_rdata[data_offset(k) +: W_K];
+        wire [W_K-1:0] rd = tr_rdata[field_offset(2, k) +: W_K];
         if (W_K < PW) begin : g_extend
             assign rd_ext[k*PW +: PW] = {{(PW - W_K){SIGNED[k] ? rd[W_K-1] : 1'b0}}, rd};
         end else begin : g_full
