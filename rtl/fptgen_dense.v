@@ -68,18 +68,15 @@ module fptgen_dense #(
     parameter integer Y_O = 0,
     // 1: relu on the accumulator; 0: linear
     parameter integer RELU = 1,
-    // Weight memory: NF*SF words of PE*SIMD columns; address and column-select widths
-    parameter integer WA_W = 4,
-    parameter integer WC_W = 1,
+    // (The weight memory has NF*SF words of PE*SIMD columns, the bias memory
+    // NF words of PE columns; the module derives their address and
+    // column-select widths, clog2 of those counts.)
     // 1: weights writable (block RAM); 0: ROM
     parameter integer W_WRITABLE = 0,
     // Vivado ram_style/rom_style of the weight memory: "block" or "auto"
     parameter W_STYLE = "block",
     // Weight memory image
     parameter W_FILE = "w.hex",
-    // Bias memory: NF words of PE columns; address and column-select widths
-    parameter integer BA_W = 2,
-    parameter integer BC_W = 1,
     // 1: biases writable; 0: ROM
     parameter integer B_WRITABLE = 0,
     // Vivado ram_style/rom_style of the bias memory
@@ -99,52 +96,38 @@ module fptgen_dense #(
     input  wire               out_ready,
 
     // Trainer ports of the parameter memories (fptgen_param_mem; ignored
-    // for read-only tensors)
+    // for read-only tensors): word address and column select, clog2 of
+    // the words (NF*SF, NF) and columns (PE*SIMD, PE) of each memory
     input  wire               w_tr_en,
     input  wire               w_tr_we,
-    input  wire [WA_W-1:0]    w_tr_addr,
-    input  wire [WC_W-1:0]    w_tr_col,
+    input  wire [clog2(((OUT + PE - 1) / PE) * ((IN + SIMD - 1) / SIMD))-1:0] w_tr_addr,
+    input  wire [clog2(PE * SIMD)-1:0] w_tr_col,
     input  wire [W_W-1:0]     w_tr_wdata,
     output wire [W_W-1:0]     w_tr_rdata,
     input  wire               b_tr_en,
     input  wire               b_tr_we,
-    input  wire [BA_W-1:0]    b_tr_addr,
-    input  wire [BC_W-1:0]    b_tr_col,
+    input  wire [clog2((OUT + PE - 1) / PE)-1:0] b_tr_addr,
+    input  wire [clog2(PE)-1:0] b_tr_col,
     input  wire [B_W-1:0]     b_tr_wdata,
     output wire [B_W-1:0]     b_tr_rdata
 );
+
+`include "fptgen_clog2.vh"
 
 localparam integer NF = (OUT + PE - 1) / PE;
 localparam integer SF = (IN + SIMD - 1) / SIMD;
 localparam integer XP = SF * SIMD;          // inputs including zero padding
 localparam integer P_W = W_W + X_W + 2;     // exact signed product
 localparam integer P_F = W_F + X_F;
-
-function integer clog2;
-    input integer value;
-    integer v;
-    begin
-        clog2 = 1;
-        v = value - 1;
-        while (v > 1) begin
-            clog2 = clog2 + 1;
-            v = v >> 1;
-        end
-    end
-endfunction
-
 localparam integer NF_W = clog2(NF);
 localparam integer SF_W = clog2(SF);
+localparam integer WA_W = clog2(NF * SF);   // weight memory address
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
     if (PE < 1 || PE > OUT || SIMD < 1 || SIMD > IN) begin : g_error_pe_or_simd_out_of_range
         fptgen_param_error_dense_pe_or_simd_out_of_range error_inst ();
-    end
-    if ((NF * SF - 1) >> WA_W != 0 || (PE * SIMD - 1) >> WC_W != 0 ||
-            (NF - 1) >> BA_W != 0 || (PE - 1) >> BC_W != 0) begin : g_error_address_too_narrow
-        fptgen_param_error_dense_address_too_narrow error_inst ();
     end
 endgenerate
 
@@ -249,18 +232,11 @@ end
 
 wire [PE*SIMD*W_W-1:0] w_rd;
 wire [PE*B_W-1:0]      b_rd;
-wire [BA_W-1:0]        baddr;
 
 generate
-    if (BA_W > NF_W) begin : g_baddr_ext
-        assign baddr = {{(BA_W - NF_W){1'b0}}, nf_reg};
-    end else begin : g_baddr
-        assign baddr = nf_reg[BA_W-1:0];
-    end
-
     // Trainer ports of frozen tensors are tied off by the layer wrapper.
     fptgen_param_mem #(
-        .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W), .ADDR_W(WA_W), .COL_SEL_W(WC_W),
+        .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W),
         .WRITABLE(W_WRITABLE), .STYLE(W_STYLE), .INIT_FILE(W_FILE)
     ) u_wmem (
         .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd),
@@ -269,10 +245,10 @@ generate
     );
 
     fptgen_param_mem #(
-        .DEPTH(NF), .COLS(PE), .COL_W(B_W), .ADDR_W(BA_W), .COL_SEL_W(BC_W),
+        .DEPTH(NF), .COLS(PE), .COL_W(B_W),
         .WRITABLE(B_WRITABLE), .STYLE(B_STYLE), .INIT_FILE(B_FILE)
     ) u_bmem (
-        .clk(clk), .rd_en(!stall), .rd_addr(baddr), .rd_data(b_rd),
+        .clk(clk), .rd_en(!stall), .rd_addr(nf_reg), .rd_data(b_rd),
         .tr_en(b_tr_en), .tr_we(b_tr_we), .tr_addr(b_tr_addr), .tr_col(b_tr_col),
         .tr_wdata(b_tr_wdata), .tr_rdata(b_tr_rdata)
     );

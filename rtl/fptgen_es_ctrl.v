@@ -5,7 +5,7 @@
  * docs/training.md's algorithm on the unchanged inference pipeline, and
  * arbitrates the pipeline between training and inference requests. It
  * drives, through strobes, the rest of the trainer (generated per network):
- * the parameter cursor (fptgen_param_walk per trainable tensor), the
+ * the parameter cursor (fptgen_param_cursor), the
  * incremental-training blocks (fptgen_itb), the shared perturb/update unit
  * (fptgen_es_update), the sample buffer (fptgen_sample_buf) and the loss
  * accumulator (fptgen_loss_acc).
@@ -67,14 +67,7 @@ module fptgen_es_ctrl #(
     // Fitness: 0 antithetic, 1 baseline, 2 plain
     parameter integer FITNESS = 0,
     // Requests served per boundary at most (>= 1)
-    parameter integer SERVE_MAX = 4,
-    // Widths (derived by the generator): group index, member index (0..N),
-    // block index (0..P-1), block count (0..P), sample count (0..M)
-    parameter integer GW = 2,
-    parameter integer NW = 3,
-    parameter integer JW = 1,
-    parameter integer TGW = 2,
-    parameter integer MW = 3
+    parameter integer SERVE_MAX = 4
 ) (
     input  wire           clk,
     input  wire           rst,
@@ -88,8 +81,9 @@ module fptgen_es_ctrl #(
     output wire           st_paused,
     output wire           st_done,
     output wire [31:0]    st_iteration,
-    output wire [GW-1:0]  st_group,
-    output wire [NW-1:0]  st_member,
+    // the group index 0..G-1 (G = ceil(T / P)) and the member 0..N
+    output wire [clog2((T + P - 1) / P)-1:0] st_group,
+    output wire [clog2(N + 1)-1:0] st_member,
     output wire [31:0]    st_last_loss,
     // Events (one cycle each): a member's loss (ev_loss, member st_member),
     // the baseline loss (ev_base), both on st_last_loss
@@ -118,8 +112,8 @@ module fptgen_es_ctrl #(
 
     // Blocks
     output wire           seed,          // reseed the noise sources
-    output wire [TGW-1:0] active,        // tg: blocks in use in this group
-    output wire [JW-1:0]  blk,           // block of the serial phase
+    output wire [clog2(P):0] active,     // tg: blocks in use in this group (0..P)
+    output wire [clog2(P)-1:0] blk,      // block of the serial phase (0..P-1)
     output wire           op_read,       // read the parameter at the cursor into block blk
     output wire           op_perturb,    // write block blk's perturbed value
     output wire           op_restore,    // write block blk's committed value
@@ -131,7 +125,16 @@ module fptgen_es_ctrl #(
     output wire [32:0]    signal
 );
 
+`include "fptgen_clog2.vh"
+
 localparam integer G = (T + P - 1) / P;
+// Widths: group index, member index (0..N), block index (0..P-1), block
+// count (0..P), sample count (0..M)
+localparam integer GW = clog2(G);
+localparam integer NW = clog2(N + 1);
+localparam integer JW = clog2(P);
+localparam integer TGW = JW + 1;
+localparam integer MW = clog2(M + 1);
 localparam integer LAST_TG_I = T - (G - 1) * P;
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
@@ -143,10 +146,6 @@ generate
     end
     if (FITNESS == 0 && N % 2 != 0) begin : g_error_antithetic_needs_even_n
         fptgen_param_error_es_ctrl_antithetic_needs_even_n error_inst ();
-    end
-    if ((G - 1) >> GW != 0 || N >> NW != 0 || (P - 1) >> JW != 0 || P >> TGW != 0 ||
-            M >> MW != 0) begin : g_error_width_too_narrow
-        fptgen_param_error_es_ctrl_width_too_narrow error_inst ();
     end
 endgenerate
 

@@ -21,7 +21,7 @@
 module fptgen_es_update #(
     // Width of the signed parameter codes and bounds (1..65)
     parameter integer P_W = 9,
-    // Width of the signed noise value (fptgen_itb's E_OUT_W)
+    // Width of the signed noise value (fptgen_itb's noise output)
     parameter integer E_W = 3,
     // A noise value moves a parameter by e << SIGMA codes (0..31)
     parameter integer SIGMA = 0,

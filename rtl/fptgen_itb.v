@@ -31,30 +31,30 @@ module fptgen_itb #(
     parameter integer NOISE_BITS = 1,
     // 0: power-of-two loss quantization (shift); 1: exact (multiply)
     parameter integer EXACT = 0,
-    // Fitness signal width
-    parameter integer S_W = 33,
-    // Exponent width of fptgen_po2
-    parameter integer EXP_W = 6,
-    // Width of noise: the noise value plus one sign bit (derived; do not set)
-    parameter integer E_OUT_W = (UNIFORM != 0 ? NOISE_BITS : 2) + 1
+    // Fitness signal width (>= 2)
+    parameter integer S_W = 33
 ) (
     input  wire               clk,
     input  wire               rst,
 
     input  wire [NOISE_BITS-1:0] noise_bits,
     input  wire               draw,
-    output wire [E_OUT_W-1:0] noise,
+    // the noise value plus one sign bit
+    output wire [(UNIFORM != 0 ? NOISE_BITS : 2):0] noise,
 
     input  wire               acc_en,
     input  wire [S_W-1:0]     signal,
     input  wire               sig_zero,
     input  wire               sig_neg,
-    input  wire [EXP_W-1:0]   sig_exp,
+    // fptgen_po2's exponent of the signal
+    input  wire [clog2(S_W)-1:0] sig_exp,
     input  wire [S_W-1:0]     sig_onehot,
     input  wire               clear,
 
     output wire [31:0]        grad
 );
+
+`include "fptgen_clog2.vh"
 
 localparam integer E_W = UNIFORM != 0 ? NOISE_BITS : 2;   // noise value width
 localparam integer T_W = E_W + S_W + 1;                    // Q(s) * e, exact
@@ -64,8 +64,7 @@ localparam integer GS_W = (T_W > 32 ? T_W : 32) + 1;
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
     if (NOISE_BITS < 1 || NOISE_BITS > 32 || (UNIFORM == 0 && NOISE_BITS != 1) ||
-            S_W < 2 || (S_W - 1) >> EXP_W != 0 ||
-            E_OUT_W != E_W + 1) begin : g_error_out_of_range
+            S_W < 2) begin : g_error_out_of_range
         fptgen_param_error_itb_out_of_range error_inst ();
     end
 endgenerate

@@ -36,10 +36,6 @@ module fptgen_param_mem #(
     parameter integer COLS = 1,
     // Bits per column (>= 1)
     parameter integer COL_W = 8,
-    // Address width (>= 1, 2^ADDR_W >= DEPTH)
-    parameter integer ADDR_W = 4,
-    // Column-select width of the trainer port (>= 1, 2^COL_SEL_W >= COLS)
-    parameter integer COL_SEL_W = 1,
     // 1: trainer port enabled; 0: read-only
     parameter integer WRITABLE = 0,
     // Vivado ram_style / rom_style: "block" or "auto" (read only by the
@@ -50,26 +46,28 @@ module fptgen_param_mem #(
     // $readmemh image
     parameter INIT_FILE = "mem.hex"
 ) (
-    input  wire                  clk,
-    input  wire                  rd_en,
-    input  wire [ADDR_W-1:0]     rd_addr,
-    output wire [COLS*COL_W-1:0] rd_data,
-    input  wire                  tr_en,
-    input  wire                  tr_we,
-    input  wire [ADDR_W-1:0]     tr_addr,
-    input  wire [COL_SEL_W-1:0]  tr_col,
-    input  wire [COL_W-1:0]      tr_wdata,
-    output wire [COL_W-1:0]      tr_rdata
+    input  wire                      clk,
+    input  wire                      rd_en,
+    input  wire [clog2(DEPTH)-1:0]   rd_addr,
+    output wire [COLS*COL_W-1:0]     rd_data,
+    input  wire                      tr_en,
+    input  wire                      tr_we,
+    input  wire [clog2(DEPTH)-1:0]   tr_addr,
+    input  wire [clog2(COLS)-1:0]    tr_col,
+    input  wire [COL_W-1:0]          tr_wdata,
+    output wire [COL_W-1:0]          tr_rdata
 );
+
+`include "fptgen_clog2.vh"
+
+// Column-select width of the trainer port
+localparam integer COL_SEL_W = clog2(COLS);
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
-    if (DEPTH < 1 || COLS < 1 || COL_W < 1 || ADDR_W < 1 || COL_SEL_W < 1) begin : g_error_size_below_1
+    if (DEPTH < 1 || COLS < 1 || COL_W < 1) begin : g_error_size_below_1
         fptgen_param_error_param_mem_size_below_1 error_inst ();
-    end
-    if ((DEPTH - 1) >> ADDR_W != 0 || (COLS - 1) >> COL_SEL_W != 0) begin : g_error_address_too_narrow
-        fptgen_param_error_param_mem_address_too_narrow error_inst ();
     end
 endgenerate
 

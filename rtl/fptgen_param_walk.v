@@ -1,13 +1,16 @@
 /*
  * fptgen RTL library: walks the parameters of one tensor in training order.
  *
- * The ES trainer numbers a dense layer's weights row-major (w[o][i], o then
- * i) and its biases by neuron (docs/training.md, "Order of the trainable
- * parameters"). This module keeps the memory location of the current one in
- * the layout of fptgen_dense: word (o / PE) * SF + (i / SIMD), column
- * (o % PE) * SIMD + (i % SIMD), with SF = ceil(COLS / SIMD). A bias tensor
- * is walked with COLS = 1 and SIMD = 1 (word o / PE, column o % PE). No
- * division or multiplication: every index is a counter.
+ * A trainable tensor is stored as a matrix of ROWS x COLS parameters
+ * folded PE x SIMD (docs/hardware.md, "Parameter memories"), and the ES
+ * trainer numbers its parameters in C order, row-major (docs/training.md,
+ * "Order of the trainable parameters"). This module keeps the memory
+ * location of the current one: parameter (r, c) is word
+ * (r / PE) * SF + (c / SIMD), column (r % PE) * SIMD + (c % SIMD), with
+ * SF = ceil(COLS / SIMD). (A dense layer's weights are its outputs x inputs
+ * folded PE x SIMD; its biases outputs x 1, folded PE x 1.) No division or
+ * multiplication: every index is a counter. The address and column-select
+ * widths are clog2 of the memory's words and columns.
  *
  * step moves to the next parameter (from the last, back to the first); last
  * is high at the last one. save remembers the position and rewind returns
@@ -21,41 +24,38 @@
 `default_nettype none
 
 module fptgen_param_walk #(
-    // Rows: output neurons of the layer (>= 1)
+    // Rows of the matrix (>= 1)
     parameter integer ROWS = 4,
-    // Parameters per row: the layer's inputs, or 1 for biases (>= 1)
+    // Parameters per row (>= 1)
     parameter integer COLS = 4,
-    // The layer's PE and SIMD (1 <= PE <= ROWS, 1 <= SIMD <= COLS)
+    // Rows per word and parameters of a row per word (1 <= PE <= ROWS,
+    // 1 <= SIMD <= COLS)
     parameter integer PE = 1,
-    parameter integer SIMD = 1,
-    // Address width (2^AW >= ceil(ROWS/PE) * ceil(COLS/SIMD)) and
-    // column-select width (2^CW >= PE * SIMD) of the memory
-    parameter integer AW = 4,
-    parameter integer CW = 1
+    parameter integer SIMD = 1
 ) (
-    input  wire          clk,
-    input  wire          rst,
-    input  wire          clear,
-    input  wire          rewind,
-    input  wire          step,
-    input  wire          save,
-    output wire [AW-1:0] addr,
-    output wire [CW-1:0] col,
-    output wire          last
+    input  wire clk,
+    input  wire rst,
+    input  wire clear,
+    input  wire rewind,
+    input  wire step,
+    input  wire save,
+    output wire [clog2(((ROWS + PE - 1) / PE) * ((COLS + SIMD - 1) / SIMD))-1:0] addr,
+    output wire [clog2(PE * SIMD)-1:0] col,
+    output wire last
 );
+
+`include "fptgen_clog2.vh"
 
 localparam integer NF = (ROWS + PE - 1) / PE;
 localparam integer SF = (COLS + SIMD - 1) / SIMD;
+localparam integer AW = clog2(NF * SF);   // memory address
+localparam integer CW = clog2(PE * SIMD); // column select
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
-    if (ROWS < 1 || COLS < 1 || PE < 1 || PE > ROWS || SIMD < 1 || SIMD > COLS ||
-            AW < 1 || CW < 1) begin : g_error_out_of_range
+    if (ROWS < 1 || COLS < 1 || PE < 1 || PE > ROWS || SIMD < 1 || SIMD > COLS) begin : g_error_out_of_range
         fptgen_param_error_param_walk_out_of_range error_inst ();
-    end
-    if ((NF * SF - 1) >> AW != 0 || (PE * SIMD - 1) >> CW != 0) begin : g_error_address_too_narrow
-        fptgen_param_error_param_walk_address_too_narrow error_inst ();
     end
 endgenerate
 

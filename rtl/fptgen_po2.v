@@ -14,21 +14,24 @@
 
 module fptgen_po2 #(
     // Signal width (>= 2)
-    parameter integer S_W = 33,
-    // Exponent width (2^EXP_W >= S_W)
-    parameter integer EXP_W = 6
+    parameter integer S_W = 33
 ) (
-    input  wire [S_W-1:0]   s,
-    output wire             zero,
-    output wire             neg,
-    output wire [EXP_W-1:0] exp,
-    output wire [S_W-1:0]   onehot
+    input  wire [S_W-1:0]          s,
+    output wire                    zero,
+    output wire                    neg,
+    // the exponent, 0..S_W-1: clog2(S_W) bits
+    output wire [clog2(S_W)-1:0]   exp,
+    output wire [S_W-1:0]          onehot
 );
+
+`include "fptgen_clog2.vh"
+
+localparam integer EXP_W = clog2(S_W);
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
-    if (S_W < 2 || (S_W - 1) >> EXP_W != 0) begin : g_error_out_of_range
+    if (S_W < 2) begin : g_error_out_of_range
         fptgen_param_error_po2_out_of_range error_inst ();
     end
 endgenerate

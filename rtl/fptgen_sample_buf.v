@@ -57,18 +57,7 @@ module fptgen_sample_buf #(
     input  wire              t_next
 );
 
-function integer clog2;
-    input integer value;
-    integer v;
-    begin
-        clog2 = 1;
-        v = value - 1;
-        while (v > 1) begin
-            clog2 = clog2 + 1;
-            v = v >> 1;
-        end
-    end
-endfunction
+`include "fptgen_clog2.vh"
 
 localparam integer XA_W = clog2(M * WORDS);   // input-word address
 localparam integer TA_W = clog2(M);           // target address

@@ -113,18 +113,7 @@ module fptgen_swg #(
     input  wire               out_ready
 );
 
-function integer clog2;
-    input integer value;
-    integer v;
-    begin
-        clog2 = 1;
-        v = value - 1;
-        while (v > 1) begin
-            clog2 = clog2 + 1;
-            v = v >> 1;
-        end
-    end
-endfunction
+`include "fptgen_clog2.vh"
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").

@@ -65,8 +65,9 @@ enum Command {
     /// Writes OUT/rtl/ (one module per layer, the top level, the library
     /// modules used), OUT/mem/ (weight images for $readmemh), OUT/sim/ (the
     /// Verilator C++ harness and sim/build.sh), OUT/report.json and
-    /// OUT/report.md (per layer: MACs, PE, SIMD, cycles per vector, latency;
-    /// for the network: initiation interval and latency in cycles and ns).
+    /// OUT/report.md (per layer: operation, MACs, folding, cycles per
+    /// vector, latency, parameter memories; for the network: initiation
+    /// interval and latency in cycles and ns).
     /// Refuses a non-empty OUT that fptgen did not create; writes all files
     /// or none.
     Generate {

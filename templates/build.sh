@@ -26,7 +26,7 @@ case "${1:-}" in
         ;;{% endif %}
 esac
 exec verilator --cc --exe --build -j 2 -Wall $opts \
-    --top-module {= n.name =} -Mdir "$obj" -o V{= n.name =} \
+    --top-module {= n.name =} -Mdir "$obj" -o V{= n.name =} -Irtl \
     -CFLAGS -O1 \
 {%- for f in rtl_files %}
     rtl/{= f =} \

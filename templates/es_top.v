@@ -17,7 +17,7 @@
  * Trainable tensors, in training order (each in block RAM, written only
  * through its memory's trainer port):
 {%- for x in t.tensors %}
- *   {= x.index =}: {= x.layer =} {% if x.kind == "w" %}weights{% else %}biases{% endif %}, {= x.count =} parameters, clamped to [{= x.lo =}, {= x.hi =}]
+ *   {= x.index =}: {= x.layer =} {= x.role =}, {= x.count =} parameters, clamped to [{= x.lo =}, {= x.hi =}]
 {%- endfor %}
  *
  * Streams carry whole vectors (element k at bits [k*W +: W]). in/out are
@@ -103,12 +103,7 @@ fptgen_es_ctrl #(
     .N({= t.n =}),
     .M({= t.m =}),
     .FITNESS({= t.fitness =}),
-    .SERVE_MAX({= t.serve_max =}),
-    .GW({= t.group_w =}),
-    .NW({= t.member_w =}),
-    .JW({= t.block_w =}),
-    .TGW({= t.block_w + 1 =}),
-    .MW({= t.sample_w =})
+    .SERVE_MAX({= t.serve_max =})
 ) u_ctrl (
     .clk(clk),
     .rst(rst),
@@ -201,57 +196,12 @@ fptgen_loss_acc #(
 );
 
 // ---------------------------------------------------------------------------
-// Parameter cursor: the current tensor and, per tensor, its position
-reg [{= t.tensor_w - 1 =}:0] tid_reg, tid_saved_reg;
-{%- for x in t.tensors %}
-wire [{= x.addr_w - 1 =}:0] {= x.layer =}_{= x.kind =}_addr;
-wire [{= x.col_w - 1 =}:0] {= x.layer =}_{= x.kind =}_col;
-wire {= x.layer =}_{= x.kind =}_last;
-
-fptgen_param_walk #(
-    .ROWS({= x.rows =}),
-    .COLS({= x.cols =}),
-    .PE({= x.pe =}),
-    .SIMD({= x.simd =}),
-    .AW({= x.addr_w =}),
-    .CW({= x.col_w =})
-) u_walk_{= x.layer =}_{= x.kind =} (
-    .clk(clk),
-    .rst(rst),
-    .clear(cur_clear),
-    .rewind(cur_rewind),
-    .step(cur_step && tid_reg == {= t.tid(x.index) =}),
-    .save(cur_save),
-    .addr({= x.layer =}_{= x.kind =}_addr),
-    .col({= x.layer =}_{= x.kind =}_col),
-    .last({= x.layer =}_{= x.kind =}_last)
-);
-{%- endfor %}
-
-wire cur_last ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= x.layer =}_{= x.kind =}_last :{% endfor %} 1'b0;
-
-always @(posedge clk) begin
-    if (rst || cur_clear) begin
-        tid_reg <= {{= t.tensor_w =}{1'b0}};
-        tid_saved_reg <= {{= t.tensor_w =}{1'b0}};
-    end else if (cur_rewind) begin
-        tid_reg <= tid_saved_reg;
-    end else if (cur_step) begin
-        if (cur_last) begin
-            tid_reg <= tid_reg == {= t.tid(t.tensors.len() - 1) =} ? {{= t.tensor_w =}{1'b0}} : tid_reg + 1'b1;
-        end
-    end else if (cur_save) begin
-        tid_saved_reg <= tid_reg;
-    end
-end
-
-// ---------------------------------------------------------------------------
 // Incremental-training blocks
 wire po2_zero, po2_neg;
 wire [5:0] po2_exp;
 wire [32:0] po2_onehot;
 
-fptgen_po2 #(.S_W(33), .EXP_W(6)) u_po2 (
+fptgen_po2 #(.S_W(33)) u_po2 (
     .s(signal),
     .zero(po2_zero),
     .neg(po2_neg),
@@ -284,8 +234,7 @@ generate
             .UNIFORM({= t.uniform =}),
             .NOISE_BITS({= t.noise_bits =}),
             .EXACT({= t.exact =}),
-            .S_W(33),
-            .EXP_W(6)
+            .S_W(33)
         ) u_itb (
             .clk(clk),
             .rst(rst),
@@ -304,31 +253,47 @@ generate
     end
 endgenerate
 
-// Committed parameter of each block, read from memory at the group's start
-reg [PW-1:0] committed [0:P-1];
-reg rd_valid_reg;
-reg [{= t.block_w - 1 =}:0] rd_blk_reg;
-reg [{= t.tensor_w - 1 =}:0] rd_tid_reg;
+// ---------------------------------------------------------------------------
+// Parameter cursor: the current parameter of the training order in the
+// trainable memories, and each block's committed parameter, read from
+// memory at the group's start; the block of the serial phase goes through
+// the shared perturb/update unit
+wire op_write = op_perturb || op_restore || op_update;
+wire [{= t.tensors.len() - 1 =}:0] tr_en, tr_we;
 {%- for x in t.tensors %}
-wire [{= x.width - 1 =}:0] {= x.layer =}_{= x.kind =}_tr_rdata;
+wire [{= x.addr_w - 1 =}:0] {= x.port() =}_tr_addr;
+wire [{= x.col_w - 1 =}:0] {= x.port() =}_tr_col;
+wire [{= x.width - 1 =}:0] {= x.port() =}_tr_rdata;
 {%- endfor %}
-wire [PW-1:0] rd_value ={% for x in t.tensors %}
-    rd_tid_reg == {= t.tid(x.index) =} ? {% if x.width == t.param_w %}{= x.layer =}_{= x.kind =}_tr_rdata{% else %}{{{= t.param_w - x.width =}{{% if x.signed %}{= x.layer =}_{= x.kind =}_tr_rdata[{= x.width - 1 =}]{% else %}1'b0{% endif %}}}, {= x.layer =}_{= x.kind =}_tr_rdata}{% endif %} :{% endfor %}
-    {PW{1'b0}};
+wire [PW-1:0] sel_param, lo, hi;
 
-always @(posedge clk) begin
-    rd_valid_reg <= op_read;
-    rd_blk_reg <= blk;
-    rd_tid_reg <= tid_reg;
-    if (rd_valid_reg) begin
-        committed[rd_blk_reg] <= rd_value;
-    end
-end
+fptgen_param_cursor #(
+    .K({= t.tensors.len() =}),
+    .P(P),
+    .PW(PW),
+{%- for (p, v) in t.cursor_params() %}
+    .{= p =}({= v =}){% if !loop.last %},{% endif %}
+{%- endfor %}
+) u_cursor (
+    .clk(clk),
+    .rst(rst),
+    .clear(cur_clear),
+    .rewind(cur_rewind),
+    .step(cur_step),
+    .save(cur_save),
+    .op_read(op_read),
+    .op_write(op_write),
+    .blk(blk),
+    .tr_en(tr_en),
+    .tr_we(tr_we),
+    .tr_addr({= t.ports("tr_addr") =}),
+    .tr_col({= t.ports("tr_col") =}),
+    .tr_rdata({= t.ports("tr_rdata") =}),
+    .param(sel_param),
+    .lo(lo),
+    .hi(hi)
+);
 
-// The block of the serial phase, through the shared perturb/update unit
-wire [PW-1:0] sel_param = committed[blk];
-wire [PW-1:0] lo ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= t.code(x.lo) =} :{% endfor %} {PW{1'b0}};
-wire [PW-1:0] hi ={% for x in t.tensors %} tid_reg == {= t.tid(x.index) =} ? {= t.code(x.hi) =} :{% endfor %} {PW{1'b0}};
 wire [PW-1:0] perturbed, updated;
 
 fptgen_es_update #(
@@ -347,7 +312,6 @@ fptgen_es_update #(
     .updated(updated)
 );
 
-wire op_write = op_perturb || op_restore || op_update;
 wire [PW-1:0] wdata = op_perturb ? perturbed : (op_update ? updated : sel_param);
 wire unused_wdata = ^wdata;
 
@@ -359,9 +323,6 @@ assign mon_grad = grad_flat[blk*32 +: 32];
 
 // ---------------------------------------------------------------------------
 // The inference pipeline
-{%- for x in t.tensors %}
-wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
-{%- endfor %}
 
 {= n.name =}_net u_net (
     .clk(clk),
@@ -372,12 +333,12 @@ wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
     .out_data(net_out_data),
     .out_valid(net_out_valid),
     .out_ready(ext_mode ? out_ready : 1'b1){% for x in t.tensors %},
-    .{= x.layer =}_{= x.kind =}_tr_en({= x.layer =}_{= x.kind =}_sel && (op_read || op_write)),
-    .{= x.layer =}_{= x.kind =}_tr_we({= x.layer =}_{= x.kind =}_sel && op_write),
-    .{= x.layer =}_{= x.kind =}_tr_addr({= x.layer =}_{= x.kind =}_addr),
-    .{= x.layer =}_{= x.kind =}_tr_col({= x.layer =}_{= x.kind =}_col),
-    .{= x.layer =}_{= x.kind =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
-    .{= x.layer =}_{= x.kind =}_tr_rdata({= x.layer =}_{= x.kind =}_tr_rdata){% endfor %}
+    .{= x.port() =}_tr_en(tr_en[{= x.index =}]),
+    .{= x.port() =}_tr_we(tr_we[{= x.index =}]),
+    .{= x.port() =}_tr_addr({= x.port() =}_tr_addr),
+    .{= x.port() =}_tr_col({= x.port() =}_tr_col),
+    .{= x.port() =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
+    .{= x.port() =}_tr_rdata({= x.port() =}_tr_rdata){% endfor %}
 );
 
 `ifdef FPTGEN_DUMP_FINAL
@@ -389,7 +350,7 @@ wire {= x.layer =}_{= x.kind =}_sel = tid_reg == {= t.tid(x.index) =};
 always @(posedge clk) begin
     if (dump_final) begin
 {%- for x in t.tensors %}
-        u_net.u_{= x.layer =}.u_dense.u_{= x.kind =}mem.write_final;
+        u_net.u_{= x.layer =}.{= x.instance =}.write_final;
 {%- endfor %}
     end
 end

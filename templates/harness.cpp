@@ -20,18 +20,9 @@
  *   RESULT vectors=N mismatches=M ii=I latency=L
  */
 
-#include "V{= n.name =}.h"
-#include "verilated.h"
-#if VM_TRACE
-#include "verilated_vcd_c.h"
-#endif
+#include "harness_common.h"
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <string>
-#include <vector>
+using namespace harness;
 
 namespace {
 
@@ -42,122 +33,13 @@ constexpr int kOutW = {= n.y.width =};
 constexpr int kOutBits = kOutElems * kOutW;
 constexpr size_t kTimingVectors = {= 2 * n.layers.len() + 8 =};
 
-using Words = std::vector<uint32_t>;  // little-endian 32-bit words
-
-Words parse_hex(const std::string& s, int bits) {
-    Words w((bits + 31) / 32, 0);
-    int pos = 0;  // bit position of the current digit
-    for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
-        const char c = s[i];
-        uint32_t d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else continue;
-        for (int b = 0; b < 4; ++b, ++pos) {
-            if (pos < bits && ((d >> b) & 1)) w[pos / 32] |= 1u << (pos % 32);
-        }
-    }
-    return w;
+// Reset with the streams idle.
+void reset(Sim& sim) {
+    sim.top->in_valid = 0;
+    sim.top->out_ready = 0;
+    sim.reset();
+    sim.top->eval();
 }
-
-std::vector<Words> read_vectors(const char* path, int bits) {
-    std::ifstream f(path);
-    if (!f) {
-        std::fprintf(stderr, "ERROR cannot open %s\n", path);
-        std::exit(3);
-    }
-    std::vector<Words> v;
-    std::string line;
-    while (std::getline(f, line)) {
-        if (!line.empty()) v.push_back(parse_hex(line, bits));
-    }
-    return v;
-}
-
-template <typename T>
-void set_sig(T& sig, const Words& w) {
-    uint64_t v = w[0];
-    if (w.size() > 1) v |= static_cast<uint64_t>(w[1]) << 32;
-    sig = static_cast<T>(v);
-}
-
-template <std::size_t N>
-void set_sig(VlWide<N>& sig, const Words& w) {
-    for (std::size_t i = 0; i < N; ++i) sig[i] = i < w.size() ? w[i] : 0;
-}
-
-template <typename T>
-Words get_sig(const T& sig, int bits) {
-    const uint64_t v = static_cast<uint64_t>(sig);
-    Words w((bits + 31) / 32, 0);
-    w[0] = static_cast<uint32_t>(v);
-    if (w.size() > 1) w[1] = static_cast<uint32_t>(v >> 32);
-    return w;
-}
-
-template <std::size_t N>
-Words get_sig(const VlWide<N>& sig, int bits) {
-    Words w((bits + 31) / 32, 0);
-    for (std::size_t i = 0; i < w.size() && i < N; ++i) w[i] = sig[i];
-    return w;
-}
-
-uint64_t field(const Words& w, int lo, int width) {
-    uint64_t v = 0;
-    for (int b = 0; b < width; ++b) {
-        const int p = lo + b;
-        if ((w[p / 32] >> (p % 32)) & 1) v |= 1ull << b;
-    }
-    return v;
-}
-
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
-    uint64_t next() {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    bool chance(int percent) { return static_cast<int>(next() % 100) < percent; }
-};
-
-struct Sim {
-    VerilatedContext* ctx;
-    V{= n.name =}* top;
-#if VM_TRACE
-    VerilatedVcdC* vcd = nullptr;
-#endif
-    uint64_t cycle = 0;
-
-    void dump() {
-#if VM_TRACE
-        if (vcd) vcd->dump(2 * cycle + (top->clk ? 1 : 0));
-#endif
-    }
-    // One rising edge. Inputs are set and evaluated while clk is low; the
-    // VCD shows that pre-edge state at time 2*cycle and the edge at 2*cycle+1.
-    void edge() {
-        top->eval();
-        dump();
-        top->clk = 1;
-        top->eval();
-        dump();
-        ++cycle;
-        top->clk = 0;
-        top->eval();
-    }
-    void reset() {
-        top->rst = 1;
-        top->in_valid = 0;
-        top->out_ready = 0;
-        for (int i = 0; i < 4; ++i) edge();
-        top->rst = 0;
-        top->eval();
-    }
-};
 
 [[noreturn]] void mismatch(char phase, size_t vec, const Words& got, const Words& want) {
     for (int e = 0; e < kOutElems; ++e) {
@@ -190,30 +72,17 @@ int main(int argc, char** argv) {
     }
     const size_t n = inputs.size();
 
-    Sim sim;
-    sim.ctx = new VerilatedContext;
-    sim.ctx->commandArgs(argc, argv);
-#if VM_TRACE
-    sim.ctx->traceEverOn(true);
-#endif
-    sim.top = new V{= n.name =}{sim.ctx};
-#if VM_TRACE
-    if (argc > 4) {
-        sim.vcd = new VerilatedVcdC;
-        sim.top->trace(sim.vcd, 99);
-        sim.vcd->open(argv[4]);
-    }
-#endif
+    Sim sim(argc, argv);
+    if (argc > 4) sim.trace(argv[4]);
 {%- for p in tied_inputs %}
     sim.top->{= p =} = 0;
 {%- endfor %}
-    sim.top->clk = 0;
     sim.top->eval();
 
     const uint64_t limit = (n + kTimingVectors + 16) * ({= n.ii =} + {= n.latency =} + 4) * 8 + 1000;
 
     // Phase A: full rate, outputs always ready.
-    sim.reset();
+    reset(sim);
     const size_t n_a = n > kTimingVectors ? n : kTimingVectors;
     size_t sent = 0, recv = 0;
     int64_t first_accept = -1;
@@ -258,7 +127,7 @@ int main(int argc, char** argv) {
     }
 
     // Phase B: random input gaps and output back-pressure.
-    sim.reset();
+    reset(sim);
     sent = 0;
     recv = 0;
     bool presenting = false;
@@ -286,12 +155,7 @@ int main(int argc, char** argv) {
             presenting = false;
         }
     }
-#if VM_TRACE
-    if (sim.vcd) sim.vcd->close();
-#endif
-    sim.top->final();
+    sim.finish();
     std::printf("RESULT vectors=%zu mismatches=0 ii=%lld latency=%lld\n", n, ii, latency);
-    delete sim.top;
-    delete sim.ctx;
     return 0;
 }

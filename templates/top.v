@@ -22,15 +22,13 @@ module {= module_name =} (
     output wire in_ready,
     output wire [{= n.out_bits() - 1 =}:0] out_data,
     output wire out_valid,
-    input  wire out_ready{% for c in layers %}{% if c.l.trainable.weights %},
-    // {= c.l.name =} weight trainer port (fptgen_param_mem)
-{%- call m::tr_ports(c.l.name ~ "_w", c.waddr_w, c.wcol_w, c.l.w.width) %}{% endcall %}{% endif %}{% if c.l.trainable.biases %},
-    // {= c.l.name =} bias trainer port
-{%- call m::tr_ports(c.l.name ~ "_b", c.baddr_w, c.bcol_w, c.l.b.width) %}{% endcall %}{% endif %}{% endfor %}
+    input  wire out_ready{% for c in layers %}{% for mem in c.l.trainable() %},
+    // {= c.l.name =} {= mem.role =} trainer port (fptgen_param_mem)
+{%- call m::tr_ports(c.l.name ~ "_" ~ mem.key, mem.addr_w(), mem.col_w(), mem.format.width) %}{% endcall %}{% endfor %}{% endfor %}
 );
 {% for c in layers %}
-// {= c.l.name =}: dense {= c.l.outputs =}x{= c.l.inputs =}, {= c.l.cycles =} cycles per vector
-wire [{= c.out_msb =}:0] {= c.l.name =}_out_data;
+// {= c.l.name =}: {= c.l.op =}, {= c.l.cycles =} cycles per vector
+wire [{= c.l.out_bits() - 1 =}:0] {= c.l.name =}_out_data;
 wire {= c.l.name =}_out_valid;
 wire {= c.l.name =}_out_ready;
 wire {= c.l.name =}_in_ready;
@@ -43,9 +41,8 @@ wire {= c.l.name =}_in_ready;
     .in_ready({= c.l.name =}_in_ready),
     .out_data({= c.l.name =}_out_data),
     .out_valid({= c.l.name =}_out_valid),
-    .out_ready({= c.l.name =}_out_ready){% if c.l.trainable.weights %},
-{%- call m::tr_pass(c.l.name, "w") %}{% endcall %}{% endif %}{% if c.l.trainable.biases %},
-{%- call m::tr_pass(c.l.name, "b") %}{% endcall %}{% endif %}
+    .out_ready({= c.l.name =}_out_ready){% for mem in c.l.trainable() %},
+{%- call m::tr_pass(c.l.name, mem.key) %}{% endcall %}{% endfor %}
 );
 {% endfor %}
 assign in_ready = {= first =}_in_ready;

@@ -30,19 +30,13 @@
  * last line of stdout is RESULT cycles=C (C not counting that cycle).
  */
 
-#include "V{= n.name =}.h"
-#include "verilated.h"
+#include "harness_common.h"
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <deque>
-#include <fstream>
-#include <sstream>
-#include <string>
 #include <tuple>
 #include <utility>
-#include <vector>
+
+using namespace harness;
 
 namespace {
 
@@ -51,78 +45,6 @@ constexpr int kOutBits = {= n.out_bits() =};
 constexpr int kParamBits = {= t.param_w =};
 constexpr int kWords = {= t.words =};       // ld_x words per input vector
 constexpr int kWordBits = {= t.word_w =};
-
-using Words = std::vector<uint32_t>;  // little-endian 32-bit words
-
-Words parse_hex(const std::string& s, int bits) {
-    Words w((bits + 31) / 32, 0);
-    int pos = 0;
-    for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
-        const char c = s[i];
-        uint32_t d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else continue;
-        for (int b = 0; b < 4; ++b, ++pos) {
-            if (pos < bits && ((d >> b) & 1)) w[pos / 32] |= 1u << (pos % 32);
-        }
-    }
-    return w;
-}
-
-std::string to_hex(const Words& w, int bits) {
-    std::string s;
-    for (int d = (bits + 3) / 4 - 1; d >= 0; --d) {
-        uint32_t v = 0;
-        for (int b = 0; b < 4; ++b) {
-            const int p = 4 * d + b;
-            if (p < bits && ((w[p / 32] >> (p % 32)) & 1)) v |= 1u << b;
-        }
-        s.push_back("0123456789abcdef"[v]);
-    }
-    return s;
-}
-
-template <typename T>
-void set_sig(T& sig, const Words& w) {
-    uint64_t v = w[0];
-    if (w.size() > 1) v |= static_cast<uint64_t>(w[1]) << 32;
-    sig = static_cast<T>(v);
-}
-
-template <std::size_t N>
-void set_sig(VlWide<N>& sig, const Words& w) {
-    for (std::size_t i = 0; i < N; ++i) sig[i] = i < w.size() ? w[i] : 0;
-}
-
-template <typename T>
-Words get_sig(const T& sig, int bits) {
-    const uint64_t v = static_cast<uint64_t>(sig);
-    Words w((bits + 31) / 32, 0);
-    w[0] = static_cast<uint32_t>(v);
-    if (w.size() > 1) w[1] = static_cast<uint32_t>(v >> 32);
-    return w;
-}
-
-template <std::size_t N>
-Words get_sig(const VlWide<N>& sig, int bits) {
-    Words w((bits + 31) / 32, 0);
-    for (std::size_t i = 0; i < w.size() && i < N; ++i) w[i] = sig[i];
-    return w;
-}
-
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
-    uint64_t next() {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    bool permille(int p) { return static_cast<int>(next() % 1000) < p; }
-};
 
 }  // namespace
 
@@ -137,14 +59,7 @@ int main(int argc, char** argv) {
         std::string x, t;
         while (f >> x >> t) buffer.emplace_back(parse_hex(x, kInBits), parse_hex(t, kOutBits));
     }
-    std::vector<Words> requests;
-    {
-        std::ifstream f(argv[2]);
-        std::string line;
-        while (std::getline(f, line)) {
-            if (!line.empty()) requests.push_back(parse_hex(line, kInBits));
-        }
-    }
+    const std::vector<Words> requests = read_vectors(argv[2], kInBits);
     if (buffer.size() != {= t.m =} || requests.empty()) {
         std::fprintf(stderr, "ERROR need {= t.m =} buffer samples and at least one request (got %zu, %zu)\n", buffer.size(), requests.size());
         return 3;
@@ -158,20 +73,9 @@ int main(int argc, char** argv) {
         return 3;
     }
 
-    VerilatedContext* ctx = new VerilatedContext;
-    ctx->commandArgs(argc, argv);
-    V{= n.name =}* top = new V{= n.name =}{ctx};
-    uint64_t cycle = 0;
-    auto edge = [&]() {
-        top->eval();
-        top->clk = 1;
-        top->eval();
-        ++cycle;
-        top->clk = 0;
-        top->eval();
-    };
-    top->clk = 0;
-    top->rst = 1;
+    Sim sim(argc, argv);
+    Top* top = sim.top;
+    const uint64_t& cycle = sim.cycle;
     top->in_valid = 0;
     top->out_ready = 0;
     top->ld_valid = 0;
@@ -180,8 +84,7 @@ int main(int argc, char** argv) {
     top->ctl_resume = 0;
     top->cfg_iterations = iterations;
     top->dump_final = 0;
-    for (int i = 0; i < 4; ++i) edge();
-    top->rst = 0;
+    sim.reset();
 
     // Requests in flight: (request index, iteration, group) in order.
     std::deque<std::tuple<size_t, uint32_t, uint32_t>> inflight;
@@ -223,7 +126,7 @@ int main(int argc, char** argv) {
             set_sig(top->ld_t, buffer[k].second);
             top->eval();
             const bool fire = top->ld_valid && top->ld_ready;
-            edge();
+            sim.edge();
             if (fire) ++w;
         }
     }
@@ -233,7 +136,7 @@ int main(int argc, char** argv) {
     if (interrupt > 0) {
         for (int i = 0; i < 20; ++i) {
             stream(500, 70);
-            edge();
+            sim.edge();
         }
     }
 
@@ -272,7 +175,7 @@ int main(int argc, char** argv) {
                                  to_hex(get_sig(top->mon_param, kParamBits), kParamBits).c_str(), top->mon_grad);
             }
         }
-        edge();
+        sim.edge();
         top->ctl_start = 0;
         top->ctl_pause = 0;
         top->ctl_resume = 0;
@@ -298,18 +201,16 @@ int main(int argc, char** argv) {
     if (interrupt > 0) {
         for (int i = 0; i < 200 && (i < 20 || !inflight.empty() || presenting); ++i) {
             stream(i < 20 ? 500 : 0, 70);
-            edge();
+            sim.edge();
         }
     }
     std::fclose(log);
     const uint64_t end_cycle = cycle;
     // The final trainable memories, to sim/run/<image>.final.
     top->dump_final = 1;
-    edge();
+    sim.edge();
     top->dump_final = 0;
-    top->final();
+    sim.finish();
     std::printf("RESULT cycles=%llu requests=%zu\n", static_cast<unsigned long long>(end_cycle - start_cycle), next_req);
-    delete top;
-    delete ctx;
     return 0;
 }

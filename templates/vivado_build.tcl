@@ -21,7 +21,8 @@ read_verilog {
 }
 read_xdc constraints/{= n.name =}.xdc
 
-synth_design -part $part -top $top -mode out_of_context
+# rtl/ holds the include file fptgen_clog2.vh, which the library modules include.
+synth_design -part $part -top $top -mode out_of_context -include_dirs [file normalize rtl]
 opt_design
 place_design
 route_design

@@ -69,12 +69,17 @@ fn cosim_example(name: &str, vectors: usize, train: Option<Train>) {
 
 /// `verilator --lint-only -Wall` on the generated design: no warning at all.
 fn lint(out: &Path) {
-    let rtl: Vec<PathBuf> = std::fs::read_dir(out.join("rtl")).expect("rtl").map(|e| e.expect("entry").path()).collect();
+    // The modules; rtl/ is the include path (fptgen_clog2.vh).
+    let rtl: Vec<PathBuf> = std::fs::read_dir(out.join("rtl"))
+        .expect("rtl")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "v"))
+        .collect();
     let top = std::fs::read_to_string(out.join("report.json")).expect("report");
     let top: serde_json::Value = serde_json::from_str(&top).expect("json");
     let top = top["network"]["name"].as_str().expect("name").to_string();
     let o = Command::new("verilator")
-        .args(["--lint-only", "-Wall", "--top-module", &top])
+        .args(["--lint-only", "-Wall", "-Irtl", "--top-module", &top])
         .args(&rtl)
         .current_dir(out)
         .output()

@@ -94,21 +94,27 @@ fn check_design(model: &Path, out: &Path, dir: &Path) {
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).expect("report.json")).expect("json");
     let top = report["network"]["name"].as_str().expect("name").to_string();
 
-    let mut files: Vec<PathBuf> = std::fs::read_dir(out.join("rtl"))
+    // The modules (.v) and the include file they share (.vh).
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(out.join("rtl"))
         .expect("rtl")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "v"))
+        .filter(|p| p.extension().is_some_and(|x| x == "v" || x == "vh"))
         .collect();
-    files.sort();
+    sources.sort();
+    let files: Vec<PathBuf> = sources.iter().filter(|p| p.extension().is_some_and(|x| x == "v")).cloned().collect();
     assert!(files.len() >= 5, "{}: too few Verilog files: {files:?}", out.display());
     let mut roots = vec![top.clone()];
-    for f in &files {
+    for f in &sources {
         let text = strip_comments(&std::fs::read_to_string(f).expect("read"));
         for t in NOT_2001 {
             let found = text.match_indices(t).any(|(i, _)| {
                 !text[i + t.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             });
             assert!(!found, "{}: {t} is not Verilog-2001", f.display());
+        }
+        if f.extension().is_some_and(|x| x == "vh") {
+            assert!(modules(&text).is_empty(), "{}: an include file declares no module", f.display());
+            continue;
         }
         let names = modules(&text);
         assert_eq!(names.len(), 1, "{}: one module per file, found {names:?}", f.display());
@@ -117,7 +123,7 @@ fn check_design(model: &Path, out: &Path, dir: &Path) {
 
     for define in [None, Some("FPTGEN_DUMP_FINAL")] {
         let mut cmd = Command::new("iverilog");
-        cmd.args(["-g2001", "-o", "/dev/null"]);
+        cmd.args(["-g2001", "-o", "/dev/null", "-I", "rtl"]);
         if let Some(d) = define {
             cmd.arg(format!("-D{d}"));
         }

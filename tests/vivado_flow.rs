@@ -59,12 +59,14 @@ fn flow(example: &str) {
         "{log}"
     );
     let call = |name: &str| calls.iter().find(|c| c[0] == name).unwrap_or_else(|| panic!("{name} in {log}"));
-    // Every RTL file of the design is read, and nothing that does not exist.
+    // Every RTL module of the design is read, and nothing that does not
+    // exist; the include file is found through synth_design's include_dirs.
     let mut read: Vec<String> = call("read_verilog")[1..].to_vec();
     read.sort();
     let mut rtl: Vec<String> = std::fs::read_dir(out.join("rtl"))
         .expect("rtl")
         .map(|e| format!("rtl/{}", e.expect("entry").file_name().to_string_lossy()))
+        .filter(|f| f.ends_with(".v"))
         .collect();
     rtl.sort();
     assert_eq!(read, rtl);
@@ -85,7 +87,12 @@ fn flow(example: &str) {
         }
     }
     assert!(images > 0);
-    assert_eq!(call("synth_design")[1..], ["-part", "xcku035-fbva676-3-e", "-top", example, "-mode", "out_of_context"]);
+    let synth = call("synth_design");
+    assert_eq!(synth[1..7], ["-part", "xcku035-fbva676-3-e", "-top", example, "-mode", "out_of_context"]);
+    assert_eq!(synth[7], "-include_dirs");
+    let include = Path::new(&synth[8]);
+    assert!(include.is_absolute() && include.join("fptgen_clog2.vh").is_file(), "include_dirs {include:?}");
+    assert_eq!(synth.len(), 9, "{synth:?}");
     for c in calls.iter().filter(|c| c[0].starts_with("report_")) {
         let i = c.iter().position(|a| a == "-file").expect("-file");
         assert!(c[i + 1].starts_with("vivado/reports/"), "{c:?}");

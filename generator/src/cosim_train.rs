@@ -20,7 +20,6 @@ use std::process::Command;
 use fptgen_sim::network::Network;
 use fptgen_sim::train::eval::{Buffer, EvalMode};
 use fptgen_sim::train::es::{GroupRecord, Trainer};
-use fptgen_sim::layers::dense::{B, W};
 use fptgen_sim::weights::Params;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -28,7 +27,6 @@ use rand_chacha::ChaCha8Rng;
 use crate::bits::Bits;
 use crate::cosim::{build, stimulus, BuildKind, CosimError};
 use crate::plan::NetworkPlan;
-use crate::render::{bias_image, weight_image};
 use crate::train_plan::TrainHwPlan;
 
 /// How to run a training co-simulation.
@@ -230,8 +228,8 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
         let log_path = run_dir.join(format!("train-{rate}.log"));
         // The final memories of an earlier run must not pass for this one's.
         for lp in &plan.layers {
-            for mem in [&lp.wmem, &lp.bmem] {
-                let path = run_dir.join(format!("{}.final", mem.file));
+            for m in &lp.memories {
+                let path = run_dir.join(format!("{}.final", m.mem.file));
                 match std::fs::remove_file(&path) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
                     _ => {}
@@ -308,7 +306,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
         result.pauses += log.pauses;
 
         // Final memories.
-        result.final_params = check_final_memories(dir, plan, model, &final_params, &what)?;
+        result.final_params = check_final_memories(dir, plan, &final_params, &what)?;
     }
     result.groups = records.len();
     result.losses = records.iter().map(|r| r.losses.len()).sum();
@@ -362,59 +360,45 @@ fn check_answers(
     Ok(checked)
 }
 
-fn check_final_memories(
-    dir: &Path,
-    plan: &NetworkPlan,
-    model: &fptgen_sim::model::Model,
-    params: &Params,
-    what: &str,
-) -> Result<usize, CosimError> {
+/// Compares the final contents of every trainable memory, dumped by the
+/// harness, with the simulator's trained parameters `params`, column by
+/// column through the memory's layout; returns the parameters compared.
+fn check_final_memories(dir: &Path, plan: &NetworkPlan, params: &Params, what: &str) -> Result<usize, CosimError> {
     let mut count = 0;
-    for ((lp, layer), p) in plan.layers.iter().zip(&model.layers).zip(&params.layers) {
-        let d = layer.dense();
-        for (tensor, on) in [(W, d.trainable.weights), (B, d.trainable.biases)] {
-            if !on {
-                continue;
-            }
-            let (mem, want, f, cols) = if tensor == W {
-                (&lp.wmem, weight_image(lp, &p.tensors[W], d.precision.weight), d.precision.weight, lp.pe * lp.simd)
-            } else {
-                (&lp.bmem, bias_image(lp, &p.tensors[B], d.precision.bias), d.precision.bias, lp.pe)
-            };
-            let path = dir.join("sim/run").join(format!("{}.final", mem.file));
+    for (lp, p) in plan.layers.iter().zip(&params.layers) {
+        for m in lp.trainable() {
+            let tensor = &p.tensors[m.tensor];
+            let path = dir.join("sim/run").join(format!("{}.final", m.mem.file));
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
             let got: Vec<&str> = text
                 .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with('@'))
                 .collect();
+            let want = m.image(tensor);
             let want: Vec<&str> = want.lines().collect();
             if got.len() != want.len() {
                 return Err(mismatch(format!("{what}: {} has {} words, expected {}", path.display(), got.len(), want.len())));
             }
-            let bits = cols * f.width() as usize;
-            for (word, (g, w)) in got.iter().zip(&want).enumerate() {
-                let (gb, wb) = (Bits::from_hex(g, bits), Bits::from_hex(w, bits));
-                for c in 0..cols {
-                    let gv = gb.as_ref().map(|b| b.field(c * f.width() as usize, f.width()));
-                    let wv = wb.as_ref().map(|b| b.field(c * f.width() as usize, f.width()));
+            let (f, w) = (m.raw_format, m.mem.col_width as usize);
+            let bits = m.mem.cols * w;
+            for (word, (g, x)) in got.iter().zip(&want).enumerate() {
+                let (gb, wb) = (Bits::from_hex(g, bits), Bits::from_hex(x, bits));
+                for c in 0..m.mem.cols {
+                    let gv = gb.as_ref().map(|b| b.field(c * w, m.mem.col_width));
+                    let wv = wb.as_ref().map(|b| b.field(c * w, m.mem.col_width));
                     if gv != wv {
-                        let name = if tensor == W {
-                            let (o, i) = ((word / lp.sf) * lp.pe + c / lp.simd, (word % lp.sf) * lp.simd + c % lp.simd);
-                            format!("{}.weights[{o}][{i}]", lp.name)
-                        } else {
-                            format!("{}.biases[{}]", lp.name, word * lp.pe + c)
-                        };
+                        let name = m.index_at(word, c).map_or("padding".to_string(), |i| format!("{}.{}", lp.name, m.describe(i)));
                         return Err(mismatch(format!(
                             "{what}: final memory {} word {word} column {c} ({name}) = {:?}, the simulator's trained value is {:?}",
-                            mem.file,
+                            m.mem.file,
                             gv.map(|v| f.from_bits(v)),
                             wv.map(|v| f.from_bits(v))
                         )));
                     }
                 }
             }
-            count += p.tensors[tensor].len();
+            count += tensor.len();
         }
     }
     Ok(count)

@@ -8,6 +8,7 @@ use std::path::Path;
 use fptgen_sim::model::Model;
 use fptgen_sim::weights::Params;
 
+use crate::layers;
 use crate::output::{self, OutputError};
 use crate::plan::{plan, NetworkPlan};
 use crate::render::{render, GenInfo};
@@ -23,7 +24,7 @@ pub enum DesignError {
     #[error(transparent)]
     Output(#[from] OutputError),
     /// A layer's kind has no hardware yet.
-    #[error("{file}: layer '{layer}' is a {kind} layer; fptgen generates hardware for dense layers only so far (check, simulate, train and train-es take every layer kind)")]
+    #[error("{file}: layer '{layer}' is a {kind} layer; fptgen generates hardware for {with_hardware} layers only so far (check, simulate, train and train-es take every layer kind)")]
     Unsupported {
         /// The model file.
         file: String,
@@ -31,12 +32,23 @@ pub enum DesignError {
         layer: String,
         /// Its kind.
         kind: &'static str,
+        /// The kinds with hardware ([`crate::layers::KINDS`]), as a list.
+        with_hardware: String,
     },
 }
 
-/// Refuses a model with a layer kind the generator cannot build yet.
+/// Refuses a model with a layer kind the generator cannot build yet
+/// ([`crate::layers::has_hardware`]).
 pub fn supported(model: &Model) -> Result<(), DesignError> {
-    model.dense_only().map_err(|(layer, kind)| DesignError::Unsupported { file: model.source.display().to_string(), layer, kind })
+    match model.layers.iter().find(|l| !layers::has_hardware(l)) {
+        Some(l) => Err(DesignError::Unsupported {
+            file: model.source.display().to_string(),
+            layer: l.name.clone(),
+            kind: l.kind().type_name(),
+            with_hardware: layers::KINDS.join(", "),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// What every file generated from `model` says about its origin: this
@@ -50,7 +62,7 @@ pub fn gen_info(model: &Model) -> GenInfo {
 pub fn write_design(model: &Model, params: &Params, out: &Path) -> Result<NetworkPlan, DesignError> {
     supported(model)?;
     let n = plan(model);
-    let files = render(model, params, &n, &gen_info(model))?;
+    let files = render(params, &n, &gen_info(model))?;
     output::write_dir(out, output::DESIGN, &files)?;
     Ok(n)
 }

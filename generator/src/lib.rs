@@ -1,9 +1,10 @@
 //! # fptgen-generator
 //!
 //! Lowers a validated [`fptgen_sim::model::Model`] to a hardware plan
-//! ([`plan`]) and renders it ([`render`]): Verilog from the askama templates
-//! in `templates/` and the library modules in `rtl/`, memory images, the
-//! Verilator harness and the reports. [`output`] writes the files safely,
+//! ([`plan`], each layer by its kind's hardware in [`layers`]) and renders
+//! it ([`render`]): Verilog from the askama templates in `templates/` and
+//! the library modules in `rtl/` ([`rtl`]), memory images, the Verilator
+//! harness and the reports. [`output`] writes the files safely,
 //! [`design`] writes a model's whole design, [`cosim`] builds and runs the
 //! co-simulation against the bit-accurate simulator, [`synth`] estimates
 //! the design's resources with yosys and [`sweep`] evaluates the ES trainer
@@ -13,10 +14,12 @@ pub mod bits;
 pub mod cosim;
 pub mod cosim_train;
 pub mod design;
+pub mod layers;
 pub mod output;
 pub mod part;
 pub mod plan;
 pub mod render;
+pub mod rtl;
 pub mod sweep;
 pub mod synth;
 pub mod train_plan;

@@ -1,30 +1,35 @@
 //! Lowering: from a validated model to a hardware plan with exact cycle
 //! counts.
 //!
-//! A dense layer becomes a folded matrix-vector unit (in the spirit of FINN's
-//! MVAU): `pe` output neurons in parallel, `simd` inputs per cycle, so one
-//! input vector takes `NF * SF` cycles with `NF = ceil(outputs / pe)` neuron
-//! folds and `SF = ceil(inputs / simd)` synapse folds. The timing model below
-//! is the one `rtl/fptgen_dense.v` implements, and co-simulation measures it:
-//!
-//! * a layer accepts a vector on a clock edge, issues one (neuron fold,
-//!   synapse fold) pair per cycle, and can accept the next vector on the edge
-//!   that issues the last pair: its initiation interval is `NF * SF` cycles;
-//! * the parameter memories are read synchronously (one cycle) and the
-//!   accumulation takes one more, so a layer's output is valid `NF * SF + 1`
-//!   edges after the edge that accepted its input;
-//! * between layers the valid/ready handshake takes one edge.
-//!
-//! Hence the network's initiation interval is the largest layer's `NF * SF`,
-//! and its latency is `sum(NF * SF + 1) + (layers - 1)` cycles, from the
-//! edge that accepts an input vector to the edge after which its output is
-//! valid (with the output always ready).
+//! Each layer becomes its kind's hardware ([`crate::layers`]), planned as a
+//! kind-neutral [`LayerPlan`]: its cycles per vector (the layer's
+//! initiation interval: it can accept a vector every that many cycles),
+//! its latency (the edges from accepting an input vector to its output
+//! being valid), and its parameter memories. Layers are chained by
+//! valid/ready streams, and each hand-over between layers takes one edge.
+//! Hence the network's initiation interval is the largest layer's cycles
+//! per vector, and its latency is `sum(latency) + (layers - 1)` cycles, from
+//! the edge that accepts an input vector to the edge after which its output
+//! is valid (with the output always ready). Co-simulation measures both.
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
-use fptgen_sim::model::{Activation, LayerKind, Model, Trainable};
+use fptgen_sim::model::Model;
 use serde::Serialize;
 
+use crate::layers::{self, KindPlan, LayerHw, TensorMem};
 use crate::train_plan::{train_plan, TrainHwPlan};
+
+/// Smallest width that can hold `0..n` (at least 1): `ceil(log2(n))`. The
+/// RTL library's modules derive their widths with the same function
+/// (`rtl/fptgen_clog2.vh`); the generator uses this one where a generated
+/// port or wire has such a width.
+pub fn clog2(n: u64) -> usize {
+    let mut w = 1;
+    while w < 64 && (1u64 << w) < n {
+        w += 1;
+    }
+    w
+}
 
 /// A fixed-point format as the RTL library's parameters spell it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -122,56 +127,64 @@ impl MemPlan {
     }
 }
 
-/// The hardware plan of one dense layer.
+/// The hardware plan of one layer, whatever its kind: what the rest of the
+/// generator (the top level, the trainer, the reports) needs to know.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LayerPlan {
     /// Layer name from the model.
     pub name: String,
     /// Generated module name (`<network>_<layer>`).
     pub module: String,
-    /// Inputs.
+    /// The kind: the model file's `type` (`dense`).
+    pub kind: &'static str,
+    /// Shape and operation (`dense 64x16`).
+    pub op: String,
+    /// Values per input vector.
     pub inputs: usize,
-    /// Outputs.
+    /// Values per output vector.
     pub outputs: usize,
-    /// Output neurons in parallel.
-    pub pe: usize,
-    /// Inputs per cycle.
-    pub simd: usize,
-    /// Neuron folds `ceil(outputs / pe)`.
-    pub nf: usize,
-    /// Synapse folds `ceil(inputs / simd)`.
-    pub sf: usize,
+    /// Shape of the input (`[n]`, or an image `[h, w, c]`).
+    pub input_shape: Vec<usize>,
+    /// Shape of the output.
+    pub output_shape: Vec<usize>,
     /// Multiply-accumulates per vector.
     pub macs: u64,
-    /// Cycles per input vector (`nf * sf`): the layer's initiation interval.
+    /// Cycles per input vector: the layer's initiation interval.
     pub cycles: u64,
-    /// Cycles from accepting an input to a valid output (`cycles + 1`).
+    /// Edges from accepting an input vector to its output being valid.
     pub latency: u64,
-    /// 1 for relu, 0 for linear.
-    pub relu: u32,
     /// Input format.
     pub x: HwFormat,
-    /// Weight format.
-    pub w: HwFormat,
-    /// Bias format.
-    pub b: HwFormat,
-    /// Accumulator format.
-    pub acc: HwFormat,
     /// Output format.
     pub y: HwFormat,
-    /// Weight memory.
-    pub wmem: MemPlan,
-    /// Bias memory.
-    pub bmem: MemPlan,
-    /// Retrainable parameters.
-    #[serde(skip)]
-    pub trainable: Trainable,
+    /// The parameter memories, one per tensor of the kind, in the kind's
+    /// tensor order.
+    pub memories: Vec<TensorMem>,
+    /// The kind-specific part (its fields appear next to these in
+    /// `report.json`).
+    #[serde(flatten)]
+    pub kind_plan: KindPlan,
 }
 
 impl LayerPlan {
-    /// True if the layer has a parameter write port.
-    pub fn writable(&self) -> bool {
-        self.trainable.any()
+    /// The kind's hardware.
+    pub fn hw(&self) -> &dyn LayerHw {
+        self.kind_plan.hw()
+    }
+
+    /// The trainable tensors' memories, in the kind's tensor order.
+    pub fn trainable(&self) -> Vec<&TensorMem> {
+        self.memories.iter().filter(|m| m.trainable).collect()
+    }
+
+    /// Width of the input bus in bits.
+    pub fn in_bits(&self) -> usize {
+        self.inputs * self.x.width as usize
+    }
+
+    /// Width of the output bus in bits.
+    pub fn out_bits(&self) -> usize {
+        self.outputs * self.y.width as usize
     }
 }
 
@@ -257,56 +270,17 @@ impl NetworkPlan {
     }
 }
 
-/// Memories with at least this many bits go to block RAM; smaller frozen
-/// ones are left to the tools ("auto"), where a BRAM would be mostly empty.
-const BLOCK_MIN_BITS: u64 = 4096;
-
-/// Lowers a validated model to its hardware plan.
+/// Lowers a validated model to its hardware plan. Panics on a layer kind
+/// without hardware: callers check [`crate::design::supported`] first.
 pub fn plan(model: &Model) -> NetworkPlan {
+    let mut shape = model.input_shape.clone();
     let layers: Vec<LayerPlan> = model
         .layers
         .iter()
         .map(|l| {
-            let d = l.dense();
-            let nf = d.outputs.div_ceil(d.pe);
-            let sf = d.inputs.div_ceil(d.simd);
-            let cycles = (nf * sf) as u64;
-            let mem = |depth: usize, cols: usize, width: u32, writable: bool, suffix: &str| {
-                let mut m = MemPlan {
-                    depth,
-                    cols,
-                    col_width: width,
-                    kind: if writable { MemKind::Ram } else { MemKind::Rom },
-                    style: "auto",
-                    file: format!("mem/{}_{suffix}.hex", l.name),
-                };
-                if writable || m.bits() >= BLOCK_MIN_BITS {
-                    m.style = "block";
-                }
-                m
-            };
-            LayerPlan {
-                name: l.name.clone(),
-                module: format!("{}_{}", model.name, l.name),
-                inputs: d.inputs,
-                outputs: d.outputs,
-                pe: d.pe,
-                simd: d.simd,
-                nf,
-                sf,
-                macs: d.macs(),
-                cycles,
-                latency: cycles + 1,
-                relu: u32::from(d.activation == Activation::Relu),
-                x: l.input_format.into(),
-                w: d.precision.weight.into(),
-                b: d.precision.bias.into(),
-                acc: d.precision.accum.into(),
-                y: d.precision.output.into(),
-                wmem: mem(nf * sf, d.pe * d.simd, d.precision.weight.width(), d.trainable.weights, "w"),
-                bmem: mem(nf, d.pe, d.precision.bias.width(), d.trainable.biases, "b"),
-                trainable: d.trainable,
-            }
+            let lp = layers::plan(model, l, &shape).expect("a layer kind with hardware (checked by design::supported)");
+            shape = lp.output_shape.clone();
+            lp
         })
         .collect();
     let ii = layers.iter().map(|l| l.cycles).max().unwrap_or(1);

@@ -4,12 +4,10 @@
 use std::path::PathBuf;
 
 use askama::Template;
-use fptgen_sim::layers::dense::{B, W};
-use fptgen_sim::model::Model;
 use fptgen_sim::weights::Params;
 
-use crate::bits::Bits;
 use crate::plan::{LayerPlan, NetworkPlan};
+use crate::rtl::{self, RtlFile};
 use crate::train_plan::TrainHwPlan;
 
 /// One file of the output directory.
@@ -33,31 +31,19 @@ impl GeneratedFile {
     }
 }
 
-/// The hand-written RTL library (`rtl/`), compiled into the binary so the
-/// generator is self-contained.
-pub const RTL_LIBRARY: &[(&str, &str)] = &[
-    ("fptgen_cast.v", include_str!("../../rtl/fptgen_cast.v")),
-    ("fptgen_param_mem.v", include_str!("../../rtl/fptgen_param_mem.v")),
-    ("fptgen_dense.v", include_str!("../../rtl/fptgen_dense.v")),
-];
-
-/// The ES trainer's part of the RTL library, added to designs with a
-/// `training:` section.
-pub const RTL_TRAINER: &[(&str, &str)] = &[
-    ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
-    ("fptgen_itb.v", include_str!("../../rtl/fptgen_itb.v")),
-    ("fptgen_po2.v", include_str!("../../rtl/fptgen_po2.v")),
-    ("fptgen_es_update.v", include_str!("../../rtl/fptgen_es_update.v")),
-    ("fptgen_loss_acc.v", include_str!("../../rtl/fptgen_loss_acc.v")),
-    ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),
-    ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
-    ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
-];
-
-/// The library files a design uses.
-fn library(n: &NetworkPlan) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
-    let trainer: &[(&str, &str)] = if n.training.is_some() { RTL_TRAINER } else { &[] };
-    RTL_LIBRARY.iter().chain(trainer.iter())
+/// The library files a design uses, each once: the shared include file,
+/// the files its layers' kinds name, in layer order, and the trainer's.
+pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
+    let mut v = vec![rtl::CLOG2];
+    for f in n.layers.iter().flat_map(|l| l.hw().library()) {
+        if !v.iter().any(|x| x.0 == f.0) {
+            v.push(*f);
+        }
+    }
+    if n.training.is_some() {
+        v.extend_from_slice(rtl::TRAINER);
+    }
+    v
 }
 
 /// What every generated file's header says about its origin.
@@ -69,32 +55,11 @@ pub struct GenInfo {
     pub source: String,
 }
 
-/// Smallest width that can hold `0..n` (at least 1).
-pub fn clog2(n: usize) -> usize {
-    let mut w = 1;
-    while (1usize << w) < n {
-        w += 1;
-    }
-    w
-}
-
-/// A layer with the derived values its templates need.
+/// A layer and its neighbours, as the top level chains them.
 #[derive(Debug, Clone)]
 pub struct LayerView<'a> {
     /// The layer's plan.
     pub l: &'a LayerPlan,
-    /// MSB index of the input bus.
-    pub in_msb: usize,
-    /// MSB index of the output bus.
-    pub out_msb: usize,
-    /// Weight memory address width.
-    pub waddr_w: usize,
-    /// Weight memory column-select width.
-    pub wcol_w: usize,
-    /// Bias memory address width.
-    pub baddr_w: usize,
-    /// Bias memory column-select width.
-    pub bcol_w: usize,
     /// Prefix of the signals feeding this layer (`in` or `<prev>_out`).
     pub src: String,
     /// Name of the next layer (empty for the last).
@@ -107,23 +72,10 @@ fn views(n: &NetworkPlan) -> Vec<LayerView<'_>> {
         .enumerate()
         .map(|(i, l)| LayerView {
             l,
-            in_msb: l.inputs * l.x.width as usize - 1,
-            out_msb: l.outputs * l.y.width as usize - 1,
-            waddr_w: clog2(l.nf * l.sf),
-            wcol_w: clog2(l.pe * l.simd),
-            baddr_w: clog2(l.nf),
-            bcol_w: clog2(l.pe),
             src: if i == 0 { "in".to_string() } else { format!("{}_out", n.layers[i - 1].name) },
             next: n.layers.get(i + 1).map(|x| x.name.clone()).unwrap_or_default(),
         })
         .collect()
-}
-
-#[derive(Template)]
-#[template(path = "layer_dense.v")]
-struct LayerTemplate<'a> {
-    gen: &'a GenInfo,
-    c: &'a LayerView<'a>,
 }
 
 #[derive(Template)]
@@ -143,6 +95,13 @@ struct EsTopTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
     t: &'a TrainHwPlan,
+}
+
+#[derive(Template)]
+#[template(path = "harness_common.h")]
+struct HarnessCommonTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
 }
 
 #[derive(Template)]
@@ -287,9 +246,10 @@ pub struct Report<'a> {
     pub network: &'a NetworkPlan,
 }
 
-/// Names of the RTL files of a design, in compile order.
+/// Names of the RTL files of a design (its modules; not the include file
+/// `fptgen_clog2.vh`), in compile order.
 pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
-    let mut v: Vec<String> = library(n).map(|(f, _)| f.to_string()).collect();
+    let mut v: Vec<String> = library(n).iter().map(|(f, _)| f.to_string()).filter(|f| rtl::is_module(f)).collect();
     v.extend(n.layers.iter().map(|l| format!("{}.v", l.module)));
     if n.training.is_some() {
         v.push(format!("{}_net.v", n.name));
@@ -298,15 +258,16 @@ pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
     v
 }
 
-/// Renders every file of the output directory for `model` with `params`.
-pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
+/// Renders every file of the output directory for the plan `n` of a model
+/// with `params`.
+pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
     let mut files = Vec::new();
     for (name, text) in library(n) {
         files.push(GeneratedFile::text(format!("rtl/{name}"), text.to_string()));
     }
     let views = views(n);
-    for c in &views {
-        files.push(GeneratedFile::text(format!("rtl/{}.v", c.l.module), LayerTemplate { gen, c }.render()?));
+    for l in &n.layers {
+        files.push(GeneratedFile::text(format!("rtl/{}.v", l.module), l.hw().module(l, gen)?));
     }
     let first = n.layers.first().map(|l| l.name.as_str()).unwrap_or("");
     let last = n.layers.last().map(|l| l.name.as_str()).unwrap_or("");
@@ -319,12 +280,9 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
     if let Some(t) = trainer {
         files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), EsTopTemplate { gen, n, t }.render()?));
     }
-    for (l, p) in model.layers.iter().zip(&params.layers) {
-        let plan = n.layers.iter().find(|x| x.name == l.name);
-        if let Some(lp) = plan {
-            let d = l.dense();
-            files.push(GeneratedFile::text(lp.wmem.file.clone(), weight_image(lp, &p.tensors[W], d.precision.weight)));
-            files.push(GeneratedFile::text(lp.bmem.file.clone(), bias_image(lp, &p.tensors[B], d.precision.bias)));
+    for (l, p) in n.layers.iter().zip(&params.layers) {
+        for m in &l.memories {
+            files.push(GeneratedFile::text(m.mem.file.clone(), m.image(&p.tensors[m.tensor])));
         }
     }
     // Inputs the inference harness holds at 0: the trainer ports of a
@@ -332,19 +290,13 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
     let tied_inputs = if trainer.is_some() {
         ["ld_valid", "ctl_start", "ctl_pause", "ctl_resume", "cfg_iterations"].map(String::from).to_vec()
     } else {
-        views
+        n.layers
             .iter()
-            .flat_map(|c| {
-                let mut v = Vec::new();
-                for (t, on) in [("w", c.l.trainable.weights), ("b", c.l.trainable.biases)] {
-                    if on {
-                        v.extend(["tr_en", "tr_we", "tr_addr", "tr_col", "tr_wdata"].map(|s| format!("{}_{t}_{s}", c.l.name)));
-                    }
-                }
-                v
-            })
+            .flat_map(|l| l.trainable().into_iter().map(move |m| (l, m)))
+            .flat_map(|(l, m)| ["tr_en", "tr_we", "tr_addr", "tr_col", "tr_wdata"].map(|s| format!("{}_{}_{s}", l.name, m.key)))
             .collect()
     };
+    files.push(GeneratedFile::text("sim/harness_common.h", HarnessCommonTemplate { gen, n }.render()?));
     files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, tied_inputs }.render()?));
     if let Some(t) = trainer {
         files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, t }.render()?));
@@ -387,40 +339,4 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, gen: &GenInfo) ->
     files.push(GeneratedFile::text("report.json", ReportJsonTemplate { json }.render()?));
     files.push(GeneratedFile::text("report.md", ReportMdTemplate { gen, n }.render()?));
     Ok(files)
-}
-
-/// The weight memory image: word `nf*SF + sf`, column `p*SIMD + s` holds
-/// `w[nf*PE + p][sf*SIMD + s]` (0 for padding), column 0 least significant.
-pub fn weight_image(l: &LayerPlan, raw: &[i128], f: fptgen_sim::fixed::Format) -> String {
-    let mut out = String::new();
-    for nf in 0..l.nf {
-        for sf in 0..l.sf {
-            let mut b = Bits::new();
-            for p in 0..l.pe {
-                for s in 0..l.simd {
-                    let (o, i) = (nf * l.pe + p, sf * l.simd + s);
-                    let v = if o < l.outputs && i < l.inputs { f.bits(raw[o * l.inputs + i]) } else { 0 };
-                    b.push(v, f.width());
-                }
-            }
-            out += &b.to_hex();
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// The bias memory image: word `nf`, column `p` holds `b[nf*PE + p]`.
-pub fn bias_image(l: &LayerPlan, raw: &[i128], f: fptgen_sim::fixed::Format) -> String {
-    let mut out = String::new();
-    for nf in 0..l.nf {
-        let mut b = Bits::new();
-        for p in 0..l.pe {
-            let o = nf * l.pe + p;
-            b.push(if o < l.outputs { f.bits(raw[o]) } else { 0 }, f.width());
-        }
-        out += &b.to_hex();
-        out.push('\n');
-    }
-    out
 }

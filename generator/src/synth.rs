@@ -186,9 +186,14 @@ pub enum SynthError {
     },
 }
 
-/// The base name of a yosys module name.
+/// The base name of a yosys module name: `$paramod$<hash>\name`, or
+/// `$paramod\name\P=value` (yosys spells out a single parameter), is
+/// `name`.
 fn base_name(m: &str) -> String {
-    m.rsplit('\\').next().unwrap_or(m).trim_start_matches('\\').to_string()
+    match m.strip_prefix("$paramod") {
+        Some(rest) => rest.split('\\').nth(1).unwrap_or(rest).to_string(),
+        None => m.trim_start_matches('\\').to_string(),
+    }
 }
 
 /// Parses yosys's text `stat` output: per-module own primitives, and the
@@ -492,6 +497,14 @@ mod tests {
         let text = "=== top ===\n\n   Number of cells:   2\n     LUT1   1\n     FDSE   1\n";
         let (modules, total, _) = parse_stat(text, "top").unwrap();
         assert_eq!((modules.len(), total.luts, total.ffs), (1, 1, 1));
+    }
+
+    #[test]
+    fn parameterized_modules_have_their_base_names() {
+        assert_eq!(base_name("$paramod$0123abcd\\fptgen_cast"), "fptgen_cast");
+        assert_eq!(base_name("$paramod\\fptgen_po2\\S_W=s32'00000000000000000000000000100001"), "fptgen_po2");
+        assert_eq!(base_name("tiny_fc1"), "tiny_fc1");
+        assert_eq!(base_name("\\tiny"), "tiny");
     }
 
     #[test]

@@ -17,39 +17,35 @@ use fptgen_sim::train::lfsr::block_seed;
 use fptgen_sim::train::order::clamp_range;
 use serde::Serialize;
 
-use crate::plan::NetworkPlan;
+use crate::plan::{clog2, NetworkPlan};
 
 /// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
 const BRAM_WORD: usize = 72;
 
-/// Smallest width that can hold `0..n` (at least 1).
-fn width_for(n: u64) -> usize {
-    let mut w = 1;
-    while w < 64 && (1u64 << w) < n {
-        w += 1;
-    }
-    w
-}
-
-/// One trainable tensor, as the trainer walks it.
+/// One trainable tensor, as the trainer walks it: the layout of its memory
+/// ([`crate::layers::TensorMem`]) and its clamp bounds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TrainTensor {
     /// Position in the training order (the cursor's tensor index).
     pub index: usize,
     /// Layer name.
     pub layer: String,
-    /// `w` (weights) or `b` (biases): the prefix of the layer's trainer port.
-    pub kind: &'static str,
+    /// The tensor's key (`w`, `b`, ...): the prefix of the layer's trainer port.
+    pub key: &'static str,
+    /// What it is (`weights`, `biases`, ...).
+    pub role: &'static str,
     /// Parameters in the tensor.
     pub count: u64,
-    /// Rows (the layer's outputs) and parameters per row (inputs, or 1).
+    /// Rows of the tensor's matrix.
     pub rows: usize,
     /// Parameters per row.
     pub cols: usize,
-    /// The layer's PE, and SIMD (1 for biases).
+    /// Rows per memory word.
     pub pe: usize,
-    /// SIMD lanes of the walk.
+    /// Parameters of a row per memory word.
     pub simd: usize,
+    /// The hierarchical name of its `fptgen_param_mem` in the layer's module.
+    pub instance: String,
     /// Memory address and column-select widths.
     pub addr_w: usize,
     /// Column-select width.
@@ -62,6 +58,13 @@ pub struct TrainTensor {
     pub lo: i128,
     /// Upper clamp bound.
     pub hi: i128,
+}
+
+impl TrainTensor {
+    /// `<layer>_<key>`: the prefix of its trainer port at the top level.
+    pub fn port(&self) -> String {
+        format!("{}_{}", self.layer, self.key)
+    }
 }
 
 /// The ES trainer's hardware and schedule.
@@ -109,10 +112,6 @@ pub struct TrainHwPlan {
     pub member_w: usize,
     /// Block index width (0..P-1).
     pub block_w: usize,
-    /// Sample count width (0..M).
-    pub sample_w: usize,
-    /// Tensor index width.
-    pub tensor_w: usize,
     /// Requests served per boundary at most (M).
     pub serve_max: usize,
     /// Words per buffered input vector (1, or up to II - 2 for wide
@@ -143,8 +142,7 @@ impl TrainHwPlan {
     }
 
     /// `v` as a `param_w`-bit two's complement Verilog literal.
-    pub fn code(&self, v: impl std::borrow::Borrow<i128>) -> String {
-        let v = *v.borrow();
+    pub fn code(&self, v: i128) -> String {
         let w = self.param_w;
         let mask = if w >= 128 { u128::MAX } else { (1u128 << w) - 1 };
         format!("{w}'h{:x}", (v as u128) & mask)
@@ -153,47 +151,65 @@ impl TrainHwPlan {
     /// Every block's LFSR seed as one Verilog literal, block 0 in the least
     /// significant bits.
     pub fn seeds_literal(&self) -> String {
-        let parts: Vec<String> =
-            self.block_seeds.iter().rev().map(|s| format!("{}'h{:x}", self.lfsr_width, s)).collect();
-        format!("{{{}}}", parts.join(", "))
+        concat_lsb_first(self.block_seeds.iter().map(|s| format!("{}'h{:x}", self.lfsr_width, s)))
     }
 
-    /// A tensor index as a sized Verilog literal.
-    pub fn tid(&self, k: impl std::borrow::Borrow<usize>) -> String {
-        format!("{}'d{}", self.tensor_w, k.borrow())
+    /// `fptgen_param_cursor`'s per-tensor parameters (all but K, P and PW)
+    /// as (name, Verilog literal): tensor 0 in the least significant bits.
+    pub fn cursor_params(&self) -> Vec<(&'static str, String)> {
+        let packed = |f: &dyn Fn(&TrainTensor) -> String| concat_lsb_first(self.tensors.iter().map(f));
+        vec![
+            ("ROWS", packed(&|x| format!("32'd{}", x.rows))),
+            ("COLS", packed(&|x| format!("32'd{}", x.cols))),
+            ("PE", packed(&|x| format!("32'd{}", x.pe))),
+            ("SIMD", packed(&|x| format!("32'd{}", x.simd))),
+            ("WIDTH", packed(&|x| format!("32'd{}", x.width))),
+            ("SIGNED", packed(&|x| format!("1'b{}", u8::from(x.signed)))),
+            ("LO", packed(&|x| self.code(x.lo))),
+            ("HI", packed(&|x| self.code(x.hi))),
+        ]
     }
+
+    /// The concatenation of every tensor's top-level signal
+    /// `<layer>_<key>_<suffix>`, tensor 0 in the least significant bits (a
+    /// packed port of `fptgen_param_cursor`).
+    pub fn ports(&self, suffix: &str) -> String {
+        concat_lsb_first(self.tensors.iter().map(|x| format!("{}_{suffix}", x.port())))
+    }
+}
+
+/// The Verilog concatenation of `items`, the first in the least significant
+/// bits.
+fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
+    let parts: Vec<String> = items.rev().collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// The trainer for `model` (None without a `training:` section).
 pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let tr = model.training.as_ref()?;
     let mut tensors = Vec::new();
-    for (layer, lp) in model.layers.iter().zip(&net.layers) {
-        let d = layer.dense();
-        let mut push = |kind: &'static str, f: fptgen_sim::fixed::Format, cols: usize, simd: usize, nwords: usize| {
-            let (lo, hi) = clamp_range(&f);
+    for lp in &net.layers {
+        for mem in lp.trainable() {
+            let (lo, hi) = clamp_range(&mem.raw_format);
             tensors.push(TrainTensor {
                 index: tensors.len(),
-                layer: layer.name.clone(),
-                kind,
-                count: (d.outputs * cols) as u64,
-                rows: d.outputs,
-                cols,
-                pe: d.pe,
-                simd,
-                addr_w: width_for(nwords as u64),
-                col_w: width_for((d.pe * simd) as u64),
-                width: f.width(),
-                signed: f.signed(),
+                layer: lp.name.clone(),
+                key: mem.key,
+                role: mem.role,
+                count: mem.count() as u64,
+                rows: mem.rows,
+                cols: mem.cols,
+                pe: mem.pe,
+                simd: mem.simd,
+                instance: mem.instance.clone(),
+                addr_w: mem.addr_w(),
+                col_w: mem.col_w(),
+                width: mem.format.width,
+                signed: mem.format.signed != 0,
                 lo,
                 hi,
             });
-        };
-        if d.trainable.weights {
-            push("w", d.precision.weight, d.inputs, d.simd, lp.nf * lp.sf);
-        }
-        if d.trainable.biases {
-            push("b", d.precision.bias, 1, 1, lp.nf);
         }
     }
     let t: u64 = tensors.iter().map(|x| x.count).sum();
@@ -234,11 +250,9 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         seed: tr.seed,
         block_seeds: (0..p).map(|j| block_seed(tr.seed, j, tr.noise.width)).collect(),
         param_w: tensors.iter().map(|x| x.width + u32::from(!x.signed)).max().unwrap_or(1),
-        group_w: width_for(g),
-        member_w: width_for(tr.population as u64 + 1),
-        block_w: width_for(p as u64),
-        sample_w: width_for(tr.buffer as u64 + 1),
-        tensor_w: width_for(tensors.len() as u64),
+        group_w: clog2(g),
+        member_w: clog2(tr.population as u64 + 1),
+        block_w: clog2(p as u64),
         serve_max: tr.buffer,
         words,
         word_w,

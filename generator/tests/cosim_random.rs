@@ -25,7 +25,7 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let params = fptgen_sim::weights::random(&m, seed);
     let n = plan(&m);
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
-    let files = render(&m, &params, &n, &gen).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let files = render(&params, &n, &gen).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let out = dir.path().join("out");
     write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let net = Network::new(m, params).map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -50,7 +50,7 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let n = plan(&m);
     prop_assert!(n.trainer.is_some(), "no trainer planned\n{yaml}");
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
-    let files = render(&m, &params, &n, &gen).map_err(|e| fail(e.to_string()))?;
+    let files = render(&params, &n, &gen).map_err(|e| fail(e.to_string()))?;
     let out = dir.path().join("out");
     write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| fail(e.to_string()))?;
     let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;

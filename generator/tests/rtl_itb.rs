@@ -149,7 +149,7 @@ fn itb_matches_the_reference() {
         write!(
             v,
             "wire z{i}, n{i};\nwire [5:0] x{i};\nwire [32:0] oh{i};\nwire [{}:0] e{i};\nwire [{sm}:0] pw{i}, uw{i};\n\
-             fptgen_po2 #(.S_W(33), .EXP_W(6)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}), .onehot(oh{i}));\n\
+             fptgen_po2 #(.S_W(33)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}), .onehot(oh{i}));\n\
              fptgen_itb #(.UNIFORM({}), .NOISE_BITS({}), .EXACT({})) itb{i} (\n\
              .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .noise(e{i}),\n\
              .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .sig_onehot(oh{i}), .clear(clr{i}), .grad(grad{i}));\n\

@@ -294,9 +294,12 @@ fn trainer_interface_protocol() {
     let t = n.trainer.as_ref().expect("trainer");
     let l = &n.layers[0];
     assert_eq!((n.layers.len(), t.words, t.tensors.len()), (1, 1, 2), "the testbench assumes tiny's shape");
-    assert!(l.wmem.cols * l.wmem.col_width as usize <= 64 && t.word_w <= 64 && n.out_bits() <= 64);
+    // The weight and bias memories (the tensors of a dense layer).
+    let (w, b) = (&l.memories[0], &l.memories[1]);
+    assert_eq!((w.key, b.key, w.pe, b.simd), ("w", "b", b.pe, 1), "a dense layer's memories");
+    assert!(w.mem.cols * w.mem.col_width as usize <= 64 && t.word_w <= 64 && n.out_bits() <= 64);
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "trainer_interface".into() };
-    let files = render(&m, &params, &n, &gen).expect("render");
+    let files = render(&params, &n, &gen).expect("render");
     let dir = scratch("trainer_interface");
     write_dir(&dir.join("out"), fptgen_generator::output::DESIGN, &files).expect("write");
     let out = dir.join("out");
@@ -315,11 +318,11 @@ fn trainer_interface_protocol() {
         c = t.cycles_per_iteration,
         i = l.inputs,
         o = l.outputs,
-        pe = l.pe,
-        simd = l.simd,
-        sf = l.sf,
-        ww = l.w.width,
-        bw = l.b.width,
+        pe = w.pe,
+        simd = w.simd,
+        sf = w.cols.div_ceil(w.simd),
+        ww = w.format.width,
+        bw = b.format.width,
     );
     assert_eq!(t.m, 4, "four samples below");
     let tb = TB.replacen("static int failures", &format!("{consts}static int failures"), 1);
@@ -331,7 +334,7 @@ fn trainer_interface_protocol() {
     run(
         Command::new("verilator")
             .args(["--cc", "--exe", "--build", "-Wall", "-j", "2", "+define+FPTGEN_DUMP_FINAL", "--x-initial", "unique"])
-            .args(["--top-module", "tiny", "-Mdir", "obj", "-o", "vtb"])
+            .args(["--top-module", "tiny", "-Mdir", "obj", "-o", "vtb", "-Irtl"])
             .args(&rtl)
             .arg(out.join("tb.cpp")),
         "verilator build",

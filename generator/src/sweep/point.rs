@@ -57,7 +57,7 @@ pub fn prepare(
         us_per_image: tp.iteration_us / m as f64,
     };
     // The cache keeps what yosys reads, nothing else.
-    let files = yosys_reads(render(&model, params, &plan, gen)?);
+    let files = yosys_reads(render(params, &plan, gen)?);
     let hash = design_hash(&files, scope, yosys);
     Ok(Prepared { model, time, hash, files })
 }

@@ -52,14 +52,26 @@ pub fn run(cmd: &mut Command, what: &str, dir: &Path) -> String {
 }
 
 
+/// The repository's RTL library, `rtl/`.
+pub fn rtl_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl")
+}
+
+/// Verilator's option that puts `rtl/` on the include path (for
+/// `fptgen_clog2.vh`).
+pub fn rtl_include() -> String {
+    format!("-I{}", rtl_dir().display())
+}
+
 /// Builds `<top>.v` (in `dir`) with the library files `rtl` (names under the
 /// repository's `rtl/`) and `main.cpp` (in `dir`) with `verilator -Wall`,
 /// warnings fatal, runs the simulation in `dir` and returns its stdout.
 pub fn verilate_and_run(dir: &Path, top: &str, rtl: &[&str]) -> String {
-    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl");
+    let lib = rtl_dir();
     run(
         Command::new("verilator")
             .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", top, "-Mdir", "obj", "-o", "vsim"])
+            .arg(rtl_include())
             .arg(format!("{top}.v"))
             .args(rtl.iter().map(|f| lib.join(f)))
             .arg(dir.join("main.cpp")),

@@ -337,6 +337,7 @@ pub fn lint(module: &str, dir: &Path, params: &[(&str, i64)]) -> (bool, String) 
     let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../rtl/{module}.v"));
     let out = Command::new("verilator")
         .args(["--lint-only", "-Wall", "--top-module", module])
+        .arg(crate::common::rtl_include())
         .args(params.iter().map(|(p, v)| format!("-G{p}={v}")))
         .arg(rtl)
         .current_dir(dir)

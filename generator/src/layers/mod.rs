@@ -1,0 +1,225 @@
+//! Layer kinds' hardware: one module per kind, owning everything the
+//! generator knows about it.
+//!
+//! The simulator half of a kind is `fptgen_sim::layers::<kind>` (fields,
+//! tensors, exact arithmetic); the generator half, here, is its hardware:
+//! its plan (folding, cycles per vector and latency, the kind-specific
+//! part [`KindPlan`]), its parameter memories ([`TensorMem`], one per
+//! tensor of the kind), the RTL library files its module instantiates and
+//! the template of its module (`templates/layer_<kind>.v`), behind the
+//! [`LayerHw`] trait. Code outside this module never names a kind: it
+//! works on the kind-neutral [`LayerPlan`] and asks [`LayerPlan::hw`] for
+//! the rest. [`plan`] is the one place that maps a model layer to its
+//! kind's hardware; a kind without hardware has none ([`has_hardware`]).
+//!
+//! Every parameter memory has the same layout (docs/hardware.md,
+//! "Parameter memories"): the tensor as a matrix of `rows x cols`
+//! parameters (its values in C order, row-major), folded `pe x simd`. The
+//! ES trainer's walk (`rtl/fptgen_param_walk.v`) steps through exactly
+//! this layout, so a kind chooses how its tensors map to such matrices,
+//! and [`TensorMem`] does the rest once: the memory images, the location of
+//! a parameter (which the co-simulation's final-memory check uses) and the
+//! trainer port widths.
+//!
+//! Adding a kind's hardware: docs/hardware.md, "Layer kinds".
+
+pub mod dense;
+
+use fptgen_sim::fixed::Format;
+use fptgen_sim::layers::TensorSpec;
+use fptgen_sim::model::{Layer, LayerOp, Model};
+use serde::Serialize;
+
+use crate::bits::Bits;
+use crate::plan::{clog2, HwFormat, LayerPlan, MemKind, MemPlan};
+use crate::render::GenInfo;
+use crate::rtl::RtlFile;
+
+/// The model file's `type` of every kind with hardware.
+pub const KINDS: &[&str] = &["dense"];
+
+/// The kind-specific part of a layer's plan, one variant per kind with
+/// hardware. In `report.json` its fields sit next to the kind-neutral ones
+/// of the layer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum KindPlan {
+    /// A dense layer: `fptgen_dense`.
+    Dense(dense::DensePlan),
+}
+
+impl KindPlan {
+    /// The kind's hardware, for code that is not about one kind.
+    pub fn hw(&self) -> &dyn LayerHw {
+        match self {
+            KindPlan::Dense(d) => d,
+        }
+    }
+}
+
+/// What the generator needs of a kind's hardware beyond the kind-neutral
+/// [`LayerPlan`].
+pub trait LayerHw {
+    /// The folding, for `report.md` (`PE 2 x SIMD 2, 1 x 1 folds`).
+    fn folding(&self) -> String;
+
+    /// The RTL library files the layer's module instantiates (the shared
+    /// `fptgen_clog2.vh` comes with every design).
+    fn library(&self) -> &'static [RtlFile];
+
+    /// The layer's module `l.module` (`rtl/<network>_<layer>.v`): the
+    /// stream ports `in_*`/`out_*` of [`LayerPlan::inputs`] and
+    /// [`LayerPlan::outputs`] values, and the trainer port
+    /// `<key>_tr_*` of every trainable memory of `l.memories`
+    /// (docs/hardware.md, "Interfaces").
+    fn module(&self, l: &LayerPlan, gen: &GenInfo) -> Result<String, askama::Error>;
+}
+
+/// True if the layer's kind has hardware.
+pub fn has_hardware(layer: &Layer) -> bool {
+    KINDS.contains(&layer.kind().type_name())
+}
+
+/// The hardware plan of `layer` of `model`, fed values shaped
+/// `input_shape`, or None for a kind without hardware ([`has_hardware`]).
+pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<LayerPlan> {
+    match &layer.op {
+        LayerOp::Dense(d) => Some(dense::plan(model, layer, input_shape, d)),
+        _ => None,
+    }
+}
+
+/// Memories with at least this many bits go to block RAM; smaller frozen
+/// ones are left to the tools ("auto"), where a BRAM would be mostly empty.
+const BLOCK_MIN_BITS: u64 = 4096;
+
+/// The parameter memory of one tensor of a layer: the tensor as a matrix of
+/// `rows x cols` parameters in C order, folded `pe x simd`. Word
+/// `(r / pe) * sf + c / simd`, column `(r % pe) * simd + c % simd` holds
+/// parameter `(r, c)`, with `sf = ceil(cols / simd)`; padding columns hold 0.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorMem {
+    /// The tensor's index in the kind's tensors
+    /// (`fptgen_sim::layers::LayerKind::tensors`, `LayerParams::tensors`).
+    pub tensor: usize,
+    /// Its key in the weights archive (`w`, `b`, ...): the memory image is
+    /// `mem/<layer>_<key>.hex`, the trainer port `<key>_tr_*`.
+    pub key: &'static str,
+    /// What it is, plural (`weights`, `biases`, ...).
+    pub role: &'static str,
+    /// Its shape in the weights archive.
+    pub shape: Vec<usize>,
+    /// The format of every value.
+    pub format: HwFormat,
+    /// Retrained on the device: a block RAM with a trainer port.
+    pub trainable: bool,
+    /// Rows of the matrix.
+    pub rows: usize,
+    /// Parameters per row.
+    pub cols: usize,
+    /// Rows per memory word.
+    pub pe: usize,
+    /// Parameters of a row per memory word.
+    pub simd: usize,
+    /// The hierarchical name of its `fptgen_param_mem` instance inside the
+    /// layer's module (`u_dense.u_wmem`).
+    pub instance: String,
+    /// The memory: `ceil(rows / pe) * ceil(cols / simd)` words of
+    /// `pe * simd` columns.
+    pub mem: MemPlan,
+    /// The format, for the images.
+    #[serde(skip)]
+    pub raw_format: Format,
+}
+
+impl TensorMem {
+    /// The memory of tensor `tensor` (`spec`) of layer `layer`, as a matrix
+    /// of `rows x cols` folded `pe x simd`; its `fptgen_param_mem` is
+    /// `instance` in the layer's module.
+    pub fn new(layer: &str, tensor: usize, spec: &TensorSpec, [rows, cols]: [usize; 2], [pe, simd]: [usize; 2], instance: &str) -> Self {
+        debug_assert_eq!(rows * cols, spec.len(), "the matrix holds the tensor");
+        let mut mem = MemPlan {
+            depth: rows.div_ceil(pe) * cols.div_ceil(simd),
+            cols: pe * simd,
+            col_width: spec.format.width(),
+            kind: if spec.trainable { MemKind::Ram } else { MemKind::Rom },
+            style: "auto",
+            file: format!("mem/{layer}_{}.hex", spec.key),
+        };
+        if spec.trainable || mem.bits() >= BLOCK_MIN_BITS {
+            mem.style = "block";
+        }
+        TensorMem {
+            tensor,
+            key: spec.key,
+            role: spec.role,
+            shape: spec.shape.clone(),
+            format: spec.format.into(),
+            trainable: spec.trainable,
+            rows,
+            cols,
+            pe,
+            simd,
+            instance: instance.to_string(),
+            mem,
+            raw_format: spec.format,
+        }
+    }
+
+    /// Parameters in the tensor.
+    pub fn count(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// Synapse folds: words per `pe` rows.
+    fn sf(&self) -> usize {
+        self.cols.div_ceil(self.simd)
+    }
+
+    /// Width of the memory's word address (the trainer port's `tr_addr`).
+    pub fn addr_w(&self) -> usize {
+        clog2(self.mem.depth as u64)
+    }
+
+    /// Width of the trainer port's column select (`tr_col`).
+    pub fn col_w(&self) -> usize {
+        clog2(self.mem.cols as u64)
+    }
+
+    /// The memory word and column of the tensor's value `index` (C order).
+    pub fn location(&self, index: usize) -> (usize, usize) {
+        let (r, c) = (index / self.cols, index % self.cols);
+        ((r / self.pe) * self.sf() + c / self.simd, (r % self.pe) * self.simd + c % self.simd)
+    }
+
+    /// The tensor's value (C order) at column `col` of word `word`, or None
+    /// for padding.
+    pub fn index_at(&self, word: usize, col: usize) -> Option<usize> {
+        let r = (word / self.sf()) * self.pe + col / self.simd;
+        let c = (word % self.sf()) * self.simd + col % self.simd;
+        (r < self.rows && c < self.cols && col < self.mem.cols).then_some(r * self.cols + c)
+    }
+
+    /// `<role>[i][j]...`: the value `index` with its index in the tensor's
+    /// shape, for messages.
+    pub fn describe(&self, index: usize) -> String {
+        let ix: String = fptgen_sim::tensor::unravel(index, &self.shape).iter().map(|i| format!("[{i}]")).collect();
+        format!("{}{ix}", self.role)
+    }
+
+    /// The `$readmemh` image of the tensor's codes `raw` (C order): one
+    /// word per line in hex, column 0 in the least significant bits.
+    pub fn image(&self, raw: &[i128]) -> String {
+        let f = self.raw_format;
+        let mut out = String::new();
+        for word in 0..self.mem.depth {
+            let mut b = Bits::new();
+            for col in 0..self.mem.cols {
+                b.push(self.index_at(word, col).map_or(0, |i| f.bits(raw[i])), f.width());
+            }
+            out += &b.to_hex();
+            out.push('\n');
+        }
+        out
+    }
+}

@@ -1,0 +1,39 @@
+//! The hand-written RTL library (`rtl/` in this repository), compiled into
+//! the binary so that the generator is self-contained. A design gets the
+//! files its layers' kinds name ([`crate::layers::LayerHw::library`]; a
+//! kind's own module file is defined with its kind), the shared include
+//! file [`CLOG2`], and with a `training:` section the trainer's
+//! [`TRAINER`] files.
+
+/// A library file: its name under `rtl/` and its text.
+pub type RtlFile = (&'static str, &'static str);
+
+/// The one definition of the constant function `clog2`, included in the
+/// body of every module that derives a width from its sizes. Not a
+/// compilation unit: build scripts put `rtl/` on the include path.
+pub const CLOG2: RtlFile = ("fptgen_clog2.vh", include_str!("../../rtl/fptgen_clog2.vh"));
+
+/// Every cast between formats.
+pub const CAST: RtlFile = ("fptgen_cast.v", include_str!("../../rtl/fptgen_cast.v"));
+
+/// A parameter memory: ROM, or block RAM with a trainer port.
+pub const PARAM_MEM: RtlFile = ("fptgen_param_mem.v", include_str!("../../rtl/fptgen_param_mem.v"));
+
+/// The ES trainer's part of the library, added to designs with a
+/// `training:` section.
+pub const TRAINER: &[RtlFile] = &[
+    ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
+    ("fptgen_itb.v", include_str!("../../rtl/fptgen_itb.v")),
+    ("fptgen_po2.v", include_str!("../../rtl/fptgen_po2.v")),
+    ("fptgen_es_update.v", include_str!("../../rtl/fptgen_es_update.v")),
+    ("fptgen_loss_acc.v", include_str!("../../rtl/fptgen_loss_acc.v")),
+    ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),
+    ("fptgen_param_cursor.v", include_str!("../../rtl/fptgen_param_cursor.v")),
+    ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
+    ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
+];
+
+/// True for a file that is compiled (a module), false for an include file.
+pub fn is_module(name: &str) -> bool {
+    name.ends_with(".v")
+}

@@ -1,0 +1,346 @@
+//! `rtl/fptgen_param_cursor.v` in Verilator against a model written here
+//! from its specification: K tensors, each a matrix of ROWS x COLS
+//! parameters folded PE x SIMD, walked in C order, tensor after tensor;
+//! random cursor strobes (clear, rewind, step, save; at most one per cycle,
+//! as the module requires), random reads and writes for random blocks,
+//! random read data, and two resets. Every cycle, every output is
+//! compared with the model: the trainer ports' enables, every tensor's word
+//! address and column (word `(r / PE) * SF + c / SIMD`, column
+//! `(r % PE) * SIMD + c % SIMD` of parameter `(r, c)`), the selected block's
+//! committed value (the read data of the cycle after an `op_read`, sign- or
+//! zero-extended) and the current tensor's bounds. Several configurations in
+//! one build. Fails (does not skip) without Verilator.
+
+use std::fmt::Write as _;
+use std::fs;
+
+mod common;
+use common::{require_tool, scratch, verilate_and_run, Rng};
+
+/// One tensor: rows x cols folded pe x simd, width-bit codes.
+#[derive(Debug, Clone, Copy)]
+struct Tensor {
+    rows: usize,
+    cols: usize,
+    pe: usize,
+    simd: usize,
+    width: u32,
+    signed: bool,
+}
+
+/// One cursor: its tensors, P blocks, PW-bit values.
+#[derive(Debug, Clone)]
+struct Cfg {
+    tensors: Vec<Tensor>,
+    p: usize,
+    pw: u32,
+}
+
+/// Bits that hold 0 .. n - 1, at least 1 (written here, not taken from the
+/// generator, so the test checks the RTL's widths independently).
+fn bits_for(n: usize) -> u32 {
+    let mut w = 1;
+    while (1usize << w) < n {
+        w += 1;
+    }
+    w
+}
+
+fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+impl Tensor {
+    fn count(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    fn words(&self) -> usize {
+        self.rows.div_ceil(self.pe) * self.cols.div_ceil(self.simd)
+    }
+
+    fn addr_w(&self) -> u32 {
+        bits_for(self.words())
+    }
+
+    fn col_w(&self) -> u32 {
+        bits_for(self.pe * self.simd)
+    }
+
+    /// Word and column of the parameter at flat index `i`.
+    fn location(&self, i: usize) -> (u64, u64) {
+        let (r, c) = (i / self.cols, i % self.cols);
+        let sf = self.cols.div_ceil(self.simd);
+        (((r / self.pe) * sf + c / self.simd) as u64, ((r % self.pe) * self.simd + c % self.simd) as u64)
+    }
+
+    /// The clamp bounds of a `width`-bit code (any distinct values would do;
+    /// these are the format's).
+    fn bounds(&self) -> (i64, i64) {
+        if self.signed {
+            (-(1i64 << (self.width - 1)), (1i64 << (self.width - 1)) - 1)
+        } else {
+            (0, (1i64 << self.width) - 1)
+        }
+    }
+}
+
+impl Cfg {
+    fn k(&self) -> usize {
+        self.tensors.len()
+    }
+
+    fn sum(&self, f: impl Fn(&Tensor) -> u32) -> u32 {
+        self.tensors.iter().map(f).sum()
+    }
+
+    /// A per-tensor parameter as a Verilog literal, tensor 0 last.
+    fn packed(&self, f: impl Fn(&Tensor) -> String) -> String {
+        let v: Vec<String> = self.tensors.iter().rev().map(f).collect();
+        format!("{{{}}}", v.join(", "))
+    }
+
+    fn code(&self, v: i64) -> String {
+        format!("{}'h{:x}", self.pw, (v as u64) & mask(self.pw))
+    }
+}
+
+/// One cycle's inputs of one cursor.
+#[derive(Debug, Clone, Copy, Default)]
+struct In {
+    clear: bool,
+    rewind: bool,
+    step: bool,
+    save: bool,
+    read: bool,
+    write: bool,
+    blk: usize,
+    rdata: u64,
+}
+
+/// One cycle's outputs: en, we, addr, col, param (None: not written since
+/// the start), lo, hi.
+type Out = (u64, u64, u64, u64, Option<u64>, u64, u64);
+
+/// The model: the cursor (current tensor, each tensor's flat position) and
+/// its saved copy, the committed values, the read in flight.
+struct Model {
+    tid: usize,
+    pos: Vec<usize>,
+    saved_tid: usize,
+    saved: Vec<usize>,
+    committed: Vec<Option<u64>>,
+    rd: Option<(usize, usize)>,
+}
+
+impl Model {
+    fn new(c: &Cfg) -> Model {
+        Model { tid: 0, pos: vec![0; c.k()], saved_tid: 0, saved: vec![0; c.k()], committed: vec![None; c.p], rd: None }
+    }
+
+    fn outputs(&self, c: &Cfg, x: &In) -> Out {
+        let (mut addr, mut col, mut a_off, mut c_off) = (0u64, 0u64, 0, 0);
+        for (k, t) in c.tensors.iter().enumerate() {
+            let (w, cc) = t.location(self.pos[k]);
+            addr |= w << a_off;
+            col |= cc << c_off;
+            a_off += t.addr_w();
+            c_off += t.col_w();
+        }
+        let sel = 1u64 << self.tid;
+        let en = if x.read || x.write { sel } else { 0 };
+        let we = if x.write { sel } else { 0 };
+        let (lo, hi) = c.tensors[self.tid].bounds();
+        (en, we, addr, col, self.committed[x.blk], (lo as u64) & mask(c.pw), (hi as u64) & mask(c.pw))
+    }
+
+    /// The rising edge after a cycle with inputs `x` (and `rst`).
+    fn edge(&mut self, c: &Cfg, x: &In, rst: bool) {
+        // The read in flight lands: tensor t's field of rdata, extended.
+        if let Some((blk, t)) = self.rd {
+            let off = c.tensors[..t].iter().map(|t| t.width).sum::<u32>();
+            let tt = &c.tensors[t];
+            let raw = (x.rdata >> off) & mask(tt.width);
+            let v = if tt.signed && (raw >> (tt.width - 1)) & 1 == 1 { raw | !mask(tt.width) } else { raw };
+            self.committed[blk] = Some(v & mask(c.pw));
+        }
+        self.rd = x.read.then_some((x.blk, self.tid));
+        if rst || x.clear {
+            self.tid = 0;
+            self.saved_tid = 0;
+            self.pos.iter_mut().for_each(|p| *p = 0);
+            self.saved.iter_mut().for_each(|p| *p = 0);
+        } else if x.rewind {
+            self.tid = self.saved_tid;
+            self.pos.clone_from(&self.saved);
+        } else if x.step {
+            let t = self.tid;
+            let last = self.pos[t] + 1 == c.tensors[t].count();
+            self.pos[t] = if last { 0 } else { self.pos[t] + 1 };
+            if last {
+                self.tid = (t + 1) % c.k();
+            }
+        } else if x.save {
+            self.saved_tid = self.tid;
+            self.saved.clone_from(&self.pos);
+        }
+    }
+}
+
+const fn t(rows: usize, cols: usize, pe: usize, simd: usize, width: u32, signed: bool) -> Tensor {
+    Tensor { rows, cols, pe, simd, width, signed }
+}
+
+#[test]
+fn param_cursor_walks_reads_and_bounds_as_specified() {
+    require_tool("verilator", "--version");
+    let cfgs = [
+        // examples/tiny: weights 2x2 folded 2x2, biases 2x1 folded 2x1
+        Cfg { tensors: vec![t(2, 2, 2, 2, 8, true), t(2, 1, 2, 1, 8, true)], p: 2, pw: 9 },
+        // PE and SIMD that do not divide; unsigned and signed of different widths
+        Cfg { tensors: vec![t(5, 7, 2, 3, 6, false), t(5, 1, 2, 1, 4, true), t(3, 4, 3, 4, 12, true)], p: 3, pw: 13 },
+        // one parameter, one block
+        Cfg { tensors: vec![t(1, 1, 1, 1, 1, false)], p: 1, pw: 2 },
+        // five tensors (the tensor index wraps before its power of two)
+        Cfg {
+            tensors: vec![t(2, 3, 1, 1, 3, true), t(3, 1, 3, 1, 5, false), t(1, 6, 1, 4, 2, true), t(4, 2, 2, 1, 7, true), t(2, 2, 1, 2, 9, true)],
+            p: 4,
+            pw: 10,
+        },
+        // the widest value fills PW exactly
+        Cfg { tensors: vec![t(3, 5, 2, 2, 16, true), t(3, 1, 1, 1, 15, false)], p: 5, pw: 16 },
+    ];
+    let cycles = 3000;
+    let resets = [0, 1, 1700];
+    let mut rng = Rng(0xc0_5e_a1);
+    let stim: Vec<Vec<In>> = cfgs
+        .iter()
+        .map(|c| {
+            (0..cycles)
+                .map(|_| {
+                    let r = rng.next() % 100;
+                    In {
+                        clear: r < 3,
+                        rewind: (3..12).contains(&r),
+                        step: (12..75).contains(&r),
+                        save: (75..85).contains(&r),
+                        read: rng.chance(40),
+                        write: rng.chance(30),
+                        blk: (rng.next() % c.p as u64) as usize,
+                        rdata: rng.next() & mask(c.sum(|t| t.width)),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+
+    let dir = scratch("rtl_param_cursor");
+    let mut top = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule cursor_top (\n    input wire clk,\n    input wire rst");
+    for (i, c) in cfgs.iter().enumerate() {
+        write!(
+            top,
+            ",\n    input wire clear{i}, input wire rewind{i}, input wire step{i}, input wire save{i}, input wire rd{i}, input wire wr{i}, \
+             input wire [{}:0] blk{i}, input wire [{}:0] rdata{i}, output wire [{}:0] en{i}, output wire [{}:0] we{i}, \
+             output wire [{}:0] addr{i}, output wire [{}:0] col{i}, output wire [{pm}:0] param{i}, output wire [{pm}:0] lo{i}, output wire [{pm}:0] hi{i}",
+            bits_for(c.p) - 1,
+            c.sum(|t| t.width) - 1,
+            c.k() - 1,
+            c.k() - 1,
+            c.sum(Tensor::addr_w) - 1,
+            c.sum(Tensor::col_w) - 1,
+            pm = c.pw - 1
+        )
+        .unwrap();
+    }
+    top += "\n);\n";
+    for (i, c) in cfgs.iter().enumerate() {
+        write!(
+            top,
+            "fptgen_param_cursor #(.K({}), .P({}), .PW({}), .ROWS({}), .COLS({}), .PE({}), .SIMD({}), .WIDTH({}), .SIGNED({}), .LO({}), .HI({})) u{i} (\n    \
+             .clk(clk), .rst(rst), .clear(clear{i}), .rewind(rewind{i}), .step(step{i}), .save(save{i}), .op_read(rd{i}), .op_write(wr{i}), .blk(blk{i}),\n    \
+             .tr_en(en{i}), .tr_we(we{i}), .tr_addr(addr{i}), .tr_col(col{i}), .tr_rdata(rdata{i}), .param(param{i}), .lo(lo{i}), .hi(hi{i}));\n",
+            c.k(),
+            c.p,
+            c.pw,
+            c.packed(|t| format!("32'd{}", t.rows)),
+            c.packed(|t| format!("32'd{}", t.cols)),
+            c.packed(|t| format!("32'd{}", t.pe)),
+            c.packed(|t| format!("32'd{}", t.simd)),
+            c.packed(|t| format!("32'd{}", t.width)),
+            c.packed(|t| format!("1'b{}", u8::from(t.signed))),
+            c.packed(|t| c.code(t.bounds().0)),
+            c.packed(|t| c.code(t.bounds().1)),
+        )
+        .unwrap();
+    }
+    top += "endmodule\n`default_nettype wire\n";
+    fs::write(dir.join("cursor_top.v"), top).unwrap();
+
+    let mut text = String::new();
+    for cy in 0..cycles {
+        write!(text, "{} ", u8::from(resets.contains(&cy))).unwrap();
+        for v in &stim {
+            let x = v[cy];
+            let b = |f: bool| u8::from(f);
+            write!(text, "{} {} {} {} {} {} {:x} {:x} ", b(x.clear), b(x.rewind), b(x.step), b(x.save), b(x.read), b(x.write), x.blk, x.rdata).unwrap();
+        }
+        text.push('\n');
+    }
+    fs::write(dir.join("stim.txt"), text).unwrap();
+    let mut cpp = String::from(
+        "#include \"Vcursor_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
+         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vcursor_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
+         top.clk = 0; top.eval();\n",
+    );
+    writeln!(cpp, "    for (int t = 0; t < {cycles}; ++t) {{\n        unsigned long long r[8];\n        if (std::fscanf(f, \"%llx\", &r[0]) != 1) return 3;\n        top.rst = r[0];").unwrap();
+    for i in 0..cfgs.len() {
+        writeln!(
+            cpp,
+            "        for (int k = 0; k < 8; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        \
+             top.clear{i} = r[0]; top.rewind{i} = r[1]; top.step{i} = r[2]; top.save{i} = r[3]; top.rd{i} = r[4]; top.wr{i} = r[5]; top.blk{i} = r[6]; top.rdata{i} = r[7];"
+        )
+        .unwrap();
+    }
+    cpp += "        top.eval();\n";
+    for i in 0..cfgs.len() {
+        writeln!(
+            cpp,
+            "        std::printf(\"%llx %llx %llx %llx %llx %llx %llx \", (unsigned long long)top.en{i}, (unsigned long long)top.we{i}, \
+             (unsigned long long)top.addr{i}, (unsigned long long)top.col{i}, (unsigned long long)top.param{i}, (unsigned long long)top.lo{i}, (unsigned long long)top.hi{i});"
+        )
+        .unwrap();
+    }
+    cpp += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
+    fs::write(dir.join("main.cpp"), cpp).unwrap();
+    let out = verilate_and_run(&dir, "cursor_top", &["fptgen_param_cursor.v", "fptgen_param_walk.v"]);
+    let rows: Vec<Vec<u64>> = out.lines().map(|l| l.split_whitespace().map(|x| u64::from_str_radix(x, 16).unwrap()).collect()).collect();
+    assert_eq!(rows.len(), cycles);
+
+    let mut steps_past_last = vec![0; cfgs.len()];
+    for (i, c) in cfgs.iter().enumerate() {
+        let mut m = Model::new(c);
+        for cy in 0..cycles {
+            let x = &stim[i][cy];
+            let rst = resets.contains(&cy);
+            let got = &rows[cy][7 * i..7 * i + 7];
+            let want = m.outputs(c, x);
+            let ctx = format!("configuration {i} {c:?}, cycle {cy}, inputs {x:?}");
+            // Before the first reset the cursor is unknown; compare after it.
+            if cy > 0 {
+                assert_eq!((got[0], got[1], got[2], got[3]), (want.0, want.1, want.2, want.3), "{ctx}: tr_en, tr_we, tr_addr, tr_col");
+                if let Some(p) = want.4 {
+                    assert_eq!(got[4], p, "{ctx}: param (block {})", x.blk);
+                }
+                assert_eq!((got[5], got[6]), (want.5, want.6), "{ctx}: lo, hi");
+            }
+            if x.step && !rst && m.pos[m.tid] + 1 == c.tensors[m.tid].count() {
+                steps_past_last[i] += 1;
+            }
+            m.edge(c, x, rst);
+        }
+    }
+    // The stimulus is worth something: every configuration moved from one
+    // tensor to the next many times.
+    assert!(steps_past_last.iter().all(|&n| n >= 10), "steps past a tensor's last parameter: {steps_past_last:?}");
+    let _ = fs::remove_dir_all(&dir);
+}
