@@ -342,7 +342,7 @@ fn run(
     let held = d.slice(half..d.len());
     let net = Network::new(m, p)?;
     let before = accuracy(&net, &held)? as f64 / held.len() as f64;
-    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Cached)?;
+    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Batched)?;
     let loss_before = trainer.loss();
     trainer.run(a.iterations, &mut |_| {})?;
     let after = accuracy(&trainer.network()?, &held)? as f64 / held.len() as f64;
