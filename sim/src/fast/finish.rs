@@ -147,6 +147,54 @@ struct Narrow64 {
     out: Overflowing,
     /// `|bias + (s << shift)| < 2^62` holds for `|s| <= s_max`.
     s_max: i64,
+    /// The overflow steps as branch-free arithmetic, when their modes allow.
+    acc_fast: Option<Ovf64>,
+    out_fast: Option<Ovf64>,
+}
+
+/// An overflow step as branch-free `i64` arithmetic: a clamp (`AP_SAT`,
+/// and `AP_SAT_SYM`, whose signed range is `-max ..= max`) or keeping the
+/// low bits (`AP_WRAP`, sign-extended for signed formats). `AP_SAT_ZERO`
+/// has none.
+#[derive(Debug, Clone, Copy)]
+enum Ovf64 {
+    Clamp(i64, i64),
+    WrapSigned(u32),
+    WrapUnsigned(u32),
+}
+
+impl Ovf64 {
+    fn new(o: &Overflowing) -> Option<Ovf64> {
+        let (min, max) = (o.min as i64, o.max as i64);
+        match o.mode {
+            Overflow::Sat => Some(Ovf64::Clamp(min, max)),
+            Overflow::SatSym if o.signed => Some(Ovf64::Clamp(-max, max)),
+            Overflow::SatSym => Some(Ovf64::Clamp(min, max)),
+            Overflow::SatZero => None,
+            Overflow::Wrap if o.signed => Some(Ovf64::WrapSigned(64 - o.width)),
+            Overflow::Wrap => Some(Ovf64::WrapUnsigned(64 - o.width)),
+        }
+    }
+
+    /// The kind as a number (the const parameter of [`row_body`]).
+    fn kind(&self) -> u8 {
+        match self {
+            Ovf64::Clamp(..) => 0,
+            Ovf64::WrapSigned(_) => 1,
+            Ovf64::WrapUnsigned(_) => 2,
+        }
+    }
+
+    /// Applies it, the kind `K` known at compile time.
+    #[inline(always)]
+    fn apply<const K: u8>(&self, v: i64) -> i64 {
+        match (K, *self) {
+            (0, Ovf64::Clamp(lo, hi)) => v.max(lo).min(hi),
+            (1, Ovf64::WrapSigned(u)) => (v << u) >> u,
+            (2, Ovf64::WrapUnsigned(u)) => ((v as u64) << u >> u) as i64,
+            _ => unreachable!("the kind matches the variant"),
+        }
+    }
 }
 
 impl Finisher {
@@ -161,7 +209,8 @@ impl Finisher {
             let (pos, neg, parity) = Finisher::offsets(pr.output.quant(), k.max(0) as u32);
             // |bias| < 2^61 (width <= 62), so |s << shift| <= 2^61 keeps the sum below 2^62.
             let s_max = (1i64 << 61) >> shift;
-            Narrow64 { k, pos, neg, parity, acc: Overflowing::new(pr.accum), out: Overflowing::new(pr.output), s_max }
+            let (acc, out) = (Overflowing::new(pr.accum), Overflowing::new(pr.output));
+            Narrow64 { k, pos, neg, parity, acc, out, s_max, acc_fast: Ovf64::new(&acc), out_fast: Ovf64::new(&out) }
         });
         Finisher {
             accum: Overflowing::new(pr.accum),
@@ -225,7 +274,11 @@ impl Finisher {
     /// (the output codes fit `i64`).
     pub fn finish_row(&self, bias: &[i128], row: &mut [i64]) {
         if let Some(n) = &self.narrow {
-            if row.iter().all(|&s| -n.s_max <= s && s <= n.s_max) {
+            if let (Some(a), Some(o)) = (n.acc_fast, n.out_fast) {
+                if n.row(a, o, self.shift, self.relu, bias, row) {
+                    return;
+                }
+            } else if row.iter().all(|&s| -n.s_max <= s && s <= n.s_max) {
                 for (s, &b) in row.iter_mut().zip(bias) {
                     *s = n.finish(b as i64, *s, self.shift, self.relu);
                 }
@@ -248,6 +301,30 @@ impl Finisher {
 }
 
 impl Narrow64 {
+    /// [`Finisher::finish_row`] with branch-free overflow steps: a loop the
+    /// compiler vectorizes (with AVX-512 where the CPU has it, chosen at
+    /// run time). False, with `row` unchanged, when a sum is beyond
+    /// `s_max`.
+    #[allow(clippy::too_many_arguments)]
+    fn row(&self, a: Ovf64, o: Ovf64, shift: u32, relu: bool, bias: &[i128], row: &mut [i64]) -> bool {
+        macro_rules! go {
+            ($($ka:literal, $ko:literal);*) => {
+                match (a.kind(), o.kind()) {
+                    $(($ka, $ko) => {
+                        #[cfg(target_arch = "x86_64")]
+                        if super::kernel::has_avx512() {
+                            // SAFETY: the CPU has the features (checked).
+                            return unsafe { row_avx512::<$ka, $ko>(self, a, o, shift, relu, bias, row) };
+                        }
+                        row_body::<$ka, $ko>(self, a, o, shift, relu, bias, row)
+                    })*
+                    _ => unreachable!("kinds are 0 to 2"),
+                }
+            };
+        }
+        go!(0, 0; 0, 1; 0, 2; 1, 0; 1, 1; 1, 2; 2, 0; 2, 1; 2, 2)
+    }
+
     #[inline(always)]
     fn finish(&self, bias: i64, s: i64, shift: u32, relu: bool) -> i64 {
         let mut acc = self.acc.apply64(bias + (s << shift));
@@ -292,4 +369,34 @@ impl Overflowing {
             }
         }
     }
+}
+
+/// The loop of [`Narrow64::row`] for overflow kinds `A` (accumulator) and
+/// `O` (output): [`Narrow64::finish`] without branches.
+#[inline(always)]
+fn row_body<const A: u8, const O: u8>(n: &Narrow64, a: Ovf64, o: Ovf64, shift: u32, relu: bool, bias: &[i128], row: &mut [i64]) -> bool {
+    let (lo, hi) = row.iter().fold((0i64, 0i64), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+    if lo < -n.s_max || hi > n.s_max {
+        return false;
+    }
+    let floor = if relu { 0 } else { i64::MIN };
+    let (kl, kr) = ((-n.k).max(0) as u32, n.k.max(0) as u32);
+    let pmask = i64::from(n.parity);
+    for (s, &b) in row.iter_mut().zip(bias) {
+        let acc = a.apply::<A>((b as i64) + (*s << shift)).max(floor);
+        let c = (if acc < 0 { n.neg } else { n.pos }) + ((acc >> kr) & pmask);
+        *s = o.apply::<O>(((acc << kl) + c) >> kr);
+    }
+    true
+}
+
+/// [`row_body`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, DQ, BW and VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn row_avx512<const A: u8, const O: u8>(n: &Narrow64, a: Ovf64, o: Ovf64, shift: u32, relu: bool, bias: &[i128], row: &mut [i64]) -> bool {
+    row_body::<A, O>(n, a, o, shift, relu, bias, row)
 }

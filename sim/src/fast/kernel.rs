@@ -47,6 +47,8 @@ pub struct Left {
     m: usize,
     k: usize,
     a: Vec<i64>,
+    /// The smallest and largest code (`(0, 0)` when empty).
+    range: (i64, i64),
     /// Rows padded to a multiple of 4 bytes, when every code fits `u8`.
     a8: Option<Vec<u8>>,
 }
@@ -56,7 +58,9 @@ impl Left {
     pub fn new(a: Vec<i64>, m: usize, k: usize) -> Left {
         assert_eq!(a.len(), m * k, "a must hold m * k codes");
         let k4 = k.div_ceil(4) * 4;
-        let a8 = (k > 0 && a.iter().all(|&v| (0..=255).contains(&v))).then(|| {
+        let range = a.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let range = if a.is_empty() { (0, 0) } else { range };
+        let a8 = (k > 0 && range.0 >= 0 && range.1 <= 255).then(|| {
             let mut a8 = vec![0u8; m * k4];
             for (dst, src) in a8.chunks_exact_mut(k4).zip(a.chunks_exact(k)) {
                 for (d, &v) in dst.iter_mut().zip(src) {
@@ -65,7 +69,7 @@ impl Left {
             }
             a8
         });
-        Left { m, k, a, a8 }
+        Left { m, k, a, range, a8 }
     }
 
     /// Rows `m`.
@@ -97,6 +101,65 @@ pub fn has_vnni() -> bool {
     {
         false
     }
+}
+
+/// True if this machine has AVX-512 F, DQ, BW and VL (the vectorized
+/// loops of `crate::fast` then run compiled for them).
+pub fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `dst[o] += w[o] * dv` for every `o` (callers guarantee no overflow),
+/// vectorized with AVX-512 where the CPU has it.
+pub fn axpy(dst: &mut [i64], w: &[i64], dv: i64) {
+    #[inline(always)]
+    fn body(dst: &mut [i64], w: &[i64], dv: i64) {
+        for (d, &x) in dst.iter_mut().zip(w) {
+            *d += x * dv;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+    unsafe fn body_avx512(dst: &mut [i64], w: &[i64], dv: i64) {
+        body(dst, w, dv)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU has the features (checked).
+        unsafe { body_avx512(dst, w, dv) };
+        return;
+    }
+    body(dst, w, dv)
+}
+
+/// `sum_i a[i] * b[i]` (callers guarantee no overflow), vectorized with
+/// AVX-512 where the CPU has it.
+pub fn dot(a: &[i64], b: &[i64]) -> i64 {
+    #[inline(always)]
+    fn body(a: &[i64], b: &[i64]) -> i64 {
+        a.iter().zip(b).map(|(&x, &y)| x * y).sum()
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+    unsafe fn body_avx512(a: &[i64], b: &[i64]) -> i64 {
+        body(a, b)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU has the features (checked).
+        return unsafe { body_avx512(a, b) };
+    }
+    body(a, b)
 }
 
 /// `max(|lo|, |hi|)` as `u128`.
@@ -160,7 +223,7 @@ impl Rows {
         let (n, k, m) = (self.n, self.k, left.m);
         assert!(left.k == k && out.len() == m * n, "operand shapes");
         let (lo, hi) = self.a_range;
-        assert!(left.a.iter().all(|&v| lo <= v && v <= hi), "left operand outside the range the kernel was chosen for");
+        assert!(lo <= left.range.0 && left.range.1 <= hi, "left operand outside the range the kernel was chosen for");
         if k == 0 {
             out.fill(0);
             return;

@@ -48,7 +48,7 @@ use rayon::prelude::*;
 
 use crate::fast::finish::Finisher;
 use crate::fast::i64_range;
-use crate::fast::kernel::{Left, Rows};
+use crate::fast::kernel::{axpy, dot, Left, Rows};
 use crate::layers::dense::{dot_product_bits, exact_accumulation, B, W};
 use crate::model::{LayerOp, Model};
 use crate::weights::Params;
@@ -69,8 +69,12 @@ pub(super) struct DenseState {
     bias: Vec<i128>,
     /// Committed weights by input: `wt[i * outputs + o] = w[o][i]`.
     wt: Vec<i64>,
+    /// The same, by output (`w[o * inputs + i]`).
+    w: Vec<i64>,
     /// `sums[s * outputs + o]`: the exact dot product of output `o` on sample `s`.
     sums: Vec<i64>,
+    /// `outs[s * outputs + o]`: output `o` on sample `s` (the trace, in `i64`).
+    outs: Vec<i64>,
 }
 
 /// The batched evaluator's state beside the cached one: per layer, a
@@ -132,7 +136,9 @@ impl DenseState {
         let finisher = Finisher::new(d, shift);
         let bias_raw = p.tensors[B].clone();
         let bias = bias_raw.iter().map(|&b| finisher.bias(b)).collect();
-        let mut st = DenseState { finisher, inputs, outputs, x_range, bias_raw, bias, wt, sums: vec![0; buffer.len() * outputs] };
+        let outs = traces.iter().flat_map(|t| t[l].iter().map(|&v| v as i64)).collect();
+        let w = p.tensors[W].iter().map(|&v| v as i64).collect();
+        let mut st = DenseState { finisher, inputs, outputs, x_range, bias_raw, bias, wt, w, sums: vec![0; buffer.len() * outputs], outs };
         for s in 0..buffer.len() {
             let x = layer_input(buffer, traces, s, l);
             for o in 0..outputs {
@@ -202,19 +208,48 @@ impl BatchState {
     ) -> Option<Vec<u32>> {
         let g = self.group(refs)?;
         let lefts = self.lefts(ctx, &g);
+        let ds = self.layers[g.layer].as_ref()?;
+        let ns = ctx.buffer.len();
+        // Per affected output, its committed sums and outputs by sample.
+        let column = |v: &[i64], o: usize| -> Vec<i64> { (0..ns).map(|s| v[s * ds.outputs + o]).collect() };
+        let sums: Vec<Vec<i64>> = g.affected.iter().map(|&o| column(&ds.sums, o)).collect();
+        let outs: Vec<Vec<i64>> = g.affected.iter().map(|&o| column(&ds.outs, o)).collect();
         // Chunks of 16 members: one 16-lane panel of the 8-bit kernel.
         let parts: Option<Vec<Vec<u32>>> = values
             .par_chunks(16)
             .map(|vals| {
+                let nm = vals.len();
                 let delta = self.deltas(ctx, &g, &lefts, vals)?;
                 let mut scratch = Scratch::default();
+                let (mut ys, mut bias) = (vec![0i64; g.affected.len() * ns], vec![0i128; ns]);
                 Some(
-                    (0..vals.len())
+                    (0..nm)
                         .map(|mi| {
-                            let biases = self.member_biases(&g, &vals[mi]);
+                            // The affected outputs on every sample: vectorized rows.
+                            for (a, &b) in self.member_biases(&g, &vals[mi]).iter().enumerate() {
+                                let y = &mut ys[a * ns..(a + 1) * ns];
+                                let d = &delta[(a * nm + mi) * ns..(a * nm + mi + 1) * ns];
+                                for ((y, &s0), &dv) in y.iter_mut().zip(&sums[a]).zip(d) {
+                                    *y = s0 + dv;
+                                }
+                                bias.fill(b);
+                                ds.finisher.finish_row(&bias, y);
+                            }
                             let mut total: u128 = 0;
-                            for s in 0..ctx.buffer.len() {
-                                let l = self.sample(ctx, &g, &delta, vals.len(), mi, &biases, s, &mut scratch, None);
+                            for s in 0..ns {
+                                let changes = &mut scratch.changes;
+                                changes.clear();
+                                for (a, &o) in g.affected.iter().enumerate() {
+                                    let y = ys[a * ns + s];
+                                    if y != outs[a][s] {
+                                        changes.push((o, i128::from(y)));
+                                    }
+                                }
+                                let l = if changes.is_empty() {
+                                    ctx.losses[s]
+                                } else {
+                                    self.propagate(ctx, g.layer, s, &mut scratch, None)
+                                };
                                 total = total.saturating_add(l);
                             }
                             saturate_u32(total)
@@ -270,8 +305,12 @@ impl BatchState {
     pub(super) fn apply_commit(&mut self, c: Commit, refs: &[ParamRef], values: &[i128], traces: &mut [Vec<Vec<i128>>], losses: &mut [u128]) {
         for (s, rec) in c.records.into_iter().enumerate() {
             for (l, sums, changes) in rec {
-                if let (Some(row), Some(ds)) = (sums, self.layers[l].as_mut()) {
+                let ds = self.layers[l].as_mut();
+                if let (Some(row), Some(ds)) = (sums, ds) {
                     ds.sums[s * ds.outputs..(s + 1) * ds.outputs].copy_from_slice(&row);
+                    for &(o, v) in &changes {
+                        ds.outs[s * ds.outputs + o] = v as i64;
+                    }
                 }
                 for (o, v) in changes {
                     traces[s][l][o] = v;
@@ -284,6 +323,7 @@ impl BatchState {
             if r.tensor == W {
                 let (o, i) = (r.index / ds.inputs, r.index % ds.inputs);
                 ds.wt[i * ds.outputs + o] = v as i64;
+                ds.w[r.index] = v as i64;
             } else {
                 ds.bias_raw[r.index] = v;
                 ds.bias[r.index] = ds.finisher.bias(v);
@@ -351,7 +391,7 @@ impl BatchState {
         let ns = ctx.buffer.len();
         let ds = self.layers[g.layer].as_ref().expect("the group's layer has a state");
         let trace = &ctx.traces[s];
-        let Scratch { changes, next, srow, x } = scratch;
+        let changes = &mut scratch.changes;
         changes.clear();
         let mut row = rec.as_ref().map(|_| ds.sums[s * ds.outputs..(s + 1) * ds.outputs].to_vec());
         for (a, &o) in g.affected.iter().enumerate() {
@@ -367,8 +407,17 @@ impl BatchState {
         if let Some(r) = rec.as_deref_mut() {
             r.push((g.layer, row, changes.clone()));
         }
+        self.propagate(ctx, g.layer, s, scratch, rec)
+    }
+
+    /// Sample `s`'s loss when the outputs of layer `from` differ from the
+    /// committed ones by `scratch.changes`, the later layers having their
+    /// committed parameters; with `rec`, what changed.
+    fn propagate(&self, ctx: &Ctx<'_>, from: usize, s: usize, scratch: &mut Scratch, mut rec: Option<&mut Record>) -> u128 {
+        let trace = &ctx.traces[s];
+        let Scratch { changes, next, srow, x, dx } = scratch;
         let n = ctx.model.layers.len();
-        for l in g.layer + 1..n {
+        for l in from + 1..n {
             if changes.is_empty() {
                 return ctx.losses[s];
             }
@@ -377,22 +426,34 @@ impl BatchState {
             let mut recorded = false;
             match &self.layers[l] {
                 Some(d2) => {
+                    let (lo, hi) = (s * d2.outputs, (s + 1) * d2.outputs);
                     srow.clear();
-                    srow.extend_from_slice(&d2.sums[s * d2.outputs..(s + 1) * d2.outputs]);
-                    for &(i, v) in changes.iter() {
-                        let dv = (v - prev[i]) as i64;
-                        for (acc, &w) in srow.iter_mut().zip(&d2.wt[i * d2.outputs..(i + 1) * d2.outputs]) {
-                            *acc += w * dv;
+                    srow.extend_from_slice(&d2.sums[lo..hi]);
+                    if changes.len() * 4 > d2.inputs {
+                        // Many changed inputs: one dot product per output
+                        // with the dense vector of input changes.
+                        dx.clear();
+                        dx.resize(d2.inputs, 0);
+                        for &(i, v) in changes.iter() {
+                            dx[i] = (v - prev[i]) as i64;
+                        }
+                        for (o, acc) in srow.iter_mut().enumerate() {
+                            *acc += dot(&d2.w[o * d2.inputs..(o + 1) * d2.inputs], dx);
+                        }
+                    } else {
+                        for &(i, v) in changes.iter() {
+                            axpy(srow, &d2.wt[i * d2.outputs..(i + 1) * d2.outputs], (v - prev[i]) as i64);
                         }
                     }
-                    for (o, (&sum, &b)) in srow.iter().zip(&d2.bias).enumerate() {
-                        let y = d2.finisher.finish(b, sum);
-                        if y != cur[o] {
-                            next.push((o, y));
-                        }
-                    }
+                    // The sums are kept for a commit's record; otherwise
+                    // they are finished in place.
+                    let sums = rec.as_ref().map(|_| srow.clone());
+                    d2.finisher.finish_row(&d2.bias, srow);
+                    next.extend(
+                        srow.iter().zip(&d2.outs[lo..hi]).enumerate().filter(|(_, (y, c))| y != c).map(|(o, (&y, _))| (o, i128::from(y))),
+                    );
                     if let Some(r) = rec.as_deref_mut() {
-                        r.push((l, Some(srow.clone()), next.clone()));
+                        r.push((l, sums, next.clone()));
                         recorded = true;
                     }
                 }
@@ -432,6 +493,7 @@ struct Scratch {
     next: Vec<(usize, i128)>,
     srow: Vec<i64>,
     x: Vec<i128>,
+    dx: Vec<i64>,
 }
 
 /// The committed state the batched evaluator reads.
