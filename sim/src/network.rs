@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 
+use crate::fast::kernel::extend_i64;
 use crate::fast::{i64_range, FastDense};
 use crate::fixed::Format;
 use crate::layers::dense::Narrow;
@@ -155,12 +156,15 @@ impl Network {
     /// matrices: batched layers in one product, the others sample by sample.
     fn run_chunk(&self, inputs: &[Vec<i128>]) -> Vec<Vec<i128>> {
         let m = inputs.len();
-        let mut acts: Vec<i64> = inputs.iter().flatten().map(|&v| v as i64).collect();
+        let mut acts: Vec<i64> = Vec::with_capacity(m * self.model.input_len());
+        for x in inputs {
+            extend_i64(x, &mut acts);
+        }
         let mut width = self.model.input_len();
         for (l, layer) in self.model.layers.iter().enumerate() {
             let n_out: usize = layer.kind().output_shape().iter().product();
             acts = match &self.fast[l] {
-                Some(f) => f.forward(&acts, m),
+                Some(f) => f.forward(acts, m),
                 None => {
                     let mut next = Vec::with_capacity(m * n_out);
                     for row in acts.chunks_exact(width.max(1)).take(m) {

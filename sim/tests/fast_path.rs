@@ -116,6 +116,26 @@ fn dot_path(d: &Dense, input_format: Format) -> &'static str {
     }
 }
 
+/// A signed accumulator for inputs `(width, int bits)` and weights alike:
+/// `extra` more fraction bits than a product and `guard` more bits of
+/// room (at most 64 bits wide).
+fn accum_format((xw, xi): (u32, i32), (ww, wi): (u32, i32), (extra, guard): (i32, i32), quant: &str, overflow: &str) -> String {
+    let frac = (xw as i32 - xi) + (ww as i32 - wi) + extra;
+    let aw = (xw as i32 + ww as i32 + extra + guard).min(64);
+    format!("ap_fixed<{aw},{},{quant},{overflow}>", aw - frac)
+}
+
+/// A one-layer dense model with these formats (`[weight, bias, accum,
+/// output]`), and its text.
+fn one_layer(xf: &str, (n_in, n_out): (usize, usize), relu: bool, [wf, bf, af, yf]: [&str; 4]) -> Result<(model::Model, String), TestCaseError> {
+    let text = format!(
+        "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: {n_out}\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
+        if relu { "relu" } else { "linear" }
+    );
+    let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    Ok((m, text))
+}
+
 /// A width, weighted towards the widest so that 64-bit dot products occur.
 fn width() -> impl Strategy<Value = u32> {
     prop_oneof![1u32..=12, 12u32..=32, 29u32..=32]
@@ -145,15 +165,9 @@ fn dot_products_in_every_width_equal_the_reference() {
         .run(&strat, |((xs, xw, xi), (ws, ww, wi), bf, (extra, guard, aq, ao), yf, n_in, relu, (seed, out_is_accum))| {
             let fixed = |s: bool, w: u32, i: i32| format!("{}<{w},{i},AP_TRN,AP_WRAP>", if s { "ap_fixed" } else { "ap_ufixed" });
             let (xf, wf) = (fixed(xs, xw, xi), fixed(ws, ww, wi));
-            let frac = (xw as i32 - xi) + (ww as i32 - wi) + extra;
-            let aw = (xw as i32 + ww as i32 + extra + guard).min(64);
-            let af = format!("ap_fixed<{aw},{},{},{}>", aw - frac, QUANT[aq], if ao < 3 { "AP_WRAP" } else { OVF[ao] });
+            let af = accum_format((xw, xi), (ww, wi), (extra, guard), QUANT[aq], if ao < 3 { "AP_WRAP" } else { OVF[ao] });
             let yf = if out_is_accum { af.clone() } else { yf };
-            let text = format!(
-                "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: 1\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
-                if relu { "relu" } else { "linear" }
-            );
-            let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let (m, text) = one_layer(&xf, (n_in, 1), relu, [&wf, &bf, &af, &yf])?;
             let layer = &m.layers[0];
             let d = layer.dense();
             *seen.borrow_mut().entry(dot_path(d, layer.input_format)).or_default() += 1;
@@ -308,14 +322,8 @@ fn batched_layers_equal_the_reference() {
         .run(&strat, |((xs, xw, xi, xq), (ws, ww, wi), bf, (extra, guard, aq, ao), yf, (n_in, n_out, m), relu, seed)| {
             let xf = format!("{}<{xw},{xi},{},AP_SAT>", if xs { "ap_fixed" } else { "ap_ufixed" }, QUANT[xq]);
             let wf = format!("{}<{ww},{wi}>", if ws { "ap_fixed" } else { "ap_ufixed" });
-            let frac = (xw as i32 - xi) + (ww as i32 - wi) + extra;
-            let aw = (xw as i32 + ww as i32 + extra + guard).min(64);
-            let af = format!("ap_fixed<{aw},{},{},{}>", aw - frac, QUANT[aq], OVF[ao]);
-            let text = format!(
-                "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: {n_out}\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
-                if relu { "relu" } else { "linear" }
-            );
-            let model = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let af = accum_format((xw, xi), (ww, wi), (extra, guard), QUANT[aq], OVF[ao]);
+            let (model, text) = one_layer(&xf, (n_in, n_out), relu, [&wf, &bf, &af, &yf])?;
             let layer = &model.layers[0];
             let d = layer.dense();
             let mut codes = Codes(seed);
@@ -334,7 +342,7 @@ fn batched_layers_equal_the_reference() {
                 *seen.borrow_mut().entry(format!("{:?}", f.kernel())).or_default() += 1;
                 *seen.borrow_mut().entry(sat.into()).or_default() += 1;
                 let x64: Vec<i64> = x.iter().map(|&v| v as i64).collect();
-                let got: Vec<i128> = f.forward(&x64, m).iter().map(|&v| i128::from(v)).collect();
+                let got: Vec<i128> = f.forward(x64, m).iter().map(|&v| i128::from(v)).collect();
                 prop_assert_eq!(&got, &want, "{:?} {}", f.kernel(), text);
                 prop_assert!(exact_accumulation(d, layer.input_format).is_some());
             }

@@ -184,6 +184,18 @@ fn random_wide_case() -> impl Strategy<Value = (Model, Params, Training, u64)> {
         })
 }
 
+/// Every parameter of a dense network, trainable or not: the evaluators
+/// must handle any.
+fn all_params(m: &Model) -> Vec<ParamRef> {
+    let mut all: Vec<ParamRef> = Vec::new();
+    for (layer, l) in m.layers.iter().enumerate() {
+        let d = l.dense();
+        all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
+        all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
+    }
+    all
+}
+
 fn train(m: &Model, p: &Params, t: Training, buffer: &Buffer, mode: EvalMode, iterations: u64) -> (Vec<GroupRecord>, Params, u32) {
     let net = Network::new(m.clone(), p.clone()).expect("valid params");
     let mut trainer = Trainer::with_training(net, t, buffer.clone(), mode).expect("valid trainer");
@@ -209,12 +221,7 @@ fn fast_path_equals_naive_path_per_evaluation() {
             prop_assert_eq!(fast.loss(), naive.loss());
             prop_assert_eq!(fast.loss(), naive_loss(&m, &p, &buffer));
             // All parameters, trainable or not: the evaluator must handle any.
-            let mut all: Vec<ParamRef> = Vec::new();
-            for (layer, l) in m.layers.iter().enumerate() {
-                let d = l.dense();
-                all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
-                all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
-            }
+            let all = all_params(&m);
             let mut codes = Codes(seed2 ^ 0x5555);
             let mut committed = p.clone();
             for round in 0..12 {
@@ -295,12 +302,7 @@ fn batched_members_equal_naive_and_cached() {
                 let mut cached = Evaluator::new(EvalMode::Cached, &net, buffer.clone());
                 let mut naive = Evaluator::new(EvalMode::Naive, &net, buffer.clone());
                 prop_assert_eq!(batched.loss(), naive.loss());
-                let mut all: Vec<ParamRef> = Vec::new();
-                for (layer, l) in m.layers.iter().enumerate() {
-                    let d = l.dense();
-                    all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
-                    all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
-                }
+                let all = all_params(&m);
                 let mut codes = Codes(seed2 ^ 0x7777);
                 let mut committed = p.clone();
                 for round in 0..9 {

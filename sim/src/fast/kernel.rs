@@ -58,14 +58,11 @@ impl Left {
     pub fn new(a: Vec<i64>, m: usize, k: usize) -> Left {
         assert_eq!(a.len(), m * k, "a must hold m * k codes");
         let k4 = k.div_ceil(4) * 4;
-        let range = a.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-        let range = if a.is_empty() { (0, 0) } else { range };
+        let range = if a.is_empty() { (0, 0) } else { range_of(&a) };
         let a8 = (k > 0 && range.0 >= 0 && range.1 <= 255).then(|| {
             let mut a8 = vec![0u8; m * k4];
             for (dst, src) in a8.chunks_exact_mut(k4).zip(a.chunks_exact(k)) {
-                for (d, &v) in dst.iter_mut().zip(src) {
-                    *d = v as u8;
-                }
+                narrow_u8(src, &mut dst[..k]);
             }
             a8
         });
@@ -75,6 +72,69 @@ impl Left {
     /// Rows `m`.
     pub fn m(&self) -> usize {
         self.m
+    }
+}
+
+/// Defines `fn $name($args) -> $ret` from a body the compiler vectorizes,
+/// compiled a second time for AVX-512 and chosen at run time
+/// ([`has_avx512`]).
+macro_rules! vectorized {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn body($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+            unsafe fn body_avx512($($arg: $ty),*) -> $ret {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if has_avx512() {
+                // SAFETY: the CPU has the features (checked).
+                return unsafe { body_avx512($($arg),*) };
+            }
+            body($($arg),*)
+        }
+    };
+}
+
+vectorized! {
+    /// The smallest and largest value of a non-empty slice.
+    fn range_of(a: &[i64]) -> (i64, i64) {
+        a.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    }
+}
+
+vectorized! {
+    /// `dst[i] = src[i] as u8` (codes known to be in `0..=255`).
+    fn narrow_u8(src: &[i64], dst: &mut [u8]) -> () {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = v as u8;
+        }
+    }
+}
+
+vectorized! {
+    /// `src` as `i64` (codes known to fit), appended to `dst`.
+    pub fn extend_i64(src: &[i128], dst: &mut Vec<i64>) -> () {
+        dst.extend(src.iter().map(|&v| v as i64));
+    }
+}
+
+vectorized! {
+    /// `dst[o] += w[o] * dv` for every `o` (callers guarantee no overflow).
+    pub fn axpy(dst: &mut [i64], w: &[i64], dv: i64) -> () {
+        for (d, &x) in dst.iter_mut().zip(w) {
+            *d += x * dv;
+        }
+    }
+}
+
+vectorized! {
+    /// `sum_i a[i] * b[i]` (callers guarantee no overflow).
+    pub fn dot(a: &[i64], b: &[i64]) -> i64 {
+        a.iter().zip(b).map(|(&x, &y)| x * y).sum()
     }
 }
 
@@ -117,49 +177,6 @@ pub fn has_avx512() -> bool {
     {
         false
     }
-}
-
-/// `dst[o] += w[o] * dv` for every `o` (callers guarantee no overflow),
-/// vectorized with AVX-512 where the CPU has it.
-pub fn axpy(dst: &mut [i64], w: &[i64], dv: i64) {
-    #[inline(always)]
-    fn body(dst: &mut [i64], w: &[i64], dv: i64) {
-        for (d, &x) in dst.iter_mut().zip(w) {
-            *d += x * dv;
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
-    unsafe fn body_avx512(dst: &mut [i64], w: &[i64], dv: i64) {
-        body(dst, w, dv)
-    }
-    #[cfg(target_arch = "x86_64")]
-    if has_avx512() {
-        // SAFETY: the CPU has the features (checked).
-        unsafe { body_avx512(dst, w, dv) };
-        return;
-    }
-    body(dst, w, dv)
-}
-
-/// `sum_i a[i] * b[i]` (callers guarantee no overflow), vectorized with
-/// AVX-512 where the CPU has it.
-pub fn dot(a: &[i64], b: &[i64]) -> i64 {
-    #[inline(always)]
-    fn body(a: &[i64], b: &[i64]) -> i64 {
-        a.iter().zip(b).map(|(&x, &y)| x * y).sum()
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
-    unsafe fn body_avx512(a: &[i64], b: &[i64]) -> i64 {
-        body(a, b)
-    }
-    #[cfg(target_arch = "x86_64")]
-    if has_avx512() {
-        // SAFETY: the CPU has the features (checked).
-        return unsafe { body_avx512(a, b) };
-    }
-    body(a, b)
 }
 
 /// `max(|lo|, |hi|)` as `u128`.
@@ -214,8 +231,8 @@ impl Rows {
     /// left rows, exactly. Every code of `a` must lie in the range given to
     /// [`Rows::new`] (checked; panics otherwise, as a wrong bound would
     /// silently give wrong sums).
-    pub fn mul(&self, a: &[i64], m: usize, out: &mut [i64]) {
-        self.mul_left(&Left::new(a.to_vec(), m, self.k), out)
+    pub fn mul(&self, a: Vec<i64>, m: usize, out: &mut [i64]) {
+        self.mul_left(&Left::new(a, m, self.k), out)
     }
 
     /// [`Rows::mul`] of a prepared left operand.

@@ -61,7 +61,7 @@ impl FastDense {
     /// The layer on `m` samples: `x` holds `m` rows of input codes, the
     /// result `m` rows of output codes, each equal to
     /// [`crate::layers::dense::dense_forward`]'s.
-    pub fn forward(&self, x: &[i64], m: usize) -> Vec<i64> {
+    pub fn forward(&self, x: Vec<i64>, m: usize) -> Vec<i64> {
         let n = self.rows.n();
         let mut sums = vec![0i64; m * n];
         self.rows.mul(x, m, &mut sums);
