@@ -27,12 +27,16 @@
 //! 5. Prints every figure, the ratios, the load average before and after,
 //!    and how often NumPy's argmax agrees with the simulator's.
 
+#[path = "common/mnist_args.rs"]
+mod mnist_args;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
+use mnist_args::MnistArgs;
 use fptgen_sim::data;
 use fptgen_sim::model::{self, Fitness};
 use fptgen_sim::network::Network;
@@ -43,12 +47,8 @@ use fptgen_sim::weights::{self, Conversion};
 
 #[derive(Debug, Parser)]
 struct Args {
-    /// The model.
-    #[arg(long, default_value = "examples/mnist/model.yaml")]
-    model: PathBuf,
-    /// MNIST directory (IDX files).
-    #[arg(long, default_value = "examples/mnist/data")]
-    data: PathBuf,
+    #[command(flatten)]
+    mnist: MnistArgs,
     /// P, parameters per ES group.
     #[arg(long, default_value_t = 1000)]
     blocks: usize,
@@ -98,10 +98,10 @@ struct Round {
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
     let load_start = loadavg();
-    let m = model::load(&a.model)?;
+    let m = model::load(&a.mnist.model)?;
     let params = weights::load(&m, Conversion::Exact)?;
     let net = Network::new(m.clone(), params.clone())?;
-    let splits = data::load_dir(&m, &a.data)?;
+    let splits = data::load_dir(&m, &a.mnist.data)?;
     let images = splits.test.inputs();
     let batch: Vec<Vec<i128>> = images[..256].to_vec();
     let (n_in, n_out) = (m.input_len(), m.output_len());
@@ -226,7 +226,7 @@ fn main() -> anyhow::Result<()> {
         .count();
 
     // End to end: fptgen simulate against NumPy on float .npy files.
-    let e2e = end_to_end(&a, dir.path(), images.len())?;
+    let e2e = end_to_end(&a, dir.path())?;
     let load_end = loadavg();
 
     println!("machine: {} cores, load average {load_start} before, {load_end} after", std::thread::available_parallelism().map_or(0, |n| n.get()));
@@ -259,7 +259,7 @@ fn main() -> anyhow::Result<()> {
 
 /// `fptgen simulate` and NumPy on the same float `.npy` input, each the
 /// best of 3 runs: seconds, or `None` without a release `fptgen` binary.
-fn end_to_end(a: &Args, dir: &Path, _n: usize) -> anyhow::Result<Option<(f64, f64)>> {
+fn end_to_end(a: &Args, dir: &Path) -> anyhow::Result<Option<(f64, f64)>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bin = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from).join("release/fptgen");
     if !bin.exists() {
@@ -279,7 +279,7 @@ fn end_to_end(a: &Args, dir: &Path, _n: usize) -> anyhow::Result<Option<(f64, f6
         }
         Ok(best)
     };
-    let f = time(Command::new(&bin).arg("simulate").arg(&a.model).arg("--inputs").arg(dir.join("x.npy")).arg("-o").arg(dir.join("y.npy")).stderr(std::process::Stdio::null()))?;
+    let f = time(Command::new(&bin).arg("simulate").arg(&a.mnist.model).arg("--inputs").arg(dir.join("x.npy")).arg("-o").arg(dir.join("y.npy")).stderr(std::process::Stdio::null()))?;
     let n = time(
         Command::new(&a.python)
             .arg(&script)
