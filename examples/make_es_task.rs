@@ -203,7 +203,7 @@ fn compare(model: &Model, student: &Params, inputs: &[Vec<i128>], targets: &[Vec
             let net = Network::new(model.clone(), student.clone())?;
             let mut shadow = Evaluator::new(EvalMode::Cached, &net, buffer.clone());
             let mut shadow_params = student.clone();
-            let mut trainer = Trainer::with_training(net, t, buffer.clone(), EvalMode::Cached)?;
+            let mut trainer = Trainer::with_training(net, t, buffer.clone(), EvalMode::Batched)?;
             let mut failed = None;
             finals.push(trainer.run(t.iterations, &mut |rec| {
                 if let Err(e) = tally.group(model, &mut shadow, &mut shadow_params, rec) {

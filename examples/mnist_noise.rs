@@ -35,6 +35,9 @@
 //! (about 32 minutes on 2 cores). `--replot DIR --out NEW` redraws the
 //! table and plot from DIR/results.json without training.
 
+#[path = "common/mnist_args.rs"]
+mod mnist_args;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +45,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
+use mnist_args::MnistArgs;
 use fptgen_sim::data::{self, Dataset};
 use fptgen_sim::fixed::Format;
 use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Trainable, Training};
@@ -56,12 +60,8 @@ use rayon::prelude::*;
 
 #[derive(Debug, Parser)]
 struct Args {
-    /// The deployed model (its weights archive is the trained network).
-    #[arg(long, default_value = "examples/mnist/model.yaml")]
-    model: PathBuf,
-    /// MNIST directory (IDX files; `examples/mnist/get-data.sh` fetches them).
-    #[arg(long, default_value = "examples/mnist/data")]
-    data: PathBuf,
+    #[command(flatten)]
+    mnist: MnistArgs,
     /// Output directory (must not exist).
     #[arg(long)]
     out: PathBuf,
@@ -147,9 +147,9 @@ fn main() -> anyhow::Result<()> {
     if a.out.exists() {
         bail!("{}: already exists; choose a new output directory", a.out.display());
     }
-    let base = model::load(&a.model)?;
+    let base = model::load(&a.mnist.model)?;
     let params = weights::load(&base, Conversion::Exact)?;
-    let splits = data::load_dir(&base, &a.data)?;
+    let splits = data::load_dir(&base, &a.mnist.data)?;
     let (_, val) = splits.train.split_last(a.validation).ok_or_else(|| anyhow!("fewer than {} training images", a.validation))?;
     let half = val.len() / 2;
     if a.buffer > half {
@@ -343,7 +343,7 @@ fn run(
     let held = d.slice(half..d.len());
     let net = Network::new(m, p)?;
     let before = accuracy(&net, &held)? as f64 / held.len() as f64;
-    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Cached)?;
+    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Batched)?;
     let loss_before = trainer.loss();
     trainer.run(a.iterations, &mut |_| {})?;
     let after = accuracy(&trainer.network()?, &held)? as f64 / held.len() as f64;

@@ -31,6 +31,11 @@
 //! what is measured. The float member loss must differ from the float loss
 //! of the committed parameters.
 //!
+//! `es_group/mnist/P1000` times a whole group instead: its N = 100 members
+//! at once with [`EvalMode::Batched`] (`Evaluator::evaluate_members`) and,
+//! for the same call, the cached evaluator member by member (see
+//! `bench_group`).
+//!
 //! Networks: `examples/jet_tagging` (16-64-32-32-5, fc4 trainable) and
 //! `examples/mnist` (784-200-100-10, fc1 trainable), with P from their
 //! `training:` sections (4 and 100) and their weights archives.
@@ -92,10 +97,10 @@ fn forward(model: &Model, params: &Params, x: &[i128]) -> Vec<i128> {
     v
 }
 
-fn case(example: &str) -> Case {
+fn case(example: &str, blocks: Option<usize>) -> Case {
     let (model, params) = load(example);
     let training = model.training.unwrap_or_default();
-    let blocks = if model.training.is_some() { training.blocks } else { DEFAULT_BLOCKS };
+    let blocks = blocks.unwrap_or(if model.training.is_some() { training.blocks } else { DEFAULT_BLOCKS });
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     let inputs: Vec<Vec<i128>> =
         (0..BUFFER).map(|_| (0..model.input_len()).map(|_| code(&mut rng, model.input_format)).collect()).collect();
@@ -132,7 +137,11 @@ fn case(example: &str) -> Case {
     let (g, changed, perturbed, moved) = found.unwrap_or_else(|| panic!("{example}: no group's member changes any sample's output"));
     eprintln!(
         "{example}: P = {blocks}, group {g} ({}), the member changes the outputs of {moved} of {BUFFER} samples",
-        changed.iter().map(|r| r.describe(&model)).collect::<Vec<_>>().join(", ")
+        match changed.as_slice() {
+            [one] => one.describe(&model),
+            [first, .., last] => format!("{} .. {}", first.describe(&model), last.describe(&model)),
+            [] => String::new(),
+        }
     );
 
     let net = Network::new(model, params).expect("the weights fit the model");
@@ -140,7 +149,7 @@ fn case(example: &str) -> Case {
 }
 
 fn bench_example(c: &mut Criterion, example: &str, sample_size: Option<usize>) {
-    let Case { net, buffer, perturbed, changed } = case(example);
+    let Case { net, buffer, perturbed, changed } = case(example, None);
     let mut cached = Evaluator::new(EvalMode::Cached, &net, buffer.clone());
     let mut naive = Evaluator::new(EvalMode::Naive, &net, buffer.clone());
     assert_eq!(cached.loss(), naive.loss(), "{example}: committed losses differ");
@@ -185,6 +194,62 @@ fn bench_example(c: &mut Criterion, example: &str, sample_size: Option<usize>) {
     group.finish();
 }
 
+/// A whole group: the N members of the [`case`] group with P = `blocks`
+/// (antithetic pairs of Rademacher noise `+-1 << perturb_shift`, clamped,
+/// as `Trainer::run_group` forms them), all evaluated by one
+/// [`Evaluator::evaluate_members`] call with [`EvalMode::Batched`], and by
+/// the cached evaluator (the same call, member by member). Throughput:
+/// member-sample evaluations (N * M per call). Checked first: both give
+/// the same losses, and some member's loss differs from the committed one.
+fn bench_group(c: &mut Criterion, example: &str, blocks: usize) {
+    let Case { net, buffer, changed, .. } = case(example, Some(blocks));
+    let model = net.model().clone();
+    let training = model.training.unwrap_or_default();
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ 1);
+    let before: Vec<i128> = changed.iter().map(|r| r.get(net.params())).collect();
+    let mut noise: Vec<i128> = Vec::new();
+    let members: Vec<Vec<i128>> = (0..training.population)
+        .map(|m| {
+            if m % 2 == 0 {
+                noise = (0..changed.len()).map(|_| if rng.random::<bool>() { 1 } else { -1 }).collect();
+            } else {
+                noise.iter_mut().for_each(|e| *e = -*e);
+            }
+            changed
+                .iter()
+                .zip(&before)
+                .zip(&noise)
+                .map(|((r, &b), &e)| {
+                    let (lo, hi) = clamp_range(&r.format(&model));
+                    (b + (e << training.perturb_shift)).clamp(lo, hi)
+                })
+                .collect()
+        })
+        .collect();
+    let mut params = net.params().clone();
+    let mut batched = Evaluator::new(EvalMode::Batched, &net, buffer.clone());
+    let mut cached = Evaluator::new(EvalMode::Cached, &net, buffer.clone());
+    let a = batched.evaluate_members(&mut params, &changed, &members).expect("fits");
+    let b = cached.evaluate_members(&mut params, &changed, &members).expect("fits");
+    assert_eq!(a, b, "{example}: the batched evaluator disagrees with the cached one");
+    assert_eq!(batched.batched_groups(), 1, "{example}: the group did not take the batched path");
+    assert!(a.iter().any(|&l| l != batched.loss()), "{example}: no member changes the loss");
+    let mut group = c.benchmark_group(format!("es_group/{example}/P{blocks}"));
+    group.throughput(Throughput::Elements((members.len() * buffer.len()) as u64));
+    group.sample_size(10);
+    for (name, evaluator) in [("batched", &mut batched), ("cached", &mut cached)] {
+        group.bench_function(BenchmarkId::from_parameter(name), |bench| {
+            bench.iter(|| evaluator.evaluate_members(&mut params, black_box(&changed), black_box(&members)).expect("fits"))
+        });
+    }
+    group.finish();
+}
+
+/// MNIST's fc1 with P = 1,000, the seed 003 setting of `docs/results/mnist.md`.
+fn mnist_group(c: &mut Criterion) {
+    bench_group(c, "mnist", 1000);
+}
+
 fn jet_tagging(c: &mut Criterion) {
     bench_example(c, "jet_tagging", None);
 }
@@ -195,5 +260,5 @@ fn mnist(c: &mut Criterion) {
     bench_example(c, "mnist", Some(10));
 }
 
-criterion_group!(benches, jet_tagging, mnist);
+criterion_group!(benches, jet_tagging, mnist, mnist_group);
 criterion_main!(benches);

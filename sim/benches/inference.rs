@@ -10,9 +10,11 @@
 //!
 //! * `fixed`: [`Network::infer`] on each sample in turn (one thread), the
 //!   raw codes of the input format in, raw codes of the output format out.
-//! * `fixed_batch_parallel`: [`Network::infer_batch`] on the whole batch,
-//!   which spreads the samples over rayon's threads (every core); not a
-//!   single-thread figure.
+//! * `fixed_batch_parallel`: [`Network::infer_batch`] on the whole batch:
+//!   chunks of 64 samples spread over rayon's threads (every core), each
+//!   dense layer one exact integer matrix product per chunk
+//!   (`fptgen_sim::fast`); not a single-thread figure.
+//! * `fixed_batch_one_thread`: the same in a one-thread rayon pool.
 //! * `f32`, `f64`: [`reference::infer`] on each sample in turn (one
 //!   thread), the inputs being the exact values of the same input codes
 //!   (converted before timing). As that function is written, it converts
@@ -177,6 +179,10 @@ fn mnist(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::from_parameter("fixed_batch_parallel"), |b| {
         b.iter(|| black_box(net.infer_batch(black_box(&inputs)).expect("valid inputs")))
+    });
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a thread pool");
+    group.bench_function(BenchmarkId::from_parameter("fixed_batch_one_thread"), |b| {
+        b.iter(|| one.install(|| black_box(net.infer_batch(black_box(&inputs)).expect("valid inputs"))))
     });
     group.bench_function(BenchmarkId::from_parameter("f32"), |b| {
         b.iter(|| {

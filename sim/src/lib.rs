@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod error;
+pub mod fast;
 pub mod files;
 pub mod fixed;
 pub mod layers;

@@ -7,12 +7,19 @@
 
 use rayon::prelude::*;
 
+use crate::fast::kernel::extend_i64;
+use crate::fast::{i64_range, FastDense};
 use crate::fixed::Format;
 use crate::layers::dense::Narrow;
 use crate::model::{LayerOp, Model};
 use crate::weights::Params;
 
-pub use crate::layers::dense::{dense_forward, dense_neuron, dense_neuron_reference, dot_product_bits, exact_product_shift};
+pub use crate::layers::dense::{
+    dense_forward, dense_neuron, dense_neuron_reference, dot_product_bits, exact_accumulation, exact_product_shift,
+};
+
+/// Samples per task of [`Network::infer_batch`]'s batched path.
+const CHUNK: usize = 64;
 
 /// Why a simulator call was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +81,11 @@ pub struct Network {
     params: Params,
     /// Per layer, a dense layer's `i32` fast path when [`Narrow::new`] applies.
     narrow: Vec<Option<Narrow>>,
+    /// Per layer, a dense layer's batched path when [`FastDense::new`] applies.
+    fast: Vec<Option<FastDense>>,
+    /// Every activation's codes fit `i64`, so batches run layer by layer
+    /// on `i64` matrices.
+    batched: bool,
 }
 
 impl Network {
@@ -111,7 +123,60 @@ impl Network {
                 _ => None,
             })
             .collect();
-        Ok(Network { model, params, narrow })
+        let fast = model
+            .layers
+            .iter()
+            .zip(&params.layers)
+            .map(|(layer, p)| match &layer.op {
+                LayerOp::Dense(d) => FastDense::new(d, layer.input_format, p, true),
+                _ => None,
+            })
+            .collect();
+        let batched = i64_range(model.input_format).is_some()
+            && model.layers.iter().all(|l| i64_range(l.kind().output_format()).is_some());
+        Ok(Network { model, params, narrow, fast, batched })
+    }
+
+    /// Per layer, the kernel of its batched path ([`Network::infer_batch`]),
+    /// or `None` where the layer runs sample by sample.
+    pub fn batch_kernels(&self) -> Vec<Option<crate::fast::kernel::Kernel>> {
+        self.fast.iter().map(|f| if self.batched { f.as_ref().map(FastDense::kernel) } else { None }).collect()
+    }
+
+    /// Layer `l` on one sample, its one-sample path.
+    fn layer_forward(&self, l: usize, x: &[i128]) -> Vec<i128> {
+        let (layer, p) = (&self.model.layers[l], &self.params.layers[l]);
+        match (&self.narrow[l], &layer.op) {
+            (Some(n), LayerOp::Dense(d)) => n.forward(d, p, x),
+            _ => layer.kind().forward(layer.input_format, p, x),
+        }
+    }
+
+    /// The network on `inputs` (checked codes), layer by layer on `i64`
+    /// matrices: batched layers in one product, the others sample by sample.
+    fn run_chunk(&self, inputs: &[Vec<i128>]) -> Vec<Vec<i128>> {
+        let m = inputs.len();
+        let mut acts: Vec<i64> = Vec::with_capacity(m * self.model.input_len());
+        for x in inputs {
+            extend_i64(x, &mut acts);
+        }
+        let mut width = self.model.input_len();
+        for (l, layer) in self.model.layers.iter().enumerate() {
+            let n_out: usize = layer.kind().output_shape().iter().product();
+            acts = match &self.fast[l] {
+                Some(f) => f.forward(acts, m),
+                None => {
+                    let mut next = Vec::with_capacity(m * n_out);
+                    for row in acts.chunks_exact(width.max(1)).take(m) {
+                        let x: Vec<i128> = row.iter().map(|&v| i128::from(v)).collect();
+                        next.extend(self.layer_forward(l, &x).iter().map(|&v| v as i64));
+                    }
+                    next
+                }
+            };
+            width = n_out;
+        }
+        acts.chunks_exact(width.max(1)).take(m).map(|r| r.iter().map(|&v| i128::from(v)).collect()).collect()
     }
 
     /// The model.
@@ -147,12 +212,9 @@ impl Network {
     pub fn trace(&self, input: &[i128]) -> Result<Vec<Vec<i128>>, SimError> {
         self.check_input(0, input)?;
         let mut outs: Vec<Vec<i128>> = Vec::with_capacity(self.model.layers.len());
-        for ((layer, p), narrow) in self.model.layers.iter().zip(&self.params.layers).zip(&self.narrow) {
+        for l in 0..self.model.layers.len() {
             let x = outs.last().map(Vec::as_slice).unwrap_or(input);
-            let y = match (narrow, &layer.op) {
-                (Some(n), LayerOp::Dense(d)) => n.forward(d, p, x),
-                _ => layer.kind().forward(layer.input_format, p, x),
-            };
+            let y = self.layer_forward(l, x);
             outs.push(y);
         }
         Ok(outs)
@@ -164,12 +226,18 @@ impl Network {
     }
 
     /// Runs many samples in parallel (rayon); the result for each sample is
-    /// the same as [`Network::infer`]'s.
+    /// the same as [`Network::infer`]'s. Samples go in chunks of 64 through
+    /// the layers, each dense layer that qualifies ([`FastDense`]) as one
+    /// exact integer matrix product per chunk (`crate::fast`).
     pub fn infer_batch(&self, inputs: &[Vec<i128>]) -> Result<Vec<Vec<i128>>, SimError> {
         for (s, x) in inputs.iter().enumerate() {
             self.check_input(s, x)?;
         }
-        inputs.par_iter().map(|x| self.infer(x)).collect()
+        if !self.batched {
+            return inputs.par_iter().map(|x| self.infer(x)).collect();
+        }
+        let chunks: Vec<Vec<Vec<i128>>> = inputs.par_chunks(CHUNK).map(|c| self.run_chunk(c)).collect();
+        Ok(chunks.into_iter().flatten().collect())
     }
 }
 

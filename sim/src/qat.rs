@@ -342,9 +342,15 @@ fn add_into(a: &mut [Vec<f32>], b: &[Vec<f32>]) {
 /// Correct predictions of `net` on `data`: the argmax of the raw outputs (a
 /// tie goes to the lowest index) against the label. Runs in parallel.
 pub fn accuracy(net: &Network, data: &Dataset) -> Result<usize, SimError> {
-    let right: Result<Vec<bool>, SimError> =
-        (0..data.len()).into_par_iter().map(|i| Ok(argmax(&net.infer(data.input(i))?) == Some(data.label(i)))).collect();
-    Ok(right?.into_iter().filter(|&r| r).count())
+    // Batched (`Network::infer_batch`), a few thousand samples at a time.
+    let mut right = 0;
+    for start in (0..data.len()).step_by(4096) {
+        let end = (start + 4096).min(data.len());
+        let inputs: Vec<Vec<i128>> = (start..end).map(|i| data.input(i).to_vec()).collect();
+        let outs = net.infer_batch(&inputs)?;
+        right += outs.iter().zip(start..end).filter(|(y, i)| argmax(y) == Some(data.label(*i))).count();
+    }
+    Ok(right)
 }
 
 /// Index of the first largest value.

@@ -9,9 +9,14 @@
 
 use std::path::Path;
 
+use fptgen_sim::fast::finish::Cast;
+use fptgen_sim::fast::kernel::{has_vnni, Kernel};
+use fptgen_sim::fast::FastDense;
 use fptgen_sim::fixed::{Format, Overflow};
 use fptgen_sim::model::{self, Dense};
-use fptgen_sim::network::{dense_neuron, dense_neuron_reference, dot_product_bits, exact_product_shift, Network};
+use fptgen_sim::network::{
+    dense_neuron, dense_neuron_reference, dot_product_bits, exact_accumulation, exact_product_shift, Network,
+};
 use fptgen_sim::weights::{LayerParams, Params};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -111,6 +116,26 @@ fn dot_path(d: &Dense, input_format: Format) -> &'static str {
     }
 }
 
+/// A signed accumulator for inputs `(width, int bits)` and weights alike:
+/// `extra` more fraction bits than a product and `guard` more bits of
+/// room (at most 64 bits wide).
+fn accum_format((xw, xi): (u32, i32), (ww, wi): (u32, i32), (extra, guard): (i32, i32), quant: &str, overflow: &str) -> String {
+    let frac = (xw as i32 - xi) + (ww as i32 - wi) + extra;
+    let aw = (xw as i32 + ww as i32 + extra + guard).min(64);
+    format!("ap_fixed<{aw},{},{quant},{overflow}>", aw - frac)
+}
+
+/// A one-layer dense model with these formats (`[weight, bias, accum,
+/// output]`), and its text.
+fn one_layer(xf: &str, (n_in, n_out): (usize, usize), relu: bool, [wf, bf, af, yf]: [&str; 4]) -> Result<(model::Model, String), TestCaseError> {
+    let text = format!(
+        "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: {n_out}\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
+        if relu { "relu" } else { "linear" }
+    );
+    let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    Ok((m, text))
+}
+
 /// A width, weighted towards the widest so that 64-bit dot products occur.
 fn width() -> impl Strategy<Value = u32> {
     prop_oneof![1u32..=12, 12u32..=32, 29u32..=32]
@@ -140,15 +165,9 @@ fn dot_products_in_every_width_equal_the_reference() {
         .run(&strat, |((xs, xw, xi), (ws, ww, wi), bf, (extra, guard, aq, ao), yf, n_in, relu, (seed, out_is_accum))| {
             let fixed = |s: bool, w: u32, i: i32| format!("{}<{w},{i},AP_TRN,AP_WRAP>", if s { "ap_fixed" } else { "ap_ufixed" });
             let (xf, wf) = (fixed(xs, xw, xi), fixed(ws, ww, wi));
-            let frac = (xw as i32 - xi) + (ww as i32 - wi) + extra;
-            let aw = (xw as i32 + ww as i32 + extra + guard).min(64);
-            let af = format!("ap_fixed<{aw},{},{},{}>", aw - frac, QUANT[aq], if ao < 3 { "AP_WRAP" } else { OVF[ao] });
+            let af = accum_format((xw, xi), (ww, wi), (extra, guard), QUANT[aq], if ao < 3 { "AP_WRAP" } else { OVF[ao] });
             let yf = if out_is_accum { af.clone() } else { yf };
-            let text = format!(
-                "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n  - name: l\n    type: dense\n    inputs: {n_in}\n    outputs: 1\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
-                if relu { "relu" } else { "linear" }
-            );
-            let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let (m, text) = one_layer(&xf, (n_in, 1), relu, [&wf, &bf, &af, &yf])?;
             let layer = &m.layers[0];
             let d = layer.dense();
             *seen.borrow_mut().entry(dot_path(d, layer.input_format)).or_default() += 1;
@@ -178,6 +197,7 @@ fn network_equals_the_reference_chain() {
         TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
     );
     let narrow = std::cell::Cell::new(0usize);
+    let batched = std::cell::Cell::new(0usize);
     // Two layers; wide accumulators (mostly where Network's i32 copy
     // applies) or narrow ones.
     let layer = || {
@@ -194,9 +214,9 @@ fn network_equals_the_reference_chain() {
             any::<bool>(),
         )
     };
-    let strat = (format(1, 12, -2..=6), 1usize..60, layer(), layer(), any::<u64>());
+    let strat = (format(1, 12, -2..=6), 1usize..60, layer(), layer(), any::<u64>(), 1usize..=70);
     runner
-        .run(&strat, |(xf, n_in, l1, l2, seed)| {
+        .run(&strat, |(xf, n_in, l1, l2, seed, batch)| {
             let text_layer = |name: &str, inputs: usize, (wf, bf, af, yf, outputs, relu): &(String, String, String, String, usize, bool)| {
                 format!(
                     "  - name: {name}\n    type: dense\n    inputs: {inputs}\n    outputs: {outputs}\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
@@ -221,12 +241,119 @@ fn network_equals_the_reference_chain() {
                 let v = want.last().unwrap_or(&x);
                 want.push((0..d.outputs).map(|o| dense_neuron_reference(d, l.input_format, p, v, o)).collect());
             }
+            // More samples for the batch (up to 70: two chunks of the batched path).
+            let mut batch_in = vec![x.clone()];
+            let mut batch_want = vec![want[1].clone()];
+            for _ in 1..batch {
+                let x: Vec<i128> = (0..n_in).map(|_| codes.draw(m.input_format)).collect();
+                let mut v = x.clone();
+                for (l, p) in m.layers.iter().zip(&params.layers) {
+                    let d = l.dense();
+                    v = (0..d.outputs).map(|o| dense_neuron_reference(d, l.input_format, p, &v, o)).collect();
+                }
+                batch_in.push(x);
+                batch_want.push(v);
+            }
             let net = Network::new(m, params).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            batched.set(batched.get() + net.batch_kernels().iter().flatten().count());
             prop_assert_eq!(net.trace(&x).map_err(|e| TestCaseError::fail(e.to_string()))?, want.clone(), "{}", text);
-            prop_assert_eq!(net.infer_batch(&[x]).map_err(|e| TestCaseError::fail(e.to_string()))?, vec![want[1].clone()], "{}", text);
+            prop_assert_eq!(net.infer_batch(&batch_in).map_err(|e| TestCaseError::fail(e.to_string()))?, batch_want, "{}", text);
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
     eprintln!("{} of 600 layers take Network's i32 path", narrow.get());
     assert!(narrow.get() >= 150, "only {} layers take Network's i32 path", narrow.get());
+    eprintln!("{} of 600 layers take the batched path", batched.get());
+    assert!(batched.get() >= 150, "only {} layers take the batched path", batched.get());
+}
+
+/// Any format (all modes, widths 1 to 64) for the casts.
+fn any_format() -> impl Strategy<Value = Format> {
+    (any::<bool>(), 1u32..=64, -8i32..=70, 0..QUANT.len(), 0..OVF.len()).prop_filter_map("a valid format", |(s, w, i, q, o)| {
+        format!("{}<{w},{i},{},{}>", if s { "ap_fixed" } else { "ap_ufixed" }, QUANT[q], OVF[o]).parse::<Format>().ok()
+    })
+}
+
+/// `fast::finish::Cast` (plain integer rounding and overflow) equals
+/// `Format::cast_from` for every pair of formats and any code of the source.
+#[test]
+fn fast_cast_equals_format_cast() {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 3000, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[11; 32]),
+    );
+    runner
+        .run(&(any_format(), any_format(), any::<u64>()), |(from, to, seed)| {
+            let mut codes = Codes(seed);
+            let cast = Cast::new(from, to);
+            for _ in 0..8 {
+                let a = codes.draw(from);
+                prop_assert_eq!(cast.apply(a), to.cast_from(a, &from), "{} -> {}: {}", from, to, a);
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// `FastDense` (a batch as one exact integer matrix product, then the
+/// finisher) equals `dense_neuron_reference` on every sample and output,
+/// with each kernel: VNNI (`u8` inputs, `i8` weights; where the CPU has
+/// it), `i32` and `i64`; with wrapping accumulators and with saturating
+/// ones that `exact_accumulation` proves never saturate.
+#[test]
+fn batched_layers_equal_the_reference() {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 500, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]),
+    );
+    let seen = std::cell::RefCell::new(std::collections::BTreeMap::<String, usize>::new());
+    let input = prop_oneof![
+        (0i32..=8, 0..QUANT.len()).prop_map(|(i, q)| (false, 8u32, i, q)),
+        (any::<bool>(), 1u32..=12, -2i32..=8, 0..QUANT.len()),
+        (any::<bool>(), 12u32..=32, -2i32..=12, 0..QUANT.len()),
+    ];
+    let weight = prop_oneof![
+        (1u32..=8, -2i32..=4).prop_map(|(w, i)| (true, w, i)),
+        (any::<bool>(), 1u32..=16, -2i32..=6),
+        (any::<bool>(), 16u32..=30, -2i32..=8),
+    ];
+    let strat = (input, weight, format(1, 16, -2..=8), (0i32..=3, 0i32..=24, 0..QUANT.len(), 0..OVF.len()), format(1, 64, -4..=40), (1usize..80, 1usize..40, 1usize..20), any::<bool>(), any::<u64>());
+    runner
+        .run(&strat, |((xs, xw, xi, xq), (ws, ww, wi), bf, (extra, guard, aq, ao), yf, (n_in, n_out, m), relu, seed)| {
+            let xf = format!("{}<{xw},{xi},{},AP_SAT>", if xs { "ap_fixed" } else { "ap_ufixed" }, QUANT[xq]);
+            let wf = format!("{}<{ww},{wi}>", if ws { "ap_fixed" } else { "ap_ufixed" });
+            let af = accum_format((xw, xi), (ww, wi), (extra, guard), QUANT[aq], OVF[ao]);
+            let (model, text) = one_layer(&xf, (n_in, n_out), relu, [&wf, &bf, &af, &yf])?;
+            let layer = &model.layers[0];
+            let d = layer.dense();
+            let mut codes = Codes(seed);
+            let p = codes.params(d);
+            let x: Vec<i128> = (0..m * n_in).map(|_| codes.draw(layer.input_format)).collect();
+            let want: Vec<i128> = x
+                .chunks(n_in)
+                .flat_map(|xs| (0..n_out).map(|o| dense_neuron_reference(d, layer.input_format, &p, xs, o)).collect::<Vec<_>>())
+                .collect();
+            for vnni in [true, false] {
+                let Some(f) = FastDense::new(d, layer.input_format, &p, vnni) else {
+                    *seen.borrow_mut().entry("none".into()).or_default() += 1;
+                    break;
+                };
+                let sat = if d.precision.accum.overflow() == Overflow::Wrap { "wrap" } else { "sat" };
+                *seen.borrow_mut().entry(format!("{:?}", f.kernel())).or_default() += 1;
+                *seen.borrow_mut().entry(sat.into()).or_default() += 1;
+                let x64: Vec<i64> = x.iter().map(|&v| v as i64).collect();
+                let got: Vec<i128> = f.forward(x64, m).iter().map(|&v| i128::from(v)).collect();
+                prop_assert_eq!(&got, &want, "{:?} {}", f.kernel(), text);
+                prop_assert!(exact_accumulation(d, layer.input_format).is_some());
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let seen = seen.into_inner();
+    eprintln!("batched layers: {seen:?}");
+    let want: &[&str] = if has_vnni() { &["Vnni", "I32", "I64", "none", "wrap", "sat"] } else { &["I32", "I64", "none", "wrap", "sat"] };
+    for k in want {
+        assert!(seen.get(*k).copied().unwrap_or(0) >= 20, "too few cases of {k}: {seen:?}");
+    }
+    let _ = Kernel::Vnni;
 }

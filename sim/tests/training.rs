@@ -39,6 +39,15 @@ const PARAM_FORMATS: &[&str] = &[
 const ACCUM_FORMATS: &[&str] = &["ap_fixed<8,4,AP_TRN,AP_SAT>", "ap_fixed<10,5>", "ap_fixed<16,8,AP_RND,AP_SAT>", "ap_fixed<7,4,AP_TRN,AP_SAT_SYM>"];
 const OUTPUT_FORMATS: &[&str] = &["ap_fixed<6,3,AP_RND_CONV,AP_SAT>", "ap_ufixed<6,2>", "ap_fixed<5,2>", "ap_fixed<8,4,AP_TRN,AP_SAT>"];
 
+/// Accumulators wide enough that a layer's accumulation is exact (wrapping,
+/// or saturating but provably never saturating): the batched evaluator's
+/// fast path, and one narrow accumulator that keeps it off.
+const WIDE_ACCUM_FORMATS: &[&str] = &["ap_fixed<24,12>", "ap_fixed<24,14,AP_RND,AP_SAT>", "ap_fixed<22,12,AP_TRN,AP_SAT_SYM>", "ap_fixed<10,5>"];
+
+/// The input formats of the random networks: `ap_fixed<6,3>`, and (for the
+/// wide networks) 8-bit unsigned codes, which take the 8-bit kernels.
+const INPUT_FORMATS: &[&str] = &["ap_fixed<6,3>", "ap_ufixed<8,0>"];
+
 /// One layer: outputs, activation, formats (indices), trainable flags.
 #[derive(Debug, Clone)]
 struct LayerSpec {
@@ -59,7 +68,12 @@ fn layer_spec() -> impl Strategy<Value = LayerSpec> {
 
 /// The YAML of a network with `inputs` inputs and these layers (no training section).
 fn net_yaml(inputs: usize, layers: &[LayerSpec]) -> String {
-    let mut s = format!("name: t\ninput: {{shape: [{inputs}], format: 'ap_fixed<6,3>'}}\nweights: w.npz\nlayers:\n");
+    net_yaml_with(inputs, layers, INPUT_FORMATS[0], ACCUM_FORMATS)
+}
+
+/// [`net_yaml`] with another input format and accumulator list.
+fn net_yaml_with(inputs: usize, layers: &[LayerSpec], input: &str, accums: &[&str]) -> String {
+    let mut s = format!("name: t\ninput: {{shape: [{inputs}], format: '{input}'}}\nweights: w.npz\nlayers:\n");
     let mut n_in = inputs;
     for (i, l) in layers.iter().enumerate() {
         let mut tr = Vec::new();
@@ -76,7 +90,7 @@ fn net_yaml(inputs: usize, layers: &[LayerSpec]) -> String {
             tr.join(", "),
             PARAM_FORMATS[l.weight],
             PARAM_FORMATS[l.bias],
-            ACCUM_FORMATS[l.accum],
+            accums[l.accum],
             OUTPUT_FORMATS[l.output],
         );
         n_in = l.outputs;
@@ -158,6 +172,30 @@ fn random_case() -> impl Strategy<Value = (Model, Params, Training, u64)> {
         })
 }
 
+/// [`random_case`] with the wide accumulators (most layers' accumulation
+/// is exact) and, half of the time, 8-bit unsigned inputs.
+fn random_wide_case() -> impl Strategy<Value = (Model, Params, Training, u64)> {
+    (1usize..=12, prop::collection::vec(layer_spec(), 1..=3), training_strategy(), any::<u64>(), 0..INPUT_FORMATS.len())
+        .prop_filter("something trainable", |(_, layers, _, _, _)| layers.iter().any(|l| l.train_w || l.train_b))
+        .prop_map(|(inputs, layers, training, seed, x)| {
+            let m = parse(&net_yaml_with(inputs, &layers, INPUT_FORMATS[x], WIDE_ACCUM_FORMATS));
+            let params = random_params(&m, &mut Codes(seed));
+            (m, params, training, seed)
+        })
+}
+
+/// Every parameter of a dense network, trainable or not: the evaluators
+/// must handle any.
+fn all_params(m: &Model) -> Vec<ParamRef> {
+    let mut all: Vec<ParamRef> = Vec::new();
+    for (layer, l) in m.layers.iter().enumerate() {
+        let d = l.dense();
+        all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
+        all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
+    }
+    all
+}
+
 fn train(m: &Model, p: &Params, t: Training, buffer: &Buffer, mode: EvalMode, iterations: u64) -> (Vec<GroupRecord>, Params, u32) {
     let net = Network::new(m.clone(), p.clone()).expect("valid params");
     let mut trainer = Trainer::with_training(net, t, buffer.clone(), mode).expect("valid trainer");
@@ -183,12 +221,7 @@ fn fast_path_equals_naive_path_per_evaluation() {
             prop_assert_eq!(fast.loss(), naive.loss());
             prop_assert_eq!(fast.loss(), naive_loss(&m, &p, &buffer));
             // All parameters, trainable or not: the evaluator must handle any.
-            let mut all: Vec<ParamRef> = Vec::new();
-            for (layer, l) in m.layers.iter().enumerate() {
-                let d = l.dense();
-                all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
-                all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
-            }
+            let all = all_params(&m);
             let mut codes = Codes(seed2 ^ 0x5555);
             let mut committed = p.clone();
             for round in 0..12 {
@@ -215,25 +248,116 @@ fn fast_path_equals_naive_path_per_evaluation() {
         .expect("the cached evaluator equals the naive one");
 }
 
-/// Whole training runs with the cached and the naive evaluator produce the
-/// same records (every member's loss, every noise value, every accumulator,
-/// every update) and the same parameters.
+/// Whole training runs with the cached, the batched and the naive
+/// evaluator produce the same records (every member's loss, every noise
+/// value, every accumulator, every update) and the same parameters; on
+/// networks with narrow accumulators and with wide ones (where the batched
+/// evaluator takes its matrix path).
 #[test]
 fn fast_path_equals_naive_path() {
-    runner(64, 12)
-        .run(&random_case(), |(m, p, t, seed)| {
-            let buffer = random_buffer(&m, t.buffer, &mut Codes(seed ^ 0xABCD));
-            let (ra, pa, la) = train(&m, &p, t, &buffer, EvalMode::Cached, 2);
-            let (rb, pb, lb) = train(&m, &p, t, &buffer, EvalMode::Naive, 2);
-            prop_assert_eq!(ra.len(), rb.len());
-            for (a, b) in ra.iter().zip(&rb) {
-                prop_assert_eq!(a, b);
-            }
-            prop_assert_eq!(pa, pb);
-            prop_assert_eq!(la, lb);
-            Ok(())
-        })
-        .expect("training with the cached evaluator equals training with the naive one");
+    let batched_groups = std::cell::Cell::new(0u64);
+    for (case, seed) in [(random_case().boxed(), 12u8), (random_wide_case().boxed(), 14)] {
+        runner(64, seed)
+            .run(&case, |(m, p, t, seed)| {
+                let buffer = random_buffer(&m, t.buffer, &mut Codes(seed ^ 0xABCD));
+                let (rb, pb, lb) = train(&m, &p, t, &buffer, EvalMode::Naive, 2);
+                for mode in [EvalMode::Cached, EvalMode::Batched] {
+                    let net = Network::new(m.clone(), p.clone()).expect("valid params");
+                    let mut trainer = Trainer::with_training(net, t, buffer.clone(), mode).expect("valid trainer");
+                    let mut ra = Vec::new();
+                    let la = trainer.run(2, &mut |r| ra.push(r.clone())).expect("runs");
+                    batched_groups.set(batched_groups.get() + trainer.evaluator().batched_groups());
+                    prop_assert_eq!(ra.len(), rb.len());
+                    for (a, b) in ra.iter().zip(&rb) {
+                        prop_assert_eq!(a, b, "{:?}", mode);
+                    }
+                    prop_assert_eq!(trainer.params(), &pb, "{:?}", mode);
+                    prop_assert_eq!(la, lb, "{:?}", mode);
+                }
+                Ok(())
+            })
+            .expect("training with the cached and batched evaluators equals training with the naive one");
+    }
+    eprintln!("{} groups took the batched path", batched_groups.get());
+    assert!(batched_groups.get() >= 200, "only {} groups took the batched path", batched_groups.get());
+}
+
+/// `evaluate_members` with the batched evaluator gives, for every member,
+/// the loss the naive and the cached evaluators give member by member, for
+/// groups as the trainer forms them (consecutive trainable parameters),
+/// random groups within one layer (weights and biases, any order) and
+/// random groups across layers (which take the cached path); and keeps
+/// doing so after commits of random updates.
+#[test]
+fn batched_members_equal_naive_and_cached() {
+    let mut batched_groups = 0;
+    for (case, seed) in [(random_wide_case().boxed(), 21u8), (random_case().boxed(), 22)] {
+        let mut runner = runner(64, seed);
+        let hits = std::cell::Cell::new(0u64);
+        runner
+            .run(&(case, any::<u64>()), |((m, p, _, seed), seed2)| {
+                let buffer = random_buffer(&m, 1 + (seed % 7) as usize, &mut Codes(seed2));
+                let net = Network::new(m.clone(), p.clone()).expect("valid");
+                let mut batched = Evaluator::new(EvalMode::Batched, &net, buffer.clone());
+                let mut cached = Evaluator::new(EvalMode::Cached, &net, buffer.clone());
+                let mut naive = Evaluator::new(EvalMode::Naive, &net, buffer.clone());
+                prop_assert_eq!(batched.loss(), naive.loss());
+                let all = all_params(&m);
+                let mut codes = Codes(seed2 ^ 0x7777);
+                let mut committed = p.clone();
+                for round in 0..9 {
+                    let refs: Vec<ParamRef> = match round % 3 {
+                        0 => {
+                            let start = codes.index(all.len());
+                            let k = 1 + codes.index(6);
+                            all[start..(start + k).min(all.len())].to_vec()
+                        }
+                        1 => {
+                            let layer = all[codes.index(all.len())].layer;
+                            let mut in_layer: Vec<ParamRef> = all.iter().copied().filter(|r| r.layer == layer).collect();
+                            let k = 1 + codes.index(in_layer.len());
+                            (0..k).map(|_| in_layer.swap_remove(codes.index(in_layer.len()))).collect()
+                        }
+                        _ => (0..1 + codes.index(4)).map(|_| all[codes.index(all.len())]).collect(),
+                    };
+                    let members: Vec<Vec<i128>> = (0..1 + codes.index(6))
+                        .map(|_| refs.iter().map(|r| if codes.index(3) == 0 { r.get(&committed) } else { codes.next(r.format(&m)) }).collect())
+                        .collect();
+                    let mut work = committed.clone();
+                    let got = batched.evaluate_members(&mut work, &refs, &members).expect("fits");
+                    prop_assert_eq!(&work, &committed, "params unchanged");
+                    let want_cached = cached.evaluate_members(&mut work, &refs, &members).expect("fits");
+                    let mut want = Vec::new();
+                    for v in &members {
+                        let mut q = committed.clone();
+                        for (r, &x) in refs.iter().zip(v) {
+                            r.set(&mut q, x);
+                        }
+                        want.push(naive.evaluate(&q, &refs).expect("fits"));
+                    }
+                    prop_assert_eq!(&got, &want, "round {} refs {:?}", round, refs);
+                    prop_assert_eq!(&want_cached, &want);
+                    if round % 2 == 1 {
+                        // Commit one member (the last) as an update.
+                        let v = members.last().expect("a member");
+                        for (r, &x) in refs.iter().zip(v) {
+                            r.set(&mut committed, x);
+                        }
+                        let a = batched.commit(&committed, &refs).expect("fits");
+                        let b = naive.commit(&committed, &refs).expect("fits");
+                        let c = cached.commit(&committed, &refs).expect("fits");
+                        prop_assert_eq!(a, b);
+                        prop_assert_eq!(c, b);
+                    }
+                }
+                hits.set(hits.get() + batched.batched_groups());
+                Ok(())
+            })
+            .expect("the batched evaluator equals the naive and cached ones");
+        eprintln!("seed {seed}: {} groups took the batched path", hits.get());
+        batched_groups += hits.get();
+    }
+    assert!(batched_groups >= 200, "only {batched_groups} groups took the batched path");
 }
 
 // ---------------------------------------------------------------------------

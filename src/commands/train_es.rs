@@ -44,7 +44,7 @@ pub fn run(
     let m = training.buffer;
     let buffer = buffer(&model, m, &data, data_path)?;
     let net = Network::new(model.clone(), params)?;
-    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Cached)?;
+    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Batched)?;
     let k = training.iterations;
     let groups = trainer.groups() as u64;
     let out_format = model.output_format();

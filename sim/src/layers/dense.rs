@@ -268,8 +268,8 @@ impl LayerKind for Dense {
     }
 }
 
-/// A dense layer whose dot products [`dense_neuron`] forms in `i32` (exact
-/// products, a wrapping accumulator, [`dot_product_bits`] at most 32),
+/// A dense layer whose dot products [`dense_neuron`] forms in `i32`
+/// ([`exact_accumulation`], [`dot_product_bits`] at most 32),
 /// with its weight codes converted to `i32` once; [`Narrow::forward`] gives
 /// [`dense_forward`]'s bits. The simulator's [`crate::network::Network`]
 /// keeps one per qualifying layer.
@@ -286,9 +286,8 @@ pub struct Narrow {
 impl Narrow {
     /// `Some` when the layer qualifies; `p` must hold codes of its formats.
     pub fn new(d: &Dense, input_format: Format, p: &LayerParams) -> Option<Narrow> {
-        let shift = exact_product_shift(d, input_format)?;
-        let narrow = d.precision.accum.overflow() == Overflow::Wrap
-            && dot_product_bits(d.precision.weight, input_format, d.inputs)? <= 32;
+        let shift = exact_accumulation(d, input_format)?;
+        let narrow = dot_product_bits(d.precision.weight, input_format, d.inputs)? <= 32;
         // The codes fit i32 (dot_product_bits bounds them too).
         narrow.then(|| Narrow { input_format, shift, weights: p.tensors[W].iter().map(|&w| w as i32).collect() })
     }
@@ -324,8 +323,10 @@ pub fn dense_forward(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128
 ///
 /// When every product fits the accumulator exactly (see [`exact_product_shift`]),
 /// the products are plain integer products shifted into the accumulator's
-/// fraction bits, and with `AP_WRAP` the sum is wrapped once at the end
-/// (wrap-around is associative); the unshifted dot product is then formed
+/// fraction bits, and when the accumulation is exact ([`exact_accumulation`]:
+/// `AP_WRAP`, whose sum is wrapped once at the end since wrap-around is
+/// associative, or bounds that keep every partial sum in range) the
+/// unshifted dot product is then formed
 /// in `i32` or `i64` when [`dot_product_bits`] shows it cannot overflow
 /// them, in `i128` otherwise. Without an exact product this is
 /// [`dense_neuron_reference`]. All give the same bits (`sim/tests/fast_path.rs`).
@@ -340,7 +341,7 @@ pub fn dense_neuron(d: &Dense, input_format: Format, p: &LayerParams, x: &[i128]
     };
     let pr = &d.precision;
     let row = d.row(&p.tensors[W], o);
-    if pr.accum.overflow() == Overflow::Wrap {
+    if exact_accumulation(d, input_format).is_some() {
         // Each |w * x| << shift fits the accumulator (< 2^64), so a sum of at
         // most 2^20 of them cannot overflow an i128.
         let sum: i128 = match dot_product_bits(pr.weight, input_format, row.len()) {
@@ -369,7 +370,7 @@ fn activate_and_cast(d: &Dense, mut acc: i128) -> i128 {
     d.precision.output.cast_from(acc, &d.precision.accum)
 }
 
-/// Output `o` of a layer with exact products and an `AP_WRAP` accumulator,
+/// Output `o` of a layer with exact accumulation ([`exact_accumulation`]),
 /// from the exact dot product `sum` of its weight and input codes: the
 /// bias, then the products' sum shifted into the accumulator (one wrap),
 /// the activation and the output cast.
@@ -410,6 +411,47 @@ pub fn exact_product_shift(d: &Dense, input_format: Format) -> Option<u32> {
             hi = hi.max(p);
         }
     }
+    (lo >= pr.accum.lossless_min_raw() && hi <= pr.accum.max_raw()).then_some(shift)
+}
+
+/// `Some(s)` (the [`exact_product_shift`]) when a layer's accumulation is
+/// exact: every product cast to the accumulator is exact, and either the
+/// accumulator wraps (`AP_WRAP`: the sum of the products, wrapped once,
+/// equals the sum wrapped at every step, whatever the order) or bounds on
+/// the codes prove that no partial sum, in any order, can leave the range
+/// that every overflow mode leaves unchanged (`lossless_min_raw ..=
+/// max_raw`): then saturating on every step (in input order, the
+/// definition) changes nothing, and saturating, wrapping and exact sums are
+/// all the same. The bound: the bias format is cast exactly (the
+/// accumulator has at least its fraction bits) and `bias + n * product`
+/// stays in range for the extreme bias codes and the extreme products
+/// (negative products only lower the sum, positive ones only raise it).
+///
+/// When this holds, a neuron is `finish(bias, sum_i w[o][i] * x[i])` of
+/// its exact integer dot product, formed in any order, in any integer type
+/// or kernel that [`dot_product_bits`] proves wide enough; the fast paths
+/// of [`dense_neuron`], [`Narrow`] and `crate::fast` rely on this.
+pub fn exact_accumulation(d: &Dense, input_format: Format) -> Option<u32> {
+    let shift = exact_product_shift(d, input_format)?;
+    let pr = &d.precision;
+    if pr.accum.overflow() == Overflow::Wrap {
+        return Some(shift);
+    }
+    let bias_shift = u32::try_from(pr.accum.frac_bits() - pr.bias.frac_bits()).ok().filter(|&s| s < 64)?;
+    let scale = 1i128.checked_shl(bias_shift)?;
+    let (b_lo, b_hi) = (pr.bias.min_raw().checked_mul(scale)?, pr.bias.max_raw().checked_mul(scale)?);
+    let (w, x) = (pr.weight, input_format);
+    let (mut p_lo, mut p_hi) = (0i128, 0i128);
+    for a in [w.min_raw(), w.max_raw()] {
+        for b in [x.min_raw(), x.max_raw()] {
+            let p = a.checked_mul(b)?.checked_mul(1i128.checked_shl(shift)?)?;
+            p_lo = p_lo.min(p);
+            p_hi = p_hi.max(p);
+        }
+    }
+    let n = i128::try_from(d.inputs).ok()?;
+    let lo = b_lo.checked_add(p_lo.checked_mul(n)?)?;
+    let hi = b_hi.checked_add(p_hi.checked_mul(n)?)?;
     (lo >= pr.accum.lossless_min_raw() && hi <= pr.accum.max_raw()).then_some(shift)
 }
 

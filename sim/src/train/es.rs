@@ -3,7 +3,10 @@
 //!
 //! For each group of up to P trainable parameters (one per block), the N
 //! members are run in order: draw noise, perturb (clamped to the
-//! parameter's range), evaluate the buffer loss, restore. The fitness
+//! parameter's range), evaluate the buffer loss, restore. (The noise draws
+//! do not depend on the losses, so the simulator draws every member's
+//! noise first and evaluates all members at once,
+//! [`Evaluator::evaluate_members`]; the results are the same.) The fitness
 //! signal of a member (or of an antithetic pair) is quantized and scales
 //! each block's noise value into the block's saturating 32-bit gradient
 //! accumulator. After the last member each block subtracts its accumulator
@@ -91,6 +94,12 @@ pub struct Trainer {
     noise_override: Option<NoiseOverride>,
     evaluator: Evaluator,
     iteration: u64,
+    /// Per layer and tensor, the clamp range of its format.
+    ranges: Vec<Vec<(i128, i128)>>,
+    /// Vectors reused from group to group: the last record's noise, and
+    /// the members' parameter values.
+    spare_noise: Vec<Vec<i64>>,
+    members: Vec<Vec<i128>>,
 }
 
 impl std::fmt::Debug for Trainer {
@@ -129,7 +138,8 @@ impl Trainer {
         let evaluator = Evaluator::new(mode, &net, buffer);
         let (model, params) = net.into_parts();
         let noise = (0..training.blocks).map(|j| NoiseSource::seeded(&training.noise, training.seed, j)).collect();
-        Ok(Trainer { model, training, params, order, noise, noise_override: None, evaluator, iteration: 0 })
+        let ranges = model.layers.iter().map(|l| l.kind().tensors().iter().map(|t| clamp_range(&t.format)).collect()).collect();
+        Ok(Trainer { model, training, params, order, noise, noise_override: None, evaluator, iteration: 0, ranges, spare_noise: Vec::new(), members: Vec::new() })
     }
 
     /// Replaces the LFSR noise by `f(block)`, called once per value a block
@@ -169,6 +179,11 @@ impl Trainer {
         &self.noise
     }
 
+    /// The evaluator (its mode, and how many groups took the batched path).
+    pub fn evaluator(&self) -> &Evaluator {
+        &self.evaluator
+    }
+
     /// The buffer loss of the current parameters.
     pub fn loss(&self) -> u32 {
         self.evaluator.loss()
@@ -190,6 +205,9 @@ impl Trainer {
         for g in 0..self.groups() {
             let record = self.run_group(g)?;
             observer(&record);
+            // Its noise vectors serve the next group (large groups would
+            // otherwise allocate, and page-fault, megabytes per group).
+            self.spare_noise = record.noise;
         }
         self.iteration += 1;
         Ok(self.loss())
@@ -210,6 +228,27 @@ impl Trainer {
         }
     }
 
+    /// The noise of every member of a group of `active` blocks (`[member][block]`),
+    /// drawn in the hardware's order: member by member, block by block;
+    /// with `antithetic`, odd members mirror the member before.
+    fn draw_group(&mut self, active: usize) -> Vec<Vec<i64>> {
+        let t = self.training;
+        let mirrored = |m: usize| t.fitness == Fitness::Antithetic && m % 2 == 1;
+        let mut noise = std::mem::take(&mut self.spare_noise);
+        noise.resize_with(t.population, Vec::new);
+        for m in 0..t.population {
+            let mut e = std::mem::take(&mut noise[m]);
+            e.clear();
+            if mirrored(m) {
+                e.extend(noise[m - 1].iter().map(|&x| x.saturating_neg()));
+            } else {
+                e.extend((0..active).map(|j| self.draw(j)));
+            }
+            noise[m] = e;
+        }
+        noise
+    }
+
     /// One group: members, accumulators, update.
     fn run_group(&mut self, g: usize) -> Result<GroupRecord, TrainError> {
         let t = self.training;
@@ -217,39 +256,40 @@ impl Trainer {
         let end = (start + t.blocks).min(self.order.len());
         let refs: Vec<ParamRef> = self.order[start..end].to_vec();
         let before: Vec<i128> = refs.iter().map(|r| r.get(&self.params)).collect();
-        let ranges: Vec<(i128, i128)> = refs.iter().map(|r| clamp_range(&r.format(&self.model))).collect();
+        let ranges: Vec<(i128, i128)> = refs.iter().map(|r| self.ranges[r.layer][r.tensor]).collect();
         let mut acc = vec![0i32; refs.len()];
         let baseline = match t.fitness {
             Fitness::Baseline => Some(self.evaluator.evaluate(&self.params, &[])?),
             _ => None,
         };
-        let mut losses: Vec<u32> = Vec::with_capacity(t.population);
-        let mut noise: Vec<Vec<i64>> = Vec::with_capacity(t.population);
-        for m in 0..t.population {
-            let mirrored = t.fitness == Fitness::Antithetic && m % 2 == 1;
-            let e: Vec<i64> = match noise.last() {
-                Some(prev) if mirrored => prev.iter().map(|&x| x.saturating_neg()).collect(),
-                _ => (0..refs.len()).map(|j| self.draw(j)).collect(),
-            };
-            for (j, r) in refs.iter().enumerate() {
+        // The noise of every member, drawn in the hardware's order (member
+        // by member, block by block); the draws do not depend on losses, so
+        // all members can be evaluated before any accumulation.
+        let noise = self.draw_group(refs.len());
+        let mut members = std::mem::take(&mut self.members);
+        members.resize_with(t.population, Vec::new);
+        for (v, e) in members.iter_mut().zip(&noise) {
+            v.clear();
+            v.extend((0..refs.len()).map(|j| {
                 let (lo, hi) = ranges[j];
-                let w = before[j].saturating_add(i128::from(e[j]) << t.perturb_shift).clamp(lo, hi);
-                r.set(&mut self.params, w);
-            }
-            let loss = self.evaluator.evaluate(&self.params, &refs);
-            for (r, &w) in refs.iter().zip(&before) {
-                r.set(&mut self.params, w);
-            }
-            let loss = loss?;
+                before[j].saturating_add(i128::from(e[j]) << t.perturb_shift).clamp(lo, hi)
+            }));
+        }
+        let member_losses = self.evaluator.evaluate_members(&mut self.params, &refs, &members);
+        self.members = members;
+        let member_losses = member_losses?;
+        let mut losses: Vec<u32> = Vec::with_capacity(t.population);
+        for (m, (&loss, e)) in member_losses.iter().zip(&noise).enumerate() {
+            let mirrored = t.fitness == Fitness::Antithetic && m % 2 == 1;
             // The signal and the noise it scales.
             let signal = match t.fitness {
                 Fitness::Antithetic if mirrored => {
                     let prev = losses.last().copied().unwrap_or(loss);
-                    Some((i64::from(prev) - i64::from(loss), noise.last()))
+                    Some((i64::from(prev) - i64::from(loss), m.checked_sub(1).map(|p| &noise[p])))
                 }
                 Fitness::Antithetic => None,
-                Fitness::Baseline => Some((i64::from(loss) - i64::from(baseline.unwrap_or(loss)), Some(&e))),
-                Fitness::Plain => Some((i64::from(loss), Some(&e))),
+                Fitness::Baseline => Some((i64::from(loss) - i64::from(baseline.unwrap_or(loss)), Some(e))),
+                Fitness::Plain => Some((i64::from(loss), Some(e))),
             };
             if let Some((s, Some(scaled))) = signal {
                 let q = i128::from(quantize_signal(s, t.loss_quantization));
@@ -258,7 +298,6 @@ impl Trainer {
                 }
             }
             losses.push(loss);
-            noise.push(e);
         }
         let mut changed = Vec::with_capacity(refs.len());
         let mut after = Vec::with_capacity(refs.len());
@@ -285,3 +324,4 @@ impl Trainer {
         })
     }
 }
+

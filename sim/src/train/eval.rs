@@ -7,7 +7,7 @@
 //! non-negative, so saturating on every addition gives `min(exact sum,
 //! 2^32 - 1)` whatever the order; that is how it is computed here.
 //!
-//! Two evaluators compute the same numbers ([`EvalMode`]):
+//! Three evaluators compute the same numbers ([`EvalMode`]):
 //!
 //! * `Naive` runs every sample through every layer with its kind's
 //!   forward pass for every evaluation: the reference.
@@ -21,6 +21,9 @@
 //!   layers are recomputed in full while their input differs from the
 //!   cached one; once a layer's output equals the cached output and no
 //!   later layer has a changed parameter, the sample's cached loss is used.
+//! * `Batched` is `Cached` plus, for a whole group of members at once
+//!   ([`Evaluator::evaluate_members`]), exact matrix products over the
+//!   committed activations on every core ([`super::batched`]).
 //!
 //! The property test `training::fast_path_equals_naive_path` checks that the
 //! two agree bit for bit.
@@ -29,6 +32,7 @@ use crate::model::Model;
 use crate::network::Network;
 use crate::weights::Params;
 
+use super::batched::{BatchState, Ctx};
 use super::order::ParamRef;
 use super::TrainError;
 
@@ -119,11 +123,15 @@ pub fn naive_loss(model: &Model, params: &Params, buffer: &Buffer) -> u32 {
 /// Which evaluator computes member losses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EvalMode {
-    /// Reuse the unperturbed layer outputs (fast; the default).
-    #[default]
+    /// Reuse the unperturbed layer outputs.
     Cached,
     /// Recompute everything for every evaluation (the reference).
     Naive,
+    /// `Cached`, and a group's members all at once as exact matrix
+    /// products on every core ([`Evaluator::evaluate_members`]; the
+    /// fastest, and the default).
+    #[default]
+    Batched,
 }
 
 /// Computes the buffer loss of parameters that differ from the committed
@@ -149,6 +157,12 @@ pub struct Evaluator {
     scratch: Vec<Vec<i128>>,
     /// Which scratch layers hold values of the current sample.
     fresh: Vec<bool>,
+    /// The batched evaluator's sums (Batched).
+    batch: Option<BatchState>,
+    /// Member groups the batched path evaluated.
+    batched_groups: u64,
+    /// Per layer, the length of each tensor (for the checks).
+    shapes: Vec<Vec<usize>>,
 }
 
 /// What a set of changed parameters touches, layer by layer.
@@ -191,10 +205,14 @@ impl Evaluator {
             sample_losses: Vec::new(),
             scratch: vec![Vec::new(); n],
             fresh: vec![false; n],
+            batch: None,
+            batched_groups: 0,
+            shapes: Vec::new(),
         };
+        e.shapes = e.model.layers.iter().map(|l| l.kind().tensors().iter().map(|t| t.len()).collect()).collect();
         match mode {
             EvalMode::Naive => e.loss = naive_loss(&e.model, params, &e.buffer),
-            EvalMode::Cached => {
+            EvalMode::Cached | EvalMode::Batched => {
                 let mut total: u128 = 0;
                 for (x, t) in e.buffer.inputs.iter().zip(&e.buffer.targets) {
                     let mut outs: Vec<Vec<i128>> = Vec::with_capacity(n);
@@ -208,9 +226,53 @@ impl Evaluator {
                     e.traces.push(outs);
                 }
                 e.loss = saturate_u32(total);
+                if mode == EvalMode::Batched {
+                    e.batch = Some(BatchState::new(&e.model, params, &e.buffer, &e.traces));
+                }
             }
         }
         e
+    }
+
+    /// The loss of each member of a group: member `m` has the committed
+    /// parameters `params` except `refs[j]`, which is `members[m][j]`. The
+    /// same numbers as setting each member's values in `params`, calling
+    /// [`Evaluator::evaluate`] and restoring them, which is what `Naive` and
+    /// `Cached` do (so `params` is `&mut`; it is unchanged on return).
+    /// `Batched` evaluates a group within one layer all at once
+    /// ([`super::batched`]). Errors as [`Evaluator::evaluate`] does, or if
+    /// a member does not have one value per reference.
+    pub fn evaluate_members(&mut self, params: &mut Params, refs: &[ParamRef], members: &[Vec<i128>]) -> Result<Vec<u32>, TrainError> {
+        self.check(params, refs)?;
+        if let Some(m) = members.iter().position(|v| v.len() != refs.len()) {
+            return Err(TrainError::Params(format!("member {m} has {} values for {} parameters", members[m].len(), refs.len())));
+        }
+        if let Some(b) = &self.batch {
+            let ctx = Ctx { model: &self.model, params, buffer: &self.buffer, traces: &self.traces, losses: &self.sample_losses };
+            if let Some(losses) = b.members(&ctx, refs, members) {
+                self.batched_groups += 1;
+                return Ok(losses);
+            }
+        }
+        let before: Vec<i128> = refs.iter().map(|r| r.get(params)).collect();
+        let mut losses = Vec::with_capacity(members.len());
+        for v in members {
+            for (r, &x) in refs.iter().zip(v) {
+                r.set(params, x);
+            }
+            let loss = self.evaluate(params, refs);
+            for (r, &x) in refs.iter().zip(&before) {
+                r.set(params, x);
+            }
+            losses.push(loss?);
+        }
+        Ok(losses)
+    }
+
+    /// How many [`Evaluator::evaluate_members`] calls the batched path
+    /// took (the others took the cached or naive path member by member).
+    pub fn batched_groups(&self) -> u64 {
+        self.batched_groups
     }
 
     /// The mode.
@@ -242,7 +304,7 @@ impl Evaluator {
         self.check(params, changed)?;
         Ok(match self.mode {
             EvalMode::Naive => naive_loss(&self.model, params, &self.buffer),
-            EvalMode::Cached => {
+            EvalMode::Cached | EvalMode::Batched => {
                 let Some(plan) = Plan::new(&self.model, changed) else {
                     return Ok(self.loss);
                 };
@@ -268,10 +330,20 @@ impl Evaluator {
         self.check(params, changed)?;
         match self.mode {
             EvalMode::Naive => self.loss = naive_loss(&self.model, params, &self.buffer),
-            EvalMode::Cached => {
+            EvalMode::Cached | EvalMode::Batched => {
                 let Some(plan) = Plan::new(&self.model, changed) else {
                     return Ok(self.loss);
                 };
+                let values: Vec<i128> = changed.iter().map(|r| r.get(params)).collect();
+                if let Some(b) = &self.batch {
+                    let ctx = Ctx { model: &self.model, params, buffer: &self.buffer, traces: &self.traces, losses: &self.sample_losses };
+                    if let Some(c) = b.plan_commit(&ctx, changed, &values) {
+                        let b = self.batch.as_mut().expect("checked");
+                        b.apply_commit(c, changed, &values, &mut self.traces, &mut self.sample_losses);
+                        self.loss = saturate_u32(self.sample_losses.iter().fold(0u128, |t, &l| t.saturating_add(l)));
+                        return Ok(self.loss);
+                    }
+                }
                 let mut total: u128 = 0;
                 for s in 0..self.buffer.len() {
                     let out_changed = self.forward_sample(params, &plan, s);
@@ -287,6 +359,9 @@ impl Evaluator {
                     total = total.saturating_add(self.sample_losses[s]);
                 }
                 self.loss = saturate_u32(total);
+                if let Some(b) = self.batch.as_mut() {
+                    b.rebuild(&self.model, params, &self.buffer, &self.traces, plan.first);
+                }
             }
         }
         Ok(self.loss)
@@ -296,15 +371,15 @@ impl Evaluator {
     fn check(&self, params: &Params, changed: &[ParamRef]) -> Result<(), TrainError> {
         // Only shapes matter for safety: the fixed-point operations are
         // total on any i128 code.
-        if params.layers.len() != self.model.layers.len()
-            || self.model.layers.iter().zip(&params.layers).any(|(l, p)| {
-                let specs = l.kind().tensors();
-                specs.len() != p.tensors.len() || specs.iter().zip(&p.tensors).any(|(t, v)| t.len() != v.len())
+        if params.layers.len() != self.shapes.len()
+            || self.shapes.iter().zip(&params.layers).any(|(lens, p)| {
+                lens.len() != p.tensors.len() || lens.iter().zip(&p.tensors).any(|(&n, v)| n != v.len())
             })
         {
             return Err(TrainError::Params("the parameters do not have the model's shapes".into()));
         }
-        if let Some(p) = changed.iter().find(|p| !p.belongs_to(&self.model)) {
+        let fits = |p: &ParamRef| self.shapes.get(p.layer).and_then(|l| l.get(p.tensor)).is_some_and(|&n| p.index < n);
+        if let Some(p) = changed.iter().find(|p| !fits(p)) {
             return Err(TrainError::Params(format!("{p:?} is not a parameter of the model")));
         }
         Ok(())

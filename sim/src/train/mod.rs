@@ -38,6 +38,7 @@
 //! assert_eq!((before, after), (512, 0));
 //! ```
 
+mod batched;
 pub mod es;
 pub mod eval;
 pub mod lfsr;
