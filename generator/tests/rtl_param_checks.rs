@@ -47,6 +47,7 @@ const CASES: &[Case] = &[
             ("X_S", 2, "fptgen_param_error_maxpool_x_s_not_0_or_1"),
         ],
     },
+    Case { module: "fptgen_flatten", bad: &[("BEATS", 0, "fptgen_param_error_flatten_size_below_1")] },
     Case {
         module: "fptgen_cast",
         bad: &[
