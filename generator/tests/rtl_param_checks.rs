@@ -47,6 +47,16 @@ const CASES: &[Case] = &[
             ("X_S", 2, "fptgen_param_error_maxpool_x_s_not_0_or_1"),
         ],
     },
+    Case { module: "fptgen_flatten", bad: &[("BEATS", 0, "fptgen_param_error_flatten_size_below_1")] },
+    Case {
+        module: "fptgen_bn",
+        bad: &[
+            ("C", 0, "fptgen_param_error_bn_c_below_1"),
+            ("A_W", 65, "fptgen_param_error_bn_width_not_1_to_64"),
+            ("RELU", 2, "fptgen_param_error_bn_flag_not_0_or_1"),
+            ("Y_Q", 7, "fptgen_param_error_bn_mode_out_of_range"),
+        ],
+    },
     Case {
         module: "fptgen_cast",
         bad: &[
@@ -138,8 +148,9 @@ fn illegal_parameters_stop_elaboration_in_every_tool() {
             fs::copy(&p, dir.join(p.file_name().expect("name"))).expect("copy");
         }
     }
-    // Images for the default INIT_FILE, W_FILE and B_FILE (yosys reads them).
-    for f in ["mem.hex", "w.hex", "b.hex"] {
+    // Images for the default INIT_FILE, W_FILE, B_FILE, S_FILE and H_FILE
+    // (yosys reads them).
+    for f in ["mem.hex", "w.hex", "b.hex", "scale.hex", "shift.hex"] {
         fs::write(dir.join(f), "00\n").expect("image");
     }
     // Every library module has a check, and every check is exercised here.

@@ -175,6 +175,7 @@ fn bench(name: &str) -> Bench {
                 out_bits: 9 * c.c * c.x_w as usize,
                 beats: im.iter().flat_map(|img| img.chunks(c.c).map(|p| pack(p, c.x_w))).collect(),
                 outputs: IMAGES * oh * ow,
+                ..Default::default()
             }
         })
         .collect();
