@@ -323,13 +323,40 @@ assign mon_grad = grad_flat[blk*32 +: 32];
 
 // ---------------------------------------------------------------------------
 // The inference pipeline
+{%- if n.in_beats > 1 %}
 
-{= n.name =}_net u_net (
+// Its input is an image, one pixel per beat: whole input vectors (requests
+// and buffered samples) go through a serializer.
+wire [{= n.in_beat_bits() - 1 =}:0] net_beat_data;
+wire net_beat_valid, net_beat_ready;
+
+fptgen_serialize #(
+    .BEATS({= n.in_beats =}),
+    .BEAT_W({= n.in_beat_bits() =})
+) u_serialize (
     .clk(clk),
     .rst(rst),
     .in_data(ext_mode ? in_data : x_data),
     .in_valid(ext_mode ? (in_valid && ext_accept) : x_valid),
     .in_ready(net_in_ready),
+    .out_data(net_beat_data),
+    .out_valid(net_beat_valid),
+    .out_ready(net_beat_ready)
+);
+{%- endif %}
+
+{= n.name =}_net u_net (
+    .clk(clk),
+    .rst(rst),
+{%- if n.in_beats > 1 %}
+    .in_data(net_beat_data),
+    .in_valid(net_beat_valid),
+    .in_ready(net_beat_ready),
+{%- else %}
+    .in_data(ext_mode ? in_data : x_data),
+    .in_valid(ext_mode ? (in_valid && ext_accept) : x_valid),
+    .in_ready(net_in_ready),
+{%- endif %}
     .out_data(net_out_data),
     .out_valid(net_out_valid),
     .out_ready(ext_mode ? out_ready : 1'b1){% for x in t.tensors %},

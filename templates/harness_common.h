@@ -86,6 +86,16 @@ inline uint64_t field(const Words& w, int lo, int width) {
     return v;
 }
 
+// Bits `lo .. lo + bits - 1` as their own words (a beat of a vector).
+inline Words slice(const Words& w, int lo, int bits) {
+    Words out((bits + 31) / 32, 0);
+    for (int b = 0; b < bits; ++b) {
+        const int p = lo + b;
+        if ((w[p / 32] >> (p % 32)) & 1) out[b / 32] |= 1u << (b % 32);
+    }
+    return out;
+}
+
 // A port of the top level: up to 64 bits, or Verilator's wide type.
 template <typename T>
 void set_sig(T& sig, const Words& w) {

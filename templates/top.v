@@ -6,8 +6,10 @@
  * {= n.outputs =} outputs ({= n.y.name =}). Target {= n.part =} at {= n.clock_period_ns =} ns.
  * Initiation interval {= n.ii =} cycles, latency {= n.latency =} cycles (see report.md).
  *
- * Streams carry whole vectors: element k at bits [k*W +: W]. rst is
- * synchronous and active high.
+ * Streams carry {% if n.in_beats > 1 %}images one pixel per beat ({= n.in_beats =} beats per input
+ * image, the pixel's channels together){% else %}whole vectors{% endif %} in and {% if n.out_beats > 1 %}images one pixel per beat ({= n.out_beats =}
+ * beats per output image){% else %}whole vectors{% endif %} out: element k of a beat at bits [k*W +: W]
+ * (docs/hardware.md, "Streams of images"). rst is synchronous and active high.
  */
 
 `resetall
@@ -17,10 +19,10 @@
 module {= module_name =} (
     input  wire clk,
     input  wire rst,
-    input  wire [{= n.in_bits() - 1 =}:0] in_data,
+    input  wire [{= n.in_beat_bits() - 1 =}:0] in_data,
     input  wire in_valid,
     output wire in_ready,
-    output wire [{= n.out_bits() - 1 =}:0] out_data,
+    output wire [{= n.out_beat_bits() - 1 =}:0] out_data,
     output wire out_valid,
     input  wire out_ready{% for c in layers %}{% for mem in c.l.trainable() %},
     // {= c.l.name =} {= mem.role =} trainer port (fptgen_param_mem)
@@ -28,7 +30,7 @@ module {= module_name =} (
 );
 {% for c in layers %}
 // {= c.l.name =}: {= c.l.op =}, {= c.l.cycles =} cycles per vector
-wire [{= c.l.out_bits() - 1 =}:0] {= c.l.name =}_out_data;
+wire [{= c.l.out_beat_bits() - 1 =}:0] {= c.l.name =}_out_data;
 wire {= c.l.name =}_out_valid;
 wire {= c.l.name =}_out_ready;
 wire {= c.l.name =}_in_ready;

@@ -35,20 +35,35 @@ pub enum DesignError {
         /// The kinds with hardware ([`crate::layers::KINDS`]), as a list.
         with_hardware: String,
     },
+    /// The on-chip trainer does not take an image output yet.
+    #[error("{file}: the network's output is an image ({shape}); the on-chip trainer takes networks whose output is a vector only so far (end the network with flatten and dense, generate it without its training: section, or train it with fptgen train-es)")]
+    TrainerImages {
+        /// The model file.
+        file: String,
+        /// The shape.
+        shape: String,
+    },
 }
 
 /// Refuses a model with a layer kind the generator cannot build yet
-/// ([`crate::layers::has_hardware`]).
+/// ([`crate::layers::has_hardware`]), or a trainer for image streams.
 pub fn supported(model: &Model) -> Result<(), DesignError> {
-    match model.layers.iter().find(|l| !layers::has_hardware(l)) {
-        Some(l) => Err(DesignError::Unsupported {
-            file: model.source.display().to_string(),
+    let file = model.source.display().to_string();
+    if let Some(l) = model.layers.iter().find(|l| !layers::has_hardware(l)) {
+        return Err(DesignError::Unsupported {
+            file,
             layer: l.name.clone(),
             kind: l.kind().type_name(),
             with_hardware: layers::KINDS.join(", "),
-        }),
-        None => Ok(()),
+        });
     }
+    if model.training.is_some() {
+        let output = model.layers.last().map(|l| l.kind().output_shape()).unwrap_or_default();
+        if crate::plan::beats(&output) > 1 {
+            return Err(DesignError::TrainerImages { file, shape: format!("{output:?}") });
+        }
+    }
+    Ok(())
 }
 
 /// What every file generated from `model` says about its origin: this

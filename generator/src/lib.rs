@@ -22,6 +22,7 @@ pub mod render;
 pub mod rtl;
 pub mod sweep;
 pub mod synth;
+pub mod timing;
 pub mod train_plan;
 
 /// fptgen's version, written into every generated file.

@@ -7,16 +7,20 @@
 //! its latency (the edges from accepting an input vector to its output
 //! being valid), and its parameter memories. Layers are chained by
 //! valid/ready streams, and each hand-over between layers takes one edge.
-//! Hence the network's initiation interval is the largest layer's cycles
-//! per vector, and its latency is `sum(latency) + (layers - 1)` cycles, from
-//! the edge that accepts an input vector to the edge after which its output
-//! is valid (with the output always ready). Co-simulation measures both.
+//! For a chain of dense layers, the network's initiation interval is the
+//! largest layer's cycles per vector, and its latency is `sum(latency) +
+//! (layers - 1)` cycles, from the edge that accepts an input vector to the
+//! edge after which its output is valid (with the output always ready).
+//! Image layers stream pixels in bursts, so in general both come from the
+//! exact handshake model of [`crate::timing`], run as the co-simulation
+//! harness runs the hardware; co-simulation measures both.
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 use fptgen_sim::model::Model;
 use serde::Serialize;
 
 use crate::layers::{self, KindPlan, LayerHw, TensorMem};
+use crate::timing::{self, Block};
 use crate::train_plan::{train_plan, TrainHwPlan};
 
 /// Smallest width that can hold `0..n` (at least 1): `ceil(log2(n))`. The
@@ -177,14 +181,33 @@ impl LayerPlan {
         self.memories.iter().filter(|m| m.trainable).collect()
     }
 
-    /// Width of the input bus in bits.
-    pub fn in_bits(&self) -> usize {
-        self.inputs * self.x.width as usize
+    /// Beats per input vector (docs/hardware.md, "Streams of images").
+    pub fn in_beats(&self) -> usize {
+        beats(&self.input_shape)
     }
 
-    /// Width of the output bus in bits.
-    pub fn out_bits(&self) -> usize {
-        self.outputs * self.y.width as usize
+    /// Beats per output vector.
+    pub fn out_beats(&self) -> usize {
+        beats(&self.output_shape)
+    }
+
+    /// Width of the input stream (one beat) in bits.
+    pub fn in_beat_bits(&self) -> usize {
+        self.inputs / self.in_beats() * self.x.width as usize
+    }
+
+    /// Width of the output stream (one beat) in bits.
+    pub fn out_beat_bits(&self) -> usize {
+        self.outputs / self.out_beats() * self.y.width as usize
+    }
+}
+
+/// Beats of a stream of values shaped `shape`: an image `[h, w, c]` streams
+/// one pixel (its `c` values) per beat, a vector is one beat.
+pub fn beats(shape: &[usize]) -> usize {
+    match shape {
+        [h, w, _] => h * w,
+        _ => 1,
     }
 }
 
@@ -232,6 +255,14 @@ pub struct NetworkPlan {
     pub ii: u64,
     /// Latency in cycles (see the module documentation).
     pub latency: u64,
+    /// Beats per input vector: an image's pixels, or 1.
+    pub in_beats: usize,
+    /// Beats per output vector.
+    pub out_beats: usize,
+    /// Vectors the co-simulation streams at full rate to measure II and
+    /// latency: enough for the interval between outputs to be constant in
+    /// the second half ([`crate::timing::settle`]).
+    pub timing_vectors: usize,
     /// The training schedule, if the model has a `training:` section.
     pub training: Option<TrainingPlan>,
     /// The on-chip trainer, if the model has a `training:` section.
@@ -247,6 +278,16 @@ impl NetworkPlan {
     /// Width of the output bus in bits.
     pub fn out_bits(&self) -> usize {
         self.outputs * self.y.width as usize
+    }
+
+    /// Width of the input stream (one beat) in bits.
+    pub fn in_beat_bits(&self) -> usize {
+        self.in_bits() / self.in_beats
+    }
+
+    /// Width of the output stream (one beat) in bits.
+    pub fn out_beat_bits(&self) -> usize {
+        self.out_bits() / self.out_beats
     }
 
     /// Inferences per second at the model's clock.
@@ -283,8 +324,13 @@ pub fn plan(model: &Model) -> NetworkPlan {
             lp
         })
         .collect();
-    let ii = layers.iter().map(|l| l.cycles).max().unwrap_or(1);
-    let latency = layers.iter().map(|l| l.latency).sum::<u64>() + layers.len().saturating_sub(1) as u64;
+    let blocks: Vec<Block> = layers.iter().flat_map(|l| l.hw().blocks(l)).collect();
+    let in_beats = beats(&model.input_shape);
+    let out_beats = beats(&shape);
+    let (timing_vectors, m) = timing::settle(&blocks, in_beats, out_beats, 2 * layers.len() + 8);
+    // A chain whose interval never settles would be reported as 0 and
+    // fail its co-simulation.
+    let (ii, latency) = (m.ii.unwrap_or(0), m.latency);
     let mut n = NetworkPlan {
         name: model.name.clone(),
         part: model.part.clone(),
@@ -296,6 +342,9 @@ pub fn plan(model: &Model) -> NetworkPlan {
         layers,
         ii,
         latency,
+        in_beats,
+        out_beats,
+        timing_vectors,
         training: model.training.as_ref().map(|t| {
             let trainable = model.trainable_params();
             TrainingPlan {

@@ -42,6 +42,9 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
     }
     if n.training.is_some() {
         v.extend_from_slice(rtl::TRAINER);
+        if n.in_beats > 1 {
+            v.push(rtl::SERIALIZE);
+        }
     }
     v
 }

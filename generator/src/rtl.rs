@@ -33,6 +33,10 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
 ];
 
+/// The trainer's serializer of whole input vectors into the pixel beats of
+/// a network whose input is an image.
+pub const SERIALIZE: RtlFile = ("fptgen_serialize.v", include_str!("../../rtl/fptgen_serialize.v"));
+
 /// True for a file that is compiled (a module), false for an include file.
 pub fn is_module(name: &str) -> bool {
     name.ends_with(".v")

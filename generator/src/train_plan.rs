@@ -4,12 +4,15 @@
 //!
 //! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. A group of
 //! `tg` parameters takes `N * (2*tg + E + 5) + 2*tg + 4` cycles (plus
-//! `E + 2` with `baseline` fitness), where `E = D + (M - 1) * II +
-//! latency + 1` is one evaluation of the M buffered samples: the pipeline
-//! takes sample 0 D cycles after the buffer starts (1, or words + 2 for an
-//! input vector stored as several words), then one sample every II cycles;
-//! the last output comes `latency` cycles after the last sample and is
-//! taken one cycle later. An iteration is the sum
+//! `E + 2` with `baseline` fitness), where `E` is one evaluation of the M
+//! buffered samples: the pipeline takes sample 0 D cycles after the buffer
+//! starts (1, or words + 2 for an input vector stored as several words),
+//! the buffer presents each next sample II cycles after the last was
+//! taken, and the last output is taken one cycle after it is valid. For
+//! dense layers `E = D + (M - 1) * II + latency + 1`; with image layers
+//! (whose input goes through `rtl/fptgen_serialize.v`) the edges from
+//! sample 0 to the last output come from the handshake model
+//! ([`crate::timing::paced`]). An iteration is the sum
 //! over its groups. Co-simulation measures every iteration against it.
 
 use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model};
@@ -18,6 +21,7 @@ use fptgen_sim::train::order::clamp_range;
 use serde::Serialize;
 
 use crate::plan::{clog2, NetworkPlan};
+use crate::timing::{self, Block};
 
 /// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
 const BRAM_WORD: usize = 72;
@@ -227,7 +231,16 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let words = if net.ii >= 4 && x_w > BRAM_WORD { x_w.div_ceil(BRAM_WORD).min(net.ii as usize - 2) } else { 1 };
     let word_w = x_w.div_ceil(words);
     let first_sample = if words == 1 { 1 } else { words as u64 + 2 };
-    let eval_cycles = first_sample + (tr.buffer as u64 - 1) * net.ii + net.latency + 1;
+    // The pipeline as the trainer feeds it: whole vectors, through the
+    // serializer when the input is an image; for a chain of dense layers
+    // this is `(M - 1) * II + latency` (timing::tests).
+    let mut blocks = Vec::new();
+    if net.in_beats > 1 {
+        blocks.push(Block::serialize(net.in_beats));
+    }
+    blocks.extend(net.layers.iter().flat_map(|l| l.hw().blocks(l)));
+    let evaluation = timing::paced(&blocks, tr.buffer, net.ii).expect("every stream block delivers its outputs");
+    let eval_cycles = first_sample + evaluation + 1;
     let mut plan = TrainHwPlan {
         t,
         p,

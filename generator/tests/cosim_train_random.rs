@@ -6,7 +6,8 @@
 //! width, noise bits, shifts and seed. Every member loss, accumulator,
 //! update, answer to an injected inference request, iteration's cycle count
 //! and final memory must equal the simulator's (`cosim_train::run_train`).
-//! Needs Verilator: fails (does not skip) without it.
+//! A second test does the same for random image networks. Needs Verilator:
+//! fails (does not skip) without it.
 
 use fptgen_generator::cosim;
 use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
@@ -19,7 +20,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 mod common;
-use common::random_net::network;
+use common::random_net::{cnn, network};
 
 const FITNESS: [&str; 3] = ["antithetic", "baseline", "plain"];
 const QUANTIZATION: [&str; 2] = ["po2", "exact"];
@@ -70,5 +71,23 @@ fn random_training_is_bit_exact_for_every_mode() {
         );
         let case = (network(true), training(combo)).prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
         runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("combination {combo}: {e}"));
+    }
+}
+
+/// Image networks (convolutions, pools, batch norms, then flatten and
+/// dense) with trainable conv weights and biases, batch-norm scales and
+/// shifts and dense tensors, fed through the trainer's serializer: eight
+/// networks, each with its own training mode.
+#[test]
+fn random_image_network_training_is_bit_exact() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    for combo in 0..8 {
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 101; 32]),
+        );
+        let mode = (combo * 5) % 12;
+        let case = (cnn(true), training(mode)).prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
+        runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("image network {combo}: {e}"));
     }
 }

@@ -48,6 +48,7 @@ const CASES: &[Case] = &[
         ],
     },
     Case { module: "fptgen_flatten", bad: &[("BEATS", 0, "fptgen_param_error_flatten_size_below_1")] },
+    Case { module: "fptgen_serialize", bad: &[("BEAT_W", 0, "fptgen_param_error_serialize_size_below_1")] },
     Case {
         module: "fptgen_bn",
         bad: &[

@@ -23,7 +23,7 @@
 
 use askama::Template;
 use fptgen_sim::layers::dense::{Dense, B, W};
-use fptgen_sim::layers::Activation;
+use fptgen_sim::layers::{Activation, TensorSpec};
 use fptgen_sim::model::{Layer, Model};
 use serde::Serialize;
 
@@ -31,12 +31,13 @@ use super::{KindPlan, LayerHw, TensorMem};
 use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
 use crate::rtl::{self, RtlFile};
+use crate::timing::Block;
 
 /// The dense layer's library module.
 const FPTGEN_DENSE: RtlFile = ("fptgen_dense.v", include_str!("../../../rtl/fptgen_dense.v"));
 
 /// The library files a dense layer instantiates.
-const LIBRARY: &[RtlFile] = &[rtl::CAST, rtl::PARAM_MEM, FPTGEN_DENSE];
+pub(super) const LIBRARY: &[RtlFile] = &[rtl::CAST, rtl::PARAM_MEM, FPTGEN_DENSE];
 
 /// The dense-specific part of a layer's plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,41 +62,30 @@ pub struct DensePlan {
 
 /// The plan of `layer` of `model`, a dense layer `d` fed `input_shape`.
 pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dense) -> LayerPlan {
-    let kind = layer.kind();
-    let specs = kind.tensors();
-    let nf = d.outputs.div_ceil(d.pe);
-    let sf = d.inputs.div_ceil(d.simd);
-    let cycles = (nf * sf) as u64;
+    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), d, d.outputs);
+    super::layer_plan(model, layer, input_shape, memories, KindPlan::Dense(dp))
+}
+
+/// The folded matrix-vector unit `d` (a dense layer, or the engine of a
+/// convolution) and its two memories: the weights as a `rows x d.inputs`
+/// matrix folded `pe x simd`, the biases as a `rows x 1` matrix folded
+/// `pe x 1`, in `fptgen_dense` instance `u_dense` of the layer's module.
+pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize) -> (DensePlan, Vec<TensorMem>) {
     let memories = vec![
-        TensorMem::new(&layer.name, W, &specs[W], [d.outputs, d.inputs], [d.pe, d.simd], "u_dense.u_wmem"),
-        TensorMem::new(&layer.name, B, &specs[B], [d.outputs, 1], [d.pe, 1], "u_dense.u_bmem"),
+        TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem"),
+        TensorMem::new(layer, B, &specs[B], [rows, 1], [d.pe, 1], "u_dense.u_bmem"),
     ];
-    LayerPlan {
-        name: layer.name.clone(),
-        module: format!("{}_{}", model.name, layer.name),
-        kind: kind.type_name(),
-        op: kind.describe(),
-        inputs: kind.input_len(),
-        outputs: kind.output_len(),
-        input_shape: input_shape.to_vec(),
-        output_shape: kind.output_shape(),
-        macs: kind.macs(),
-        cycles,
-        latency: cycles + 1,
-        x: layer.input_format.into(),
-        y: kind.output_format().into(),
-        memories,
-        kind_plan: KindPlan::Dense(DensePlan {
-            pe: d.pe,
-            simd: d.simd,
-            nf,
-            sf,
-            relu: u32::from(d.activation == Activation::Relu),
-            w: d.precision.weight.into(),
-            b: d.precision.bias.into(),
-            acc: d.precision.accum.into(),
-        }),
-    }
+    let plan = DensePlan {
+        pe: d.pe,
+        simd: d.simd,
+        nf: d.outputs.div_ceil(d.pe),
+        sf: d.inputs.div_ceil(d.simd),
+        relu: u32::from(d.activation == Activation::Relu),
+        w: d.precision.weight.into(),
+        b: d.precision.bias.into(),
+        acc: d.precision.accum.into(),
+    };
+    (plan, memories)
 }
 
 #[derive(Template)]
@@ -108,6 +98,11 @@ struct LayerDenseTemplate<'a> {
     wm: &'a TensorMem,
     /// The bias memory.
     bm: &'a TensorMem,
+    /// Inputs and outputs of the matrix-vector unit.
+    mv_in: usize,
+    mv_out: usize,
+    /// Its input stream: the module's own.
+    mv_src: &'static str,
 }
 
 impl LayerHw for DensePlan {
@@ -120,6 +115,11 @@ impl LayerHw for DensePlan {
     }
 
     fn module(&self, l: &LayerPlan, gen: &GenInfo) -> Result<String, askama::Error> {
-        LayerDenseTemplate { gen, l, d: self, wm: &l.memories[W], bm: &l.memories[B] }.render()
+        LayerDenseTemplate { gen, l, d: self, wm: &l.memories[W], bm: &l.memories[B], mv_in: l.inputs, mv_out: l.outputs, mv_src: "in" }
+            .render()
+    }
+
+    fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
+        vec![Block::dense((self.nf * self.sf) as u64)]
     }
 }

@@ -23,7 +23,11 @@
 //!
 //! Adding a kind's hardware: docs/hardware.md, "Layer kinds".
 
+pub mod batchnorm;
+pub mod conv2d;
 pub mod dense;
+pub mod flatten;
+pub mod maxpool2d;
 
 use fptgen_sim::fixed::Format;
 use fptgen_sim::layers::TensorSpec;
@@ -34,9 +38,10 @@ use crate::bits::Bits;
 use crate::plan::{clog2, HwFormat, LayerPlan, MemKind, MemPlan};
 use crate::render::GenInfo;
 use crate::rtl::RtlFile;
+use crate::timing::{self, Block};
 
 /// The model file's `type` of every kind with hardware.
-pub const KINDS: &[&str] = &["dense"];
+pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten"];
 
 /// The kind-specific part of a layer's plan, one variant per kind with
 /// hardware. In `report.json` its fields sit next to the kind-neutral ones
@@ -46,6 +51,14 @@ pub const KINDS: &[&str] = &["dense"];
 pub enum KindPlan {
     /// A dense layer: `fptgen_dense`.
     Dense(dense::DensePlan),
+    /// A 3x3 convolution: `fptgen_swg` feeding `fptgen_dense`.
+    Conv2d(conv2d::Conv2dPlan),
+    /// 2x2 max-pooling: `fptgen_maxpool`.
+    MaxPool2d(maxpool2d::PoolPlan),
+    /// Per-channel scale and shift: `fptgen_bn`.
+    BatchNorm(batchnorm::BnPlan),
+    /// An image as one vector: `fptgen_flatten`.
+    Flatten(flatten::FlattenPlan),
 }
 
 impl KindPlan {
@@ -53,6 +66,10 @@ impl KindPlan {
     pub fn hw(&self) -> &dyn LayerHw {
         match self {
             KindPlan::Dense(d) => d,
+            KindPlan::Conv2d(c) => c,
+            KindPlan::MaxPool2d(p) => p,
+            KindPlan::BatchNorm(b) => b,
+            KindPlan::Flatten(f) => f,
         }
     }
 }
@@ -73,6 +90,11 @@ pub trait LayerHw {
     /// `<key>_tr_*` of every trainable memory of `l.memories`
     /// (docs/hardware.md, "Interfaces").
     fn module(&self, l: &LayerPlan, gen: &GenInfo) -> Result<String, askama::Error>;
+
+    /// The handshake models of the module's stream blocks, input to
+    /// output, fresh from reset ([`crate::timing`]): the layer's cycle
+    /// counts, alone and in the network, come from running them.
+    fn blocks(&self, l: &LayerPlan) -> Vec<Block>;
 }
 
 /// True if the layer's kind has hardware.
@@ -85,7 +107,10 @@ pub fn has_hardware(layer: &Layer) -> bool {
 pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<LayerPlan> {
     match &layer.op {
         LayerOp::Dense(d) => Some(dense::plan(model, layer, input_shape, d)),
-        _ => None,
+        LayerOp::Conv2d(c) => Some(conv2d::plan(model, layer, input_shape, c)),
+        LayerOp::MaxPool2d(p) => Some(maxpool2d::plan(model, layer, input_shape, p)),
+        LayerOp::Flatten(f) => Some(flatten::plan(model, layer, input_shape, f)),
+        LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
     }
 }
 
@@ -221,5 +246,44 @@ impl TensorMem {
             out.push('\n');
         }
         out
+    }
+}
+
+/// A layer plan's kind-neutral part for `layer` of `model` fed
+/// `input_shape`, with its memories and kind-specific part; its cycles per
+/// vector and latency are those of its blocks alone at full rate
+/// ([`timing::measure`]).
+pub(crate) fn layer_plan(model: &Model, layer: &Layer, input_shape: &[usize], memories: Vec<TensorMem>, kind_plan: KindPlan) -> LayerPlan {
+    let kind = layer.kind();
+    let mut l = LayerPlan {
+        name: layer.name.clone(),
+        module: format!("{}_{}", model.name, layer.name),
+        kind: kind.type_name(),
+        op: kind.describe(),
+        inputs: kind.input_len(),
+        outputs: kind.output_len(),
+        input_shape: input_shape.to_vec(),
+        output_shape: kind.output_shape(),
+        macs: kind.macs(),
+        cycles: 0,
+        latency: 0,
+        x: layer.input_format.into(),
+        y: kind.output_format().into(),
+        memories,
+        kind_plan,
+    };
+    let (_, m) = timing::settle(&l.hw().blocks(&l), l.in_beats(), l.out_beats(), 8);
+    l.cycles = m.ii.unwrap_or(0);
+    l.latency = m.latency;
+    l
+}
+
+/// Vivado `ram_style` of a stream block's line buffer of `bits` bits: block
+/// RAM when large enough to fill a good part of one.
+pub(crate) fn line_buffer_style(bits: u64) -> &'static str {
+    if bits >= BLOCK_MIN_BITS {
+        "block"
+    } else {
+        "distributed"
     }
 }

@@ -1,4 +1,5 @@
-//! A proptest strategy for random dense networks: random depth, widths,
+//! Proptest strategies for random networks, dense ([`network`]) and with
+//! image layers ([`cnn`]): random depth, widths,
 //! formats, rounding and overflow modes, activations, trainable memories and
 //! folding (including PE and SIMD that do not divide the dimension).
 
@@ -58,28 +59,140 @@ pub fn network(trainable: bool) -> impl Strategy<Value = (String, u64)> {
         let mut n_in = inputs;
         for (k, l) in layers.iter().enumerate() {
             // Any PE in 1..=outputs and SIMD in 1..=inputs, dividing or not.
-            let pe = 1 + l.pe_pick % l.outputs;
-            let simd = 1 + l.simd_pick % n_in;
-            let mut trainable = Vec::new();
-            if l.train_w {
-                trainable.push("weights");
-            }
-            if l.train_b {
-                trainable.push("biases");
-            }
-            y += &format!(
-                "  - name: l{k}\n    type: dense\n    inputs: {n_in}\n    outputs: {}\n    activation: {}\n    precision: {{weight: '{}', bias: '{}', accum: '{}', output: '{}'}}\n    pe: {pe}\n    simd: {simd}\n    trainable: [{}]\n",
-                l.outputs,
-                if l.relu { "relu" } else { "linear" },
-                l.weight,
-                l.bias,
-                l.accum,
-                l.output,
-                trainable.join(", ")
-            );
+            y += &dense_yaml(&format!("l{k}"), l, n_in);
             n_in = l.outputs;
         }
         (y, seed)
     })
 }
 
+
+/// One layer of a random image network, before it is fitted to the shape
+/// it is fed.
+#[derive(Debug, Clone)]
+pub enum ImageOp {
+    /// A convolution: filters, stride 2 (else 1), same padding (else valid),
+    /// and a dense layer's draw for its formats, folding and trainables.
+    Conv { stride2: bool, same: bool, l: LayerSpec },
+    /// A 2x2 max-pool.
+    Pool,
+    /// A batch norm: relu, the formats of scale, shift, accumulator and
+    /// output, and which of scale and shift are trainable.
+    Bn { relu: bool, formats: [String; 4], train: [bool; 2] },
+}
+
+fn image_op() -> impl Strategy<Value = ImageOp> {
+    prop_oneof![
+        3 => (any::<bool>(), any::<bool>(), layer()).prop_map(|(stride2, same, mut l)| {
+            l.outputs = 1 + l.outputs % 4;
+            ImageOp::Conv { stride2, same, l }
+        }),
+        1 => Just(ImageOp::Pool),
+        1 => (any::<bool>(), (format(8), format(8), format(20), format(8)), any::<[bool; 2]>())
+            .prop_map(|(relu, (s, h, a, y), train)| ImageOp::Bn { relu, formats: [s, h, a, y], train }),
+    ]
+}
+
+fn dense_yaml(name: &str, l: &LayerSpec, n_in: usize) -> String {
+    let pe = 1 + l.pe_pick % l.outputs;
+    let simd = 1 + l.simd_pick % n_in;
+    format!(
+        "  - name: {name}\n    type: dense\n    inputs: {n_in}\n    outputs: {}\n    activation: {}\n    precision: {{weight: '{}', bias: '{}', accum: '{}', output: '{}'}}\n    pe: {pe}\n    simd: {simd}\n    trainable: [{}]\n",
+        l.outputs,
+        if l.relu { "relu" } else { "linear" },
+        l.weight,
+        l.bias,
+        l.accum,
+        l.output,
+        trainables(l).join(", ")
+    )
+}
+
+fn trainables(l: &LayerSpec) -> Vec<&'static str> {
+    let mut t = Vec::new();
+    if l.train_w {
+        t.push("weights");
+    }
+    if l.train_b {
+        t.push("biases");
+    }
+    t
+}
+
+/// A random image network (a model file without `weights:` contents, and a
+/// weight seed): an input image of 1 to 7 rows and columns and 1 to 3
+/// channels, 1 to 3 convolutions (both strides, both paddings, any folding),
+/// pools and batch norms, then either the image as the output or a flatten and a dense
+/// layer. A draw that does not fit its shape is adapted: valid padding on
+/// an image below 3x3 becomes same, a pool on an image below 2x2 is left out.
+/// With `trainable` (for the on-chip trainer, whose networks output
+/// vectors) the dense layer is always there and at least one tensor is
+/// trainable (its biases when the draw made none).
+pub fn cnn(trainable: bool) -> impl Strategy<Value = (String, u64)> {
+    (
+        (1usize..=7, 1usize..=7, 1usize..=3, format(8)),
+        prop::collection::vec(image_op(), 1..=3),
+        prop::option::of(layer()),
+        layer(),
+        any::<u64>(),
+    )
+        .prop_map(move |((h0, w0, c0, xf), ops, dense, tail, seed)| {
+            let dense = if trainable {
+                let mut d = dense.unwrap_or(tail);
+                let any = ops.iter().any(|op| match op {
+                    ImageOp::Conv { l, .. } => l.train_w || l.train_b,
+                    ImageOp::Bn { train, .. } => train[0] || train[1],
+                    ImageOp::Pool => false,
+                });
+                if !any && !d.train_w && !d.train_b {
+                    d.train_b = true;
+                }
+                Some(d)
+            } else {
+                dense
+            };
+            let mut y = format!("name: rnd\ninput:\n  shape: [{h0}, {w0}, {c0}]\n  format: '{xf}'\nweights: w.npz\nlayers:\n");
+            let (mut h, mut w, mut c) = (h0, w0, c0);
+            for (k, op) in ops.iter().enumerate() {
+                match op {
+                    ImageOp::Pool if h >= 2 && w >= 2 => {
+                        y += &format!("  - name: p{k}\n    type: maxpool2d\n");
+                        (h, w) = (h / 2, w / 2);
+                    }
+                    ImageOp::Pool => {}
+                    ImageOp::Bn { relu, formats: [sf, hf, af, yf], train } => {
+                        let t: Vec<&str> = [(train[0], "scale"), (train[1], "shift")].iter().filter(|x| x.0).map(|x| x.1).collect();
+                        y += &format!(
+                            "  - name: b{k}\n    type: batchnorm\n    activation: {}\n    precision: {{scale: '{sf}', shift: '{hf}', accum: '{af}', output: '{yf}'}}\n    trainable: [{}]\n",
+                            if *relu { "relu" } else { "linear" },
+                            t.join(", ")
+                        );
+                    }
+                    ImageOp::Conv { stride2, same, l } => {
+                        let stride = if *stride2 { 2 } else { 1 };
+                        let same = *same || h < 3 || w < 3;
+                        let pe = 1 + l.pe_pick % l.outputs;
+                        let simd = 1 + l.simd_pick % (9 * c);
+                        y += &format!(
+                            "  - name: c{k}\n    type: conv2d\n    filters: {}\n    stride: {stride}\n    padding: {}\n    activation: {}\n    precision: {{weight: '{}', bias: '{}', accum: '{}', output: '{}'}}\n    pe: {pe}\n    simd: {simd}\n    trainable: [{}]\n",
+                            l.outputs,
+                            if same { "same" } else { "valid" },
+                            if l.relu { "relu" } else { "linear" },
+                            l.weight,
+                            l.bias,
+                            l.accum,
+                            l.output,
+                            trainables(l).join(", ")
+                        );
+                        let out = |n: usize| if same { n.div_ceil(stride) } else { (n - 3) / stride + 1 };
+                        (h, w, c) = (out(h), out(w), l.outputs);
+                    }
+                }
+            }
+            if let Some(d) = dense {
+                y += "  - name: flat\n    type: flatten\n";
+                y += &dense_yaml("fc", &d, h * w * c);
+            }
+            (y, seed)
+        })
+}

@@ -1,0 +1,538 @@
+//! The exact cycle model of the generated pipeline: one handshake model per
+//! RTL stream block, chained as the generated top level chains them, run
+//! cycle by cycle.
+//!
+//! Dense layers alone have a closed form (`crate::layers::dense`), but a
+//! convolution's sliding-window generator, a pool or a flatten collector
+//! produce and take beats in bursts, and the interval between images of a
+//! chain of them has none. So the report's cycle counts come from running
+//! this model exactly as the co-simulation harness runs the hardware
+//! (`templates/harness.cpp`, phase A): every block's `in_ready` and
+//! `out_valid` are the RTL's, from the same registers, and [`measure`]
+//! feeds beats and records outputs with the harness's conventions. The
+//! co-simulation compares the measured numbers with these, so a block
+//! model that drifts from its RTL fails CI.
+//!
+//! Every block is a valid/ready stream stage whose `out_valid` is a
+//! register and whose `in_ready` may depend on its `out_ready`
+//! combinationally; a chain is evaluated from its end (readies) and then
+//! clocked. Each block documents the RTL it models.
+
+/// One RTL stream block's handshake state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    /// `rtl/fptgen_dense.v`: a vector occupies the issue stage for `folds`
+    /// (`NF * SF`) cycles; one pipeline register, then the output register.
+    Dense(Dense),
+    /// `rtl/fptgen_swg.v`: the 3x3 sliding-window generator.
+    Swg(Swg),
+    /// `rtl/fptgen_maxpool.v`: 2x2 max-pooling, stride 2.
+    MaxPool(MaxPool),
+    /// `rtl/fptgen_flatten.v`: collects `beats` beats into one vector.
+    Collect(Collect),
+    /// One register stage (`rtl/fptgen_bn.v`).
+    Stage(Stage),
+    /// `rtl/fptgen_serialize.v`: one vector out as `beats` beats.
+    Serialize(Serialize),
+}
+
+impl Block {
+    /// `fptgen_dense` with `folds = NF * SF` folds, after reset.
+    pub fn dense(folds: u64) -> Block {
+        assert!(folds >= 1);
+        Block::Dense(Dense { folds, busy: false, k: 0, s1_valid: false, s1_done: false, out_valid: false })
+    }
+
+    /// `fptgen_swg` for an `h x w` image, stride 1 or 2, same (true) or
+    /// valid padding, after reset.
+    pub fn swg(h: usize, w: usize, stride: usize, same: bool) -> Block {
+        Block::Swg(Swg { h, w, stride, same, x: 0, y: 0, pend: false, out_valid: false })
+    }
+
+    /// `fptgen_maxpool` for an `h x w` image, after reset.
+    pub fn maxpool(h: usize, w: usize) -> Block {
+        Block::MaxPool(MaxPool { h, w, x: 0, y: 0, out_valid: false })
+    }
+
+    /// `fptgen_flatten` collecting `beats` beats per vector, after reset.
+    pub fn collect(beats: usize) -> Block {
+        assert!(beats >= 1);
+        Block::Collect(Collect { beats, k: 0, out_valid: false })
+    }
+
+    /// A register stage, after reset.
+    pub fn stage() -> Block {
+        Block::Stage(Stage { out_valid: false })
+    }
+
+    /// `fptgen_serialize` giving `beats` beats per vector, after reset.
+    pub fn serialize(beats: usize) -> Block {
+        assert!(beats >= 1);
+        Block::Serialize(Serialize { beats, k: 0, busy: false })
+    }
+
+    /// `in_ready` for the given `out_ready` in the current state.
+    pub fn in_ready(&self, out_ready: bool) -> bool {
+        match self {
+            Block::Dense(b) => b.in_ready(out_ready),
+            Block::Swg(b) => b.in_ready(out_ready),
+            Block::MaxPool(b) => b.in_ready(out_ready),
+            Block::Collect(b) => b.in_ready(out_ready),
+            Block::Stage(b) => b.in_ready(out_ready),
+            Block::Serialize(b) => b.in_ready(out_ready),
+        }
+    }
+
+    /// `out_valid` in the current state (a register in every block).
+    pub fn out_valid(&self) -> bool {
+        match self {
+            Block::Dense(b) => b.out_valid,
+            Block::Swg(b) => b.out_valid,
+            Block::MaxPool(b) => b.out_valid,
+            Block::Collect(b) => b.out_valid,
+            Block::Stage(b) => b.out_valid,
+            Block::Serialize(b) => b.busy,
+        }
+    }
+
+    /// One rising edge with these handshake inputs.
+    pub fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        match self {
+            Block::Dense(b) => b.clock(in_valid, out_ready),
+            Block::Swg(b) => b.clock(in_valid, out_ready),
+            Block::MaxPool(b) => b.clock(in_valid, out_ready),
+            Block::Collect(b) => b.clock(in_valid, out_ready),
+            Block::Stage(b) => b.clock(in_valid, out_ready),
+            Block::Serialize(b) => b.clock(in_valid, out_ready),
+        }
+    }
+}
+
+/// `fptgen_dense`'s handshake: `busy_reg`, the fold counter (`nf_reg`,
+/// `sf_reg` as one index), `s1_valid_reg`, `s1_done_reg`, `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dense {
+    folds: u64,
+    busy: bool,
+    k: u64,
+    s1_valid: bool,
+    s1_done: bool,
+    out_valid: bool,
+}
+
+impl Dense {
+    fn stall(&self, out_ready: bool) -> bool {
+        self.s1_valid && self.s1_done && self.out_valid && !out_ready
+    }
+
+    fn issue_last(&self) -> bool {
+        self.busy && self.k == self.folds - 1
+    }
+
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.stall(out_ready) && (!self.busy || self.issue_last())
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        if self.stall(out_ready) {
+            return; // out_ready is low: out_valid stays high
+        }
+        let accept = in_valid && self.in_ready(out_ready);
+        let issue_last = self.issue_last();
+        self.out_valid = if self.s1_valid && self.s1_done { true } else { self.out_valid && !out_ready };
+        self.s1_valid = self.busy;
+        self.s1_done = self.k == self.folds - 1;
+        if self.busy {
+            self.k = (self.k + 1) % self.folds;
+        }
+        self.busy = accept || (self.busy && !issue_last);
+    }
+}
+
+/// `fptgen_swg`'s handshake: the step position (`x_reg`, `y_reg`, whose
+/// flags the RTL keeps in registers), `pend_reg`, `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Swg {
+    h: usize,
+    w: usize,
+    stride: usize,
+    same: bool,
+    x: usize,
+    y: usize,
+    pend: bool,
+    out_valid: bool,
+}
+
+impl Swg {
+    /// Padding before (top or left) of a dimension of `n` values: the RTL's
+    /// `PT` / `PL`.
+    fn pad_before(&self, n: usize) -> usize {
+        if !self.same {
+            return 0;
+        }
+        let out = n.div_ceil(self.stride);
+        ((out - 1) * self.stride + 3).saturating_sub(n) / 2
+    }
+
+    /// Step rows per image (`YS`): a row of bottom padding steps with same
+    /// padding and stride 1.
+    fn rows(&self) -> usize {
+        self.h + usize::from(self.vrow_exists())
+    }
+
+    fn vrow_exists(&self) -> bool {
+        self.same && self.stride == 1
+    }
+
+    fn fires(&self, v: usize, n: usize, first: usize, edge: bool) -> bool {
+        (v >= first && (self.stride == 1 || v % 2 == first % 2)) || (edge && v == n - 1)
+    }
+
+    fn fire(&self) -> bool {
+        let edge_x = self.same && (self.stride == 2 || self.w == 1);
+        let edge_y = self.same && self.stride == 2;
+        self.fires(self.x, self.w, 2 - self.pad_before(self.w), edge_x)
+            && self.fires(self.y, self.h, 2 - self.pad_before(self.h), edge_y)
+    }
+
+    fn vrow(&self) -> bool {
+        self.vrow_exists() && self.y == self.h
+    }
+
+    fn dbl_x(&self) -> bool {
+        self.vrow_exists() && self.w >= 2 && self.x == self.w - 1
+    }
+
+    fn can_step(&self, out_ready: bool) -> bool {
+        let out_free = !self.out_valid || out_ready;
+        out_free || !(self.pend || self.fire())
+    }
+
+    fn in_ready(&self, out_ready: bool) -> bool {
+        self.can_step(out_ready) && !self.vrow()
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let out_free = !self.out_valid || out_ready;
+        let step = self.can_step(out_ready) && (self.vrow() || in_valid);
+        let load_step = step && self.fire();
+        let load_pend = self.pend && out_free;
+        let dbl = self.dbl_x();
+        self.out_valid = if load_step || load_pend { true } else { self.out_valid && !out_ready };
+        if load_pend {
+            self.pend = false;
+        } else if load_step && dbl {
+            self.pend = true;
+        }
+        if step {
+            if self.x == self.w - 1 {
+                self.x = 0;
+                self.y = if self.y == self.rows() - 1 { 0 } else { self.y + 1 };
+            } else {
+                self.x += 1;
+            }
+        }
+    }
+}
+
+/// `fptgen_maxpool`'s handshake: the pixel position and `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaxPool {
+    h: usize,
+    w: usize,
+    x: usize,
+    y: usize,
+    out_valid: bool,
+}
+
+impl MaxPool {
+    fn done(&self) -> bool {
+        self.x % 2 == 1 && self.y % 2 == 1
+    }
+
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.done() || !self.out_valid || out_ready
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let accept = in_valid && self.in_ready(out_ready);
+        self.out_valid = if accept && self.done() { true } else { self.out_valid && !out_ready };
+        if accept {
+            if self.x == self.w - 1 {
+                self.x = 0;
+                self.y = if self.y == self.h - 1 { 0 } else { self.y + 1 };
+            } else {
+                self.x += 1;
+            }
+        }
+    }
+}
+
+/// `fptgen_flatten`'s handshake: the beat counter and `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collect {
+    beats: usize,
+    k: usize,
+    out_valid: bool,
+}
+
+impl Collect {
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !(self.k == self.beats - 1 && self.out_valid && !out_ready)
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let accept = in_valid && self.in_ready(out_ready);
+        let last = self.k == self.beats - 1;
+        self.out_valid = if accept && last { true } else { self.out_valid && !out_ready };
+        if accept {
+            self.k = if last { 0 } else { self.k + 1 };
+        }
+    }
+}
+
+/// One register stage: `in_ready = !out_valid_reg || out_ready`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stage {
+    out_valid: bool,
+}
+
+impl Stage {
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.out_valid || out_ready
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let accept = in_valid && self.in_ready(out_ready);
+        self.out_valid = accept || (self.out_valid && !out_ready);
+    }
+}
+
+/// `fptgen_serialize`'s handshake: the beat counter and `busy_reg`
+/// (`out_valid`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Serialize {
+    beats: usize,
+    k: usize,
+    busy: bool,
+}
+
+impl Serialize {
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.busy || (self.k == self.beats - 1 && out_ready)
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let last = self.k == self.beats - 1;
+        if in_valid && self.in_ready(out_ready) {
+            self.busy = true;
+            self.k = 0;
+        } else if self.busy && out_ready {
+            self.busy = !last;
+            self.k = if last { 0 } else { self.k + 1 };
+        }
+    }
+}
+
+/// What [`measure`] found: the harness's latency and initiation interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measured {
+    /// Edges from the edge that accepts the first beat of vector 0 to the
+    /// cycle in which the last beat of its output is valid.
+    pub latency: u64,
+    /// The interval between the last output beats of successive vectors in
+    /// the second half of the run, or None if it is not constant there.
+    pub ii: Option<u64>,
+}
+
+/// Runs `blocks` (fresh from reset, chained in order) as the harness's
+/// phase A does: `vectors` vectors of `in_beats` beats each offered back to
+/// back with `in_valid` high, `out_ready` held high, until `vectors`
+/// vectors of `out_beats` beats have come out. None if the chain does not
+/// deliver them within a generous cycle limit (a model error).
+pub fn measure(blocks: &[Block], in_beats: usize, out_beats: usize, vectors: usize) -> Option<Measured> {
+    let (first_accept, done_at) = run(blocks, in_beats, out_beats, vectors, None)?;
+    let latency = done_at[0].checked_sub(first_accept)?;
+    let mut ii = None;
+    let mut steady = true;
+    for k in done_at.len() / 2 + 1..done_at.len() {
+        let d = done_at[k] - done_at[k - 1];
+        if *ii.get_or_insert(d) != d {
+            steady = false;
+        }
+    }
+    Some(Measured { latency, ii: if steady { ii } else { None } })
+}
+
+/// The ES trainer's evaluation of its `vectors` buffered samples through
+/// `blocks` (whole vectors in, one beat each, and out): the sample buffer
+/// presents sample 0 on the first cycle and sample k + 1 `interval` cycles
+/// after sample k is taken (`rtl/fptgen_sample_buf.v`), the outputs are
+/// always taken. Returns the edges from the edge that takes sample 0 to the
+/// cycle in which the last output is valid: `(M - 1) * II + latency` for a
+/// pipeline that takes every sample at once.
+pub fn paced(blocks: &[Block], vectors: usize, interval: u64) -> Option<u64> {
+    let (first_accept, done_at) = run(blocks, 1, 1, vectors, Some(interval))?;
+    done_at.last()?.checked_sub(first_accept)
+}
+
+/// The cycle loop of [`measure`] and [`paced`]: the edge after the first
+/// accepted beat, and the cycle in which each output vector's last beat is
+/// valid.
+fn run(blocks: &[Block], in_beats: usize, out_beats: usize, vectors: usize, pace: Option<u64>) -> Option<(u64, Vec<u64>)> {
+    let mut blocks = blocks.to_vec();
+    let n = blocks.len();
+    let total_in = vectors * in_beats;
+    let total_out = vectors * out_beats;
+    let limit = 1000
+        + 64 * (total_in + total_out) as u64 * blocks.len().max(1) as u64
+        + 4 * max_folds(&blocks) * vectors as u64
+        + pace.unwrap_or(0) * vectors as u64;
+    let (mut sent, mut recv) = (0usize, 0usize);
+    let mut first_accept: Option<u64> = None;
+    let mut done_at: Vec<u64> = Vec::with_capacity(vectors);
+    let mut ready = vec![true; n + 1];
+    let mut valid_from = 0u64;
+    let mut cycle = 0u64;
+    while recv < total_out {
+        if cycle > limit {
+            return None;
+        }
+        // Readies from the end (the harness's out_ready is high).
+        ready[n] = true;
+        for i in (0..n).rev() {
+            ready[i] = blocks[i].in_ready(ready[i + 1]);
+        }
+        let in_valid = sent < total_in && cycle >= valid_from;
+        let take_in = in_valid && ready[0];
+        let out_valid = if n == 0 { in_valid } else { blocks[n - 1].out_valid() };
+        if out_valid {
+            recv += 1;
+            if recv % out_beats == 0 {
+                done_at.push(cycle);
+            }
+        }
+        let valids: Vec<bool> = (0..n).map(|i| if i == 0 { in_valid } else { blocks[i - 1].out_valid() }).collect();
+        for i in 0..n {
+            blocks[i].clock(valids[i], ready[i + 1]);
+        }
+        if take_in {
+            if let Some(p) = pace {
+                valid_from = cycle + p;
+            }
+        }
+        cycle += 1;
+        if take_in {
+            first_accept.get_or_insert(cycle);
+            sent += 1;
+        }
+    }
+    Some((first_accept?, done_at))
+}
+
+fn max_folds(blocks: &[Block]) -> u64 {
+    blocks.iter().map(|b| if let Block::Dense(d) = b { d.folds } else { 1 }).max().unwrap_or(1)
+}
+
+/// The fewest vectors, starting from `min`, for which [`measure`] finds a
+/// constant interval (doubling up to 4096): the number of vectors the
+/// harness streams in its timing phase, and the measurement.
+pub fn settle(blocks: &[Block], in_beats: usize, out_beats: usize, min: usize) -> (usize, Measured) {
+    let mut v = min.max(2);
+    loop {
+        let m = measure(blocks, in_beats, out_beats, v).expect("every stream block delivers its outputs");
+        if m.ii.is_some() || v >= 4096 {
+            return (v, m);
+        }
+        v *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain of dense layers has the closed form of `layers::dense`:
+    /// II = the largest fold count, latency = sum(folds + 1) + (layers - 1).
+    #[test]
+    fn dense_chains_have_the_closed_form() {
+        let chains: &[&[u64]] = &[&[1], &[7], &[1, 1], &[3, 5, 2], &[4, 4], &[10, 1, 6, 6, 1]];
+        for folds in chains {
+            let blocks: Vec<Block> = folds.iter().map(|&f| Block::dense(f)).collect();
+            let m = measure(&blocks, 1, 1, 2 * folds.len() + 8).unwrap();
+            let ii = *folds.iter().max().unwrap();
+            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + folds.len() as u64 - 1;
+            assert_eq!(m, Measured { latency, ii: Some(ii) }, "folds {folds:?}");
+        }
+    }
+
+    /// The trainer's paced evaluation of a dense chain takes `(M - 1) * II
+    /// + latency` edges (`train_plan`'s closed form), whatever the pace at
+    /// or above II.
+    #[test]
+    fn paced_dense_chains_have_the_closed_form() {
+        for folds in [&[3u64, 5, 2][..], &[1], &[4, 4]] {
+            let blocks: Vec<Block> = folds.iter().map(|&f| Block::dense(f)).collect();
+            let ii = *folds.iter().max().unwrap();
+            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + folds.len() as u64 - 1;
+            for m in [1, 2, 7] {
+                assert_eq!(paced(&blocks, m, ii), Some((m as u64 - 1) * ii + latency), "folds {folds:?} M {m}");
+            }
+        }
+    }
+
+    /// A lone stream block at full rate takes an image every `H * W` cycles
+    /// (the pool, the collector, the register stage) and outputs one cycle
+    /// after the beat that completes an output.
+    #[test]
+    fn lone_blocks_keep_up_with_their_input() {
+        let (h, w) = (6, 5);
+        let m = measure(&[Block::maxpool(h, w)], h * w, (h / 2) * (w / 2), 12).unwrap();
+        assert_eq!(m.ii, Some((h * w) as u64));
+        // The last output pixel needs pixel (2*OH - 1, 2*OW - 1), accepted
+        // (2*OH - 1)*W + 2*OW - 1 edges after the first, and is valid in
+        // the cycle after (rtl/fptgen_maxpool.v's cycle model).
+        assert_eq!(m.latency, (((h / 2) * 2 - 1) * w + (w / 2) * 2 - 1) as u64);
+        let m = measure(&[Block::collect(9)], 9, 1, 12).unwrap();
+        assert_eq!(m, Measured { latency: 8, ii: Some(9) });
+        let m = measure(&[Block::stage()], 4, 4, 12).unwrap();
+        assert_eq!(m, Measured { latency: 3, ii: Some(4) });
+        // The serializer's beat k is valid 1 + k cycles after the vector.
+        let m = measure(&[Block::serialize(5)], 1, 5, 12).unwrap();
+        assert_eq!(m, Measured { latency: 4, ii: Some(5) });
+    }
+
+    /// The window generator's images follow each other every `YS * W`
+    /// cycles (rtl/fptgen_swg.v's cycle model), for every stride and
+    /// padding, and its last window comes one cycle after the step that
+    /// completes it.
+    #[test]
+    fn the_window_generator_follows_its_documented_cycle_model() {
+        for (h, w) in [(3, 3), (5, 4), (4, 7), (8, 8), (1, 1), (2, 5)] {
+            for stride in [1, 2] {
+                for same in [false, true] {
+                    if !same && (h < 3 || w < 3) {
+                        continue;
+                    }
+                    let out = |n: usize| if same { n.div_ceil(stride) } else { (n - 3) / stride + 1 };
+                    let windows = out(h) * out(w);
+                    let m = measure(&[Block::swg(h, w, stride, same)], h * w, windows, 12).unwrap();
+                    let ys = h + usize::from(same && stride == 1);
+                    assert_eq!(m.ii, Some((ys * w) as u64), "{h}x{w} stride {stride} same {same}");
+                    // The last window (OH - 1, OW - 1) is output the cycle
+                    // after the step (sy, sx) that completes it, or, as the
+                    // second window of a row (same, stride 1), W steps
+                    // after that row's first step.
+                    let pad = |n: usize| if same { ((out(n) - 1) * stride + 3).saturating_sub(n) / 2 } else { 0 };
+                    let last = |n: usize| ((out(n) - 1) * stride + 2 - pad(n)).min(n - 1);
+                    let latency = if same && stride == 1 {
+                        if w >= 2 { h * w + w } else { h * w }
+                    } else {
+                        last(h) * w + last(w)
+                    };
+                    assert_eq!(m.latency, latency as u64, "{h}x{w} stride {stride} same {same}");
+                }
+            }
+        }
+    }
+}
