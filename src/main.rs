@@ -162,6 +162,8 @@ enum Command {
         /// with --train.
         #[arg(long, default_value_t = 0.0, value_name = "R", requires = "train", value_parser = args::chance(0.001), allow_negative_numbers = true)]
         interrupt_rate: f64,
+        #[command(flatten)]
+        overrides: commands::TrainingOverrides,
     },
     /// Train the model's trainable parameters with evolution strategies,
     /// exactly as the on-chip training hardware does (docs/training.md).
@@ -328,9 +330,9 @@ fn main() -> ExitCode {
         Command::Synth { model, output, quantize, overrides, trainer_only } => {
             commands::synth::run(&model, output.as_deref(), quantize, overrides, trainer_only)
         }
-        Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate } => {
+        Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate, overrides } => {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
-            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train)
+            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train, overrides)
         }
         Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log } => {
             let loss = match loss {

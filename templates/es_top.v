@@ -323,7 +323,7 @@ assign mon_grad = grad_flat[blk*32 +: 32];
 
 // ---------------------------------------------------------------------------
 // The inference pipeline
-{%- if n.in_beats > 1 %}
+{%- if n.in_port_beats != n.in_beats %}
 
 // Its input is an image, one pixel per beat: whole input vectors (requests
 // and buffered samples) go through a serializer.
@@ -348,7 +348,7 @@ fptgen_serialize #(
 {= n.name =}_net u_net (
     .clk(clk),
     .rst(rst),
-{%- if n.in_beats > 1 %}
+{%- if n.in_port_beats != n.in_beats %}
     .in_data(net_beat_data),
     .in_valid(net_beat_valid),
     .in_ready(net_beat_ready),

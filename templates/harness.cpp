@@ -37,7 +37,7 @@ constexpr int kInW = {= n.x.width =};
 constexpr int kOutElems = {= n.outputs =};
 constexpr int kOutW = {= n.y.width =};
 constexpr int kOutBits = kOutElems * kOutW;
-constexpr int kInBeats = {= n.in_beats =};
+constexpr int kInBeats = {= n.in_port_beats =};
 constexpr int kInBeatBits = kInElems / kInBeats * kInW;
 constexpr int kOutBeats = {= n.out_beats =};
 constexpr int kOutBeatElems = kOutElems / kOutBeats;

@@ -21,8 +21,9 @@ fn parse_summary(line: &str) -> [i64; 6] {
     [nums[0], nums[1], nums[2], nums[3], nums[4], nums[5]]
 }
 
-/// Training co-simulation options: iterations and interrupt rate.
-struct Train(u64, &'static str);
+/// Training co-simulation options: iterations, interrupt rate, and
+/// replacements of the `training:` section (`--population`, ...).
+struct Train(u64, &'static str, &'static [&'static str]);
 
 fn cosim_example(name: &str, vectors: usize, train: Option<Train>) {
     require("verilator");
@@ -34,6 +35,7 @@ fn cosim_example(name: &str, vectors: usize, train: Option<Train>) {
     let iterations = train.as_ref().map(|t| t.0.to_string()).unwrap_or_default();
     if let Some(t) = &train {
         args.extend(["--train", "--iterations", &iterations, "--interrupt-rate", t.1]);
+        args.extend(t.2);
     }
     let (code, stdout, err) = fptgen(&args, dir.path());
     assert_eq!(code, 0, "cosim {name} failed:\n{stdout}\n{err}");
@@ -90,17 +92,26 @@ fn lint(out: &Path) {
 
 #[test]
 fn cosim_tiny() {
-    cosim_example("tiny", 200, Some(Train(3, "0.05")));
+    cosim_example("tiny", 200, Some(Train(3, "0.05", &[])));
 }
 
 #[test]
 fn cosim_jet_tagging() {
-    cosim_example("jet_tagging", 100, Some(Train(1, "0.01")));
+    cosim_example("jet_tagging", 100, Some(Train(1, "0.01", &[])));
 }
 
 #[test]
 fn cosim_mnist() {
     cosim_example("mnist", 24, None);
+}
+
+/// The MNIST CNN (conv, pool, conv, pool, flatten, dense; images streamed
+/// as pixels), and its on-chip training of the last layer with the model's
+/// P = 100 but N = 2 and M = 4, so that one iteration (79 groups, 1.1
+/// million cycles) runs in seconds.
+#[test]
+fn cosim_mnist_cnn() {
+    cosim_example("mnist_cnn", 8, Some(Train(1, "0.01", &["--population", "2", "--buffer", "4"])));
 }
 
 #[test]

@@ -255,8 +255,13 @@ pub struct NetworkPlan {
     pub ii: u64,
     /// Latency in cycles (see the module documentation).
     pub latency: u64,
-    /// Beats per input vector: an image's pixels, or 1.
+    /// Beats per input vector of the layer chain (`<name>_net` with a
+    /// trainer): an image's pixels, or 1.
     pub in_beats: usize,
+    /// Beats per input vector at the top level's port: `in_beats`, or 1
+    /// when the trainer's top takes whole vectors and serializes them
+    /// (`rtl/fptgen_serialize.v`).
+    pub in_port_beats: usize,
     /// Beats per output vector.
     pub out_beats: usize,
     /// Vectors the co-simulation streams at full rate to measure II and
@@ -280,9 +285,14 @@ impl NetworkPlan {
         self.outputs * self.y.width as usize
     }
 
-    /// Width of the input stream (one beat) in bits.
+    /// Width of the layer chain's input stream (one beat) in bits.
     pub fn in_beat_bits(&self) -> usize {
         self.in_bits() / self.in_beats
+    }
+
+    /// Width of the top level's input port (one beat) in bits.
+    pub fn in_port_bits(&self) -> usize {
+        self.in_bits() / self.in_port_beats
     }
 
     /// Width of the output stream (one beat) in bits.
@@ -324,10 +334,17 @@ pub fn plan(model: &Model) -> NetworkPlan {
             lp
         })
         .collect();
-    let blocks: Vec<Block> = layers.iter().flat_map(|l| l.hw().blocks(l)).collect();
     let in_beats = beats(&model.input_shape);
     let out_beats = beats(&shape);
-    let (timing_vectors, m) = timing::settle(&blocks, in_beats, out_beats, 2 * layers.len() + 8);
+    // The pipeline as the top level's ports see it: with a trainer, an
+    // image input arrives as whole vectors through the serializer.
+    let in_port_beats = if model.training.is_some() { 1 } else { in_beats };
+    let mut blocks: Vec<Block> = Vec::new();
+    if in_port_beats != in_beats {
+        blocks.push(Block::serialize(in_beats));
+    }
+    blocks.extend(layers.iter().flat_map(|l| l.hw().blocks(l)));
+    let (timing_vectors, m) = timing::settle(&blocks, in_port_beats, out_beats, 2 * layers.len() + 8);
     // A chain whose interval never settles would be reported as 0 and
     // fail its co-simulation.
     let (ii, latency) = (m.ii.unwrap_or(0), m.latency);
@@ -343,6 +360,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
         ii,
         latency,
         in_beats,
+        in_port_beats,
         out_beats,
         timing_vectors,
         training: model.training.as_ref().map(|t| {

@@ -42,7 +42,7 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
     }
     if n.training.is_some() {
         v.extend_from_slice(rtl::TRAINER);
-        if n.in_beats > 1 {
+        if n.in_port_beats != n.in_beats {
             v.push(rtl::SERIALIZE);
         }
     }

@@ -235,7 +235,7 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     // serializer when the input is an image; for a chain of dense layers
     // this is `(M - 1) * II + latency` (timing::tests).
     let mut blocks = Vec::new();
-    if net.in_beats > 1 {
+    if net.in_port_beats != net.in_beats {
         blocks.push(Block::serialize(net.in_beats));
     }
     blocks.extend(net.layers.iter().flat_map(|l| l.hw().blocks(l)));

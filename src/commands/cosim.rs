@@ -30,6 +30,7 @@ pub fn run(
     out: Option<&Path>,
     quantize: bool,
     train: Option<TrainArgs>,
+    overrides: super::TrainingOverrides,
 ) -> anyhow::Result<()> {
     if vectors == 0 {
         bail!("--vectors must be at least 1");
@@ -48,7 +49,8 @@ pub fn run(
         fptgen_sim::files::check_new(t, "--trace")?;
     }
     cosim::require_tool("verilator")?;
-    let (model, params) = super::load(model, quantize)?;
+    let (mut model, params) = super::load(model, quantize)?;
+    overrides.apply(&mut model)?;
     let codes = vectors.saturating_mul(model.input_len());
     if codes > MAX_STIMULUS_CODES {
         bail!(

@@ -25,17 +25,20 @@ pub struct TrainingOverrides {
     /// Replace the `training:` section's `population` (N).
     #[arg(long, value_name = "N", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub population: Option<usize>,
+    /// Replace the `training:` section's `buffer` (M, samples per evaluation).
+    #[arg(long, value_name = "M", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
+    pub buffer: Option<usize>,
 }
 
 impl TrainingOverrides {
     /// Applies the replacements to `model`; an error if there is nothing
     /// to replace or the result is not a valid section.
     pub fn apply(&self, model: &mut Model) -> anyhow::Result<()> {
-        if self.blocks.is_none() && self.population.is_none() {
+        if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() {
             return Ok(());
         }
         let Some(t) = model.training.as_mut() else {
-            anyhow::bail!("{}: --blocks and --population need a `training:` section in the model", model.source.display());
+            anyhow::bail!("{}: --blocks, --population and --buffer need a `training:` section in the model", model.source.display());
         };
         if let Some(p) = self.blocks {
             t.blocks = p;
@@ -43,7 +46,10 @@ impl TrainingOverrides {
         if let Some(n) = self.population {
             t.population = n;
         }
-        t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population: {e}", model.source.display()))
+        if let Some(m) = self.buffer {
+            t.buffer = m;
+        }
+        t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population/--buffer: {e}", model.source.display()))
     }
 }
 
