@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+use fptgen_sim::model::Model;
 use fptgen_sim::network::Network;
 use fptgen_sim::train::eval::{Buffer, EvalMode};
 use fptgen_sim::train::es::{GroupRecord, Trainer};
@@ -306,7 +307,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
         result.pauses += log.pauses;
 
         // Final memories.
-        result.final_params = check_final_memories(dir, plan, &final_params, &what)?;
+        result.final_params = check_final_memories(dir, plan, model, &final_params, &what)?;
     }
     result.groups = records.len();
     result.losses = records.iter().map(|r| r.losses.len()).sum();
@@ -363,9 +364,13 @@ fn check_answers(
 /// Compares the final contents of every trainable memory, dumped by the
 /// harness, with the simulator's trained parameters `params`, column by
 /// column through the memory's layout; returns the parameters compared.
-fn check_final_memories(dir: &Path, plan: &NetworkPlan, params: &Params, what: &str) -> Result<usize, CosimError> {
+fn check_final_memories(dir: &Path, plan: &NetworkPlan, model: &Model, params: &Params, what: &str) -> Result<usize, CosimError> {
     let mut count = 0;
-    for (lp, p) in plan.layers.iter().zip(&params.layers) {
+    // A plan's layer is the model's layer of the same name (a folded batch
+    // norm has none, and is never trainable).
+    for lp in &plan.layers {
+        let Some(k) = model.layers.iter().position(|l| l.name == lp.name) else { continue };
+        let p = &params.layers[k];
         for m in lp.trainable() {
             let tensor = &p.tensors[m.tensor];
             let path = dir.join("sim/run").join(format!("{}.final", m.mem.file));

@@ -72,12 +72,25 @@ pub fn gen_info(model: &Model) -> GenInfo {
     GenInfo { version: VERSION, source: model.source.display().to_string() }
 }
 
+/// The hardware plan of `model` with `params`, and the parameters its
+/// memories hold: batch norms that fold exactly into the layer before them
+/// are folded ([`crate::fold`], listed in the plan's `folds`), the rest is
+/// [`plan`]'s.
+pub fn lower(model: &Model, params: &Params) -> (NetworkPlan, Params) {
+    let (folded, fparams, notes) = crate::fold::fold(model, params);
+    let mut n = plan(&folded);
+    n.folds = notes;
+    (n, fparams)
+}
+
 /// Plans, renders and writes the design of `model` with `params` into
 /// `out` (all files or none; see [`output::write_dir`]); returns the plan.
+/// Batch norms that fold exactly into the layer before them are folded
+/// ([`crate::fold`]): the hardware computes the model's codes either way.
 pub fn write_design(model: &Model, params: &Params, out: &Path) -> Result<NetworkPlan, DesignError> {
     supported(model)?;
-    let n = plan(model);
-    let files = render(params, &n, &gen_info(model))?;
+    let (n, fparams) = lower(model, params);
+    let files = render(&fparams, &n, &gen_info(model))?;
     output::write_dir(out, output::DESIGN, &files)?;
     Ok(n)
 }

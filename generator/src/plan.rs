@@ -268,6 +268,10 @@ pub struct NetworkPlan {
     /// latency: enough for the interval between outputs to be constant in
     /// the second half ([`crate::timing::settle`]).
     pub timing_vectors: usize,
+    /// Batch norms after a dense or conv2d layer: folded into it, or kept
+    /// and why ([`crate::fold`]; empty when the plan was made without
+    /// folding).
+    pub folds: Vec<crate::fold::FoldNote>,
     /// The training schedule, if the model has a `training:` section.
     pub training: Option<TrainingPlan>,
     /// The on-chip trainer, if the model has a `training:` section.
@@ -363,6 +367,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
         in_port_beats,
         out_beats,
         timing_vectors,
+        folds: Vec::new(),
         training: model.training.as_ref().map(|t| {
             let trainable = model.trainable_params();
             TrainingPlan {

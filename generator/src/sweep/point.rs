@@ -9,7 +9,6 @@ use fptgen_sim::weights::Params;
 use super::designs::{design_hash, yosys_reads};
 use super::results::Time;
 use super::SweepError;
-use crate::plan::plan;
 use crate::render::{render, GenInfo, GeneratedFile, SynthScope};
 
 /// What one point needs after planning and rendering.
@@ -44,7 +43,8 @@ pub fn prepare(
     t.blocks = p;
     t.check().map_err(SweepError::Config)?;
     let m = t.buffer;
-    let plan = plan(&model);
+    let (plan, params) = crate::design::lower(&model, params);
+    let params = &params;
     let (Some(tp), Some(hw)) = (&plan.training, &plan.trainer) else {
         return Err(SweepError::NoPlan);
     };
