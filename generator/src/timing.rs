@@ -71,6 +71,42 @@ impl Block {
         Block::Serialize(Serialize { beats, k: 0, busy: false })
     }
 
+    /// Input ports (1, or 2 for a join).
+    pub fn inputs(&self) -> usize {
+        1
+    }
+
+    /// Output ports (1, or 2 for a fork).
+    pub fn outputs(&self) -> usize {
+        1
+    }
+
+    /// The folds of a dense block, 1 for the others: the longest a block
+    /// works without a handshake.
+    fn folds(&self) -> u64 {
+        if let Block::Dense(d) = self {
+            d.folds
+        } else {
+            1
+        }
+    }
+
+    /// `in_ready` of input `port`, given the valids of every input and the
+    /// readies of every output.
+    pub fn in_ready_at(&self, _port: usize, _in_valid: &[bool], out_ready: &[bool]) -> bool {
+        self.in_ready(out_ready[0])
+    }
+
+    /// `out_valid` of output `port`.
+    pub fn out_valid_at(&self, _port: usize) -> bool {
+        self.out_valid()
+    }
+
+    /// One rising edge, every port's handshake given.
+    pub fn clock_at(&mut self, in_valid: &[bool], out_ready: &[bool]) {
+        self.clock(in_valid[0], out_ready[0]);
+    }
+
     /// `in_ready` for the given `out_ready` in the current state.
     pub fn in_ready(&self, out_ready: bool) -> bool {
         match self {
@@ -351,7 +387,12 @@ pub struct Measured {
 /// vectors of `out_beats` beats have come out. None if the chain stops
 /// moving before (a model error).
 pub fn measure(blocks: &[Block], in_beats: usize, out_beats: usize, vectors: usize) -> Option<Measured> {
-    let (first_accept, done_at) = run(blocks, in_beats, out_beats, vectors, None)?;
+    measure_graph(&Graph::chain(blocks.to_vec()), in_beats, out_beats, vectors)
+}
+
+/// [`measure`] on a graph of blocks.
+pub fn measure_graph(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize) -> Option<Measured> {
+    let (first_accept, done_at) = run(graph, in_beats, out_beats, vectors, None)?;
     let latency = done_at[0].checked_sub(first_accept)?;
     let mut ii = None;
     let mut steady = true;
@@ -372,52 +413,142 @@ pub fn measure(blocks: &[Block], in_beats: usize, out_beats: usize, vectors: usi
 /// cycle in which the last output is valid: `(M - 1) * II + latency` for a
 /// pipeline that takes every sample at once.
 pub fn paced(blocks: &[Block], vectors: usize, interval: u64) -> Option<u64> {
-    let (first_accept, done_at) = run(blocks, 1, 1, vectors, Some(interval))?;
+    paced_graph(&Graph::chain(blocks.to_vec()), vectors, interval)
+}
+
+/// [`paced`] on a graph of blocks.
+pub fn paced_graph(graph: &Graph, vectors: usize, interval: u64) -> Option<u64> {
+    let (first_accept, done_at) = run(graph, 1, 1, vectors, Some(interval))?;
     done_at.last()?.checked_sub(first_accept)
+}
+
+/// Where a stream comes from: the network's input, or output `port` of
+/// node `node` of a [`Graph`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src {
+    /// The network's input port.
+    Input,
+    /// An output port of a node.
+    Node(usize, usize),
+}
+
+/// A block and the sources of its input ports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// The block's handshake state.
+    pub block: Block,
+    /// One source per input port.
+    pub inputs: Vec<Src>,
+}
+
+/// Stream blocks wired as the generated top level wires them: nodes in
+/// topological order (a node's inputs come from the input or earlier
+/// nodes), every stream consumed exactly once (a stream that feeds two
+/// consumers goes through a fork block), and the network's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Graph {
+    /// The nodes.
+    pub nodes: Vec<Node>,
+    /// The stream the network outputs.
+    pub output: Src,
+}
+
+impl Graph {
+    /// `blocks` one after the other.
+    pub fn chain(blocks: Vec<Block>) -> Graph {
+        let n = blocks.len();
+        let nodes = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(i, block)| Node { block, inputs: vec![if i == 0 { Src::Input } else { Src::Node(i - 1, 0) }] })
+            .collect();
+        Graph { nodes, output: if n == 0 { Src::Input } else { Src::Node(n - 1, 0) } }
+    }
+
+    /// The consumer of every stream: `(node, port)`, or None for the
+    /// network's output. Panics on a stream consumed twice or never (a
+    /// construction error).
+    fn consumers(&self) -> (Option<(usize, usize)>, Vec<Vec<Option<(usize, usize)>>>) {
+        // Some(c): consumed by c (None: the network's output).
+        type Slot = Option<Option<(usize, usize)>>;
+        let mut input_to: Slot = None;
+        let mut of_node: Vec<Vec<Slot>> = self.nodes.iter().map(|n| vec![None; n.block.outputs()]).collect();
+        let mut take = |src: Src, c: Option<(usize, usize)>| {
+            let slot = match src {
+                Src::Input => &mut input_to,
+                Src::Node(n, p) => &mut of_node[n][p],
+            };
+            assert!(slot.is_none(), "{src:?} is consumed once");
+            *slot = Some(c);
+        };
+        for (i, node) in self.nodes.iter().enumerate() {
+            for (p, &src) in node.inputs.iter().enumerate() {
+                take(src, Some((i, p)));
+            }
+        }
+        take(self.output, None);
+        let of_node = of_node
+            .into_iter()
+            .enumerate()
+            .map(|(n, ports)| ports.into_iter().map(|c| c.unwrap_or_else(|| panic!("an output of node {n} is not used"))).collect())
+            .collect();
+        (input_to.expect("the input is used"), of_node)
+    }
 }
 
 /// The cycle loop of [`measure`] and [`paced`]: the edge after the first
 /// accepted beat, and the cycle in which each output vector's last beat is
 /// valid.
-fn run(blocks: &[Block], in_beats: usize, out_beats: usize, vectors: usize, pace: Option<u64>) -> Option<(u64, Vec<u64>)> {
-    let mut blocks = blocks.to_vec();
-    let n = blocks.len();
+fn run(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, pace: Option<u64>) -> Option<(u64, Vec<u64>)> {
+    let mut nodes = graph.nodes.clone();
+    let (input_to, consumer) = graph.consumers();
     let total_in = vectors * in_beats;
     let total_out = vectors * out_beats;
-    // A chain that stops moving is a model error: no handshake anywhere for
+    // A graph that stops moving is a model error: no handshake anywhere for
     // longer than any block works on its own (a dense layer's folds).
-    let patience = 65_536 + 4 * max_folds(&blocks);
+    let patience = 65_536 + 4 * nodes.iter().map(|n| n.block.folds()).max().unwrap_or(1);
     let mut last_event = 0u64;
     let (mut sent, mut recv) = (0usize, 0usize);
     let mut first_accept: Option<u64> = None;
     let mut done_at: Vec<u64> = Vec::with_capacity(vectors);
-    let mut ready = vec![true; n + 1];
     let mut valid_from = 0u64;
     let mut cycle = 0u64;
+    let mut ready_in: Vec<Vec<bool>> = nodes.iter().map(|n| vec![false; n.inputs.len()]).collect();
     while recv < total_out {
         if cycle - last_event > patience {
             return None;
         }
-        // Readies from the end (the harness's out_ready is high).
-        ready[n] = true;
-        for i in (0..n).rev() {
-            ready[i] = blocks[i].in_ready(ready[i + 1]);
-        }
         let in_valid = sent < total_in && cycle >= valid_from;
-        let take_in = in_valid && ready[0];
-        let out_valid = if n == 0 { in_valid } else { blocks[n - 1].out_valid() };
+        let valid = |nodes: &[Node], s: Src| match s {
+            Src::Input => in_valid,
+            Src::Node(n, p) => nodes[n].block.out_valid_at(p),
+        };
+        let in_valids: Vec<Vec<bool>> = nodes.iter().map(|n| n.inputs.iter().map(|&s| valid(&nodes, s)).collect()).collect();
+        // Readies from the consumers back (the harness's out_ready is high).
+        let mut out_readies: Vec<Vec<bool>> = nodes.iter().map(|n| vec![true; n.block.outputs()]).collect();
+        for i in (0..nodes.len()).rev() {
+            for (p, c) in consumer[i].iter().enumerate() {
+                out_readies[i][p] = c.is_none_or(|(m, q)| ready_in[m][q]);
+            }
+            for p in 0..nodes[i].inputs.len() {
+                ready_in[i][p] = nodes[i].block.in_ready_at(p, &in_valids[i], &out_readies[i]);
+            }
+        }
+        let in_ready = input_to.is_none_or(|(m, q)| ready_in[m][q]);
+        let take_in = in_valid && in_ready;
+        let out_valid = valid(&nodes, graph.output);
         if out_valid {
             recv += 1;
             if recv % out_beats == 0 {
                 done_at.push(cycle);
             }
         }
-        let valids: Vec<bool> = (0..n).map(|i| if i == 0 { in_valid } else { blocks[i - 1].out_valid() }).collect();
-        if out_valid || (0..n).any(|i| valids[i] && ready[i]) {
+        let moved = (0..nodes.len()).any(|i| (0..nodes[i].inputs.len()).any(|p| in_valids[i][p] && ready_in[i][p]));
+        if out_valid || take_in || moved {
             last_event = cycle;
         }
-        for i in 0..n {
-            blocks[i].clock(valids[i], ready[i + 1]);
+        for (i, node) in nodes.iter_mut().enumerate() {
+            node.block.clock_at(&in_valids[i], &out_readies[i]);
         }
         if take_in {
             if let Some(p) = pace {
@@ -433,17 +564,19 @@ fn run(blocks: &[Block], in_beats: usize, out_beats: usize, vectors: usize, pace
     Some((first_accept?, done_at))
 }
 
-fn max_folds(blocks: &[Block]) -> u64 {
-    blocks.iter().map(|b| if let Block::Dense(d) = b { d.folds } else { 1 }).max().unwrap_or(1)
-}
 
 /// The fewest vectors, starting from `min`, for which [`measure`] finds a
 /// constant interval (doubling up to 4096): the number of vectors the
 /// harness streams in its timing phase, and the measurement.
 pub fn settle(blocks: &[Block], in_beats: usize, out_beats: usize, min: usize) -> (usize, Measured) {
+    settle_graph(&Graph::chain(blocks.to_vec()), in_beats, out_beats, min)
+}
+
+/// [`settle`] on a graph of blocks.
+pub fn settle_graph(graph: &Graph, in_beats: usize, out_beats: usize, min: usize) -> (usize, Measured) {
     let mut v = min.max(2);
     loop {
-        let m = measure(blocks, in_beats, out_beats, v).expect("every stream block delivers its outputs");
+        let m = measure_graph(graph, in_beats, out_beats, v).expect("every stream block delivers its outputs");
         if m.ii.is_some() || v >= 4096 {
             return (v, m);
         }
