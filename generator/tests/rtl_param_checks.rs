@@ -50,6 +50,18 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_flatten", bad: &[("BEATS", 0, "fptgen_param_error_flatten_size_below_1")] },
     Case { module: "fptgen_serialize", bad: &[("BEAT_W", 0, "fptgen_param_error_serialize_size_below_1")] },
     Case {
+        module: "fptgen_fork",
+        bad: &[
+            ("W", 0, "fptgen_param_error_fork_w_below_1"),
+            ("DEPTH0", 0, "fptgen_param_error_fork_depth0_below_1"),
+            ("DEPTH1", 0, "fptgen_param_error_fork_depth1_below_1"),
+        ],
+    },
+    Case {
+        module: "fptgen_concat",
+        bad: &[("W0", 0, "fptgen_param_error_concat_w0_below_1"), ("W1", 0, "fptgen_param_error_concat_w1_below_1")],
+    },
+    Case {
         module: "fptgen_bn",
         bad: &[
             ("C", 0, "fptgen_param_error_bn_c_below_1"),
