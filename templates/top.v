@@ -28,31 +28,72 @@ module {= module_name =} (
     // {= c.l.name =} {= mem.role =} trainer port (fptgen_param_mem)
 {%- call m::tr_ports(c.l.name ~ "_" ~ mem.key, mem.addr_w(), mem.col_w(), mem.format.width) %}{% endcall %}{% endfor %}{% endfor %}
 );
-{% for c in layers %}
+// Streams: <name>_data, <name>_valid, <name>_ready, one producer and one
+// consumer each; in_* are the input ports.
+{%- for st in n.wiring.streams %}
+wire [{= st.bits - 1 =}:0] {= st.name =}_data;
+wire {= st.name =}_valid;
+wire {= st.name =}_ready;
+{%- endfor %}
+{% for f in n.wiring.forks %}
+// {= f.input =} feeds two consumers: a fork with a FIFO of {= f.depth[0] =} and {= f.depth[1] =} beats
+// (sized by the cycle model, docs/hardware.md "Graphs").
+fptgen_fork #(
+    .W({= f.bits =}),
+    .DEPTH0({= f.depth[0] =}),
+    .DEPTH1({= f.depth[1] =}),
+    .RAM_STYLE0("distributed"),
+    .RAM_STYLE1("distributed")
+) u_{= f.name =} (
+    .clk(clk),
+    .rst(rst),
+    .in_data({= f.input =}_data),
+    .in_valid({= f.input =}_valid),
+    .in_ready({= f.input =}_ready),
+    .out0_data({= f.outputs[0] =}_data),
+    .out0_valid({= f.outputs[0] =}_valid),
+    .out0_ready({= f.outputs[0] =}_ready),
+    .out1_data({= f.outputs[1] =}_data),
+    .out1_valid({= f.outputs[1] =}_valid),
+    .out1_ready({= f.outputs[1] =}_ready)
+);
+{% endfor %}
+{%- for j in n.wiring.joins %}
+// {= j.output =}: {= j.inputs[0] =} and {= j.inputs[1] =} joined beat by beat (channel concatenation)
+fptgen_concat #(
+    .W0({= j.bits[0] =}),
+    .W1({= j.bits[1] =})
+) u_{= j.name =} (
+    .clk(clk),
+    .rst(rst),
+    .in0_data({= j.inputs[0] =}_data),
+    .in0_valid({= j.inputs[0] =}_valid),
+    .in0_ready({= j.inputs[0] =}_ready),
+    .in1_data({= j.inputs[1] =}_data),
+    .in1_valid({= j.inputs[1] =}_valid),
+    .in1_ready({= j.inputs[1] =}_ready),
+    .out_data({= j.output =}_data),
+    .out_valid({= j.output =}_valid),
+    .out_ready({= j.output =}_ready)
+);
+{% endfor %}
+{%- for c in layers %}
 // {= c.l.name =}: {= c.l.op =}, {= c.l.cycles =} cycles per vector
-wire [{= c.l.out_beat_bits() - 1 =}:0] {= c.l.name =}_out_data;
-wire {= c.l.name =}_out_valid;
-wire {= c.l.name =}_out_ready;
-wire {= c.l.name =}_in_ready;
-
 {= c.l.module =} u_{= c.l.name =} (
     .clk(clk),
     .rst(rst),
-    .in_data({= c.src =}_data),
-    .in_valid({= c.src =}_valid),
-    .in_ready({= c.l.name =}_in_ready),
-    .out_data({= c.l.name =}_out_data),
-    .out_valid({= c.l.name =}_out_valid),
-    .out_ready({= c.l.name =}_out_ready){% for mem in c.l.trainable() %},
+    .in_data({= c.w.input =}_data),
+    .in_valid({= c.w.input =}_valid),
+    .in_ready({= c.w.input =}_ready),
+    .out_data({= c.w.output =}_data),
+    .out_valid({= c.w.output =}_valid),
+    .out_ready({= c.w.output =}_ready){% for mem in c.l.trainable() %},
 {%- call m::tr_pass(c.l.name, mem.key) %}{% endcall %}{% endfor %}
 );
 {% endfor %}
-assign in_ready = {= first =}_in_ready;
-{%- for c in layers %}{% if !loop.last %}
-assign {= c.l.name =}_out_ready = {= c.next =}_in_ready;{% endif %}{% endfor %}
-assign {= last =}_out_ready = out_ready;
-assign out_data = {= last =}_out_data;
-assign out_valid = {= last =}_out_valid;
+assign out_data = {= n.wiring.output =}_data;
+assign out_valid = {= n.wiring.output =}_valid;
+assign {= n.wiring.output =}_ready = out_ready;
 
 endmodule
 

@@ -25,6 +25,7 @@ pub mod sweep;
 pub mod synth;
 pub mod timing;
 pub mod train_plan;
+pub mod wiring;
 
 /// fptgen's version, written into every generated file.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

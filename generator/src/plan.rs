@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::layers::{self, KindPlan, LayerHw, TensorMem};
 use crate::timing::{self, Block};
+use crate::wiring::{Source, Wiring};
 use crate::train_plan::{train_plan, TrainHwPlan};
 
 /// Smallest width that can hold `0..n` (at least 1): `ceil(log2(n))`. The
@@ -268,6 +269,8 @@ pub struct NetworkPlan {
     /// latency: enough for the interval between outputs to be constant in
     /// the second half ([`crate::timing::settle`]).
     pub timing_vectors: usize,
+    /// The top level's streams, forks and joins.
+    pub wiring: Wiring,
     /// Batch norms after a dense or conv2d layer: folded into it, or kept
     /// and why ([`crate::fold`]; empty when the plan was made without
     /// folding).
@@ -343,14 +346,12 @@ pub fn plan(model: &Model) -> NetworkPlan {
     // The pipeline as the top level's ports see it: with a trainer, an
     // image input arrives as whole vectors through the serializer.
     let in_port_beats = if model.training.is_some() { 1 } else { in_beats };
-    let mut blocks: Vec<Block> = Vec::new();
-    if in_port_beats != in_beats {
-        blocks.push(Block::serialize(in_beats));
-    }
-    blocks.extend(layers.iter().flat_map(|l| l.hw().blocks(l)));
-    let (timing_vectors, m) = timing::settle(&blocks, in_port_beats, out_beats, 2 * layers.len() + 8);
-    // A chain whose interval never settles would be reported as 0 and
-    // fail its co-simulation.
+    let serializer = (in_port_beats != in_beats).then(|| Block::serialize(in_beats));
+    let in_bits = model.input_len() / in_beats * model.input_format.width() as usize;
+    let mut wiring = Wiring::new(&layers, &sources(model), in_bits);
+    let min_vectors = 2 * layers.len() + 8;
+    wiring.size_fifos(&layers, serializer.clone(), in_port_beats, out_beats, min_vectors);
+    let (timing_vectors, m) = timing::settle_graph(&wiring.graph(&layers, serializer), in_port_beats, out_beats, min_vectors);
     let (ii, latency) = (m.ii.unwrap_or(0), m.latency);
     let mut n = NetworkPlan {
         name: model.name.clone(),
@@ -367,6 +368,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
         in_port_beats,
         out_beats,
         timing_vectors,
+        wiring,
         folds: Vec::new(),
         training: model.training.as_ref().map(|t| {
             let trainable = model.trainable_params();
@@ -388,4 +390,10 @@ pub fn plan(model: &Model) -> NetworkPlan {
         t.iteration_us = hw.cycles_per_iteration as f64 * model.clock_period_ns / 1000.0;
     }
     n
+}
+
+/// What feeds each layer of `model`, in gather order: the previous layer,
+/// or the network's input for the first.
+fn sources(model: &Model) -> Vec<Vec<Source>> {
+    (0..model.layers.len()).map(|i| vec![i.checked_sub(1)]).collect()
 }

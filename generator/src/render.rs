@@ -40,6 +40,12 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
             v.push(*f);
         }
     }
+    if !n.wiring.forks.is_empty() {
+        v.push(rtl::FORK);
+    }
+    if !n.wiring.joins.is_empty() {
+        v.push(rtl::CONCAT);
+    }
     if n.training.is_some() {
         v.extend_from_slice(rtl::TRAINER);
         if n.in_port_beats != n.in_beats {
@@ -58,27 +64,17 @@ pub struct GenInfo {
     pub source: String,
 }
 
-/// A layer and its neighbours, as the top level chains them.
+/// A layer and its connections, as the top level wires it.
 #[derive(Debug, Clone)]
 pub struct LayerView<'a> {
     /// The layer's plan.
     pub l: &'a LayerPlan,
-    /// Prefix of the signals feeding this layer (`in` or `<prev>_out`).
-    pub src: String,
-    /// Name of the next layer (empty for the last).
-    pub next: String,
+    /// The streams it takes and gives.
+    pub w: &'a crate::wiring::LayerWires,
 }
 
 fn views(n: &NetworkPlan) -> Vec<LayerView<'_>> {
-    n.layers
-        .iter()
-        .enumerate()
-        .map(|(i, l)| LayerView {
-            l,
-            src: if i == 0 { "in".to_string() } else { format!("{}_out", n.layers[i - 1].name) },
-            next: n.layers.get(i + 1).map(|x| x.name.clone()).unwrap_or_default(),
-        })
-        .collect()
+    n.layers.iter().zip(&n.wiring.layers).map(|(l, w)| LayerView { l, w }).collect()
 }
 
 #[derive(Template)]
@@ -88,8 +84,6 @@ struct TopTemplate<'a> {
     n: &'a NetworkPlan,
     module_name: String,
     layers: &'a [LayerView<'a>],
-    first: &'a str,
-    last: &'a str,
 }
 
 #[derive(Template)]
@@ -272,13 +266,11 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
     for l in &n.layers {
         files.push(GeneratedFile::text(format!("rtl/{}.v", l.module), l.hw().module(l, gen)?));
     }
-    let first = n.layers.first().map(|l| l.name.as_str()).unwrap_or("");
-    let last = n.layers.last().map(|l| l.name.as_str()).unwrap_or("");
     let trainer = n.trainer.as_ref();
     let module_name = if trainer.is_some() { format!("{}_net", n.name) } else { n.name.clone() };
     files.push(GeneratedFile::text(
         format!("rtl/{module_name}.v"),
-        TopTemplate { gen, n, module_name: module_name.clone(), layers: &views, first, last }.render()?,
+        TopTemplate { gen, n, module_name: module_name.clone(), layers: &views }.render()?,
     ));
     if let Some(t) = trainer {
         files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), EsTopTemplate { gen, n, t }.render()?));

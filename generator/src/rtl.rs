@@ -37,6 +37,12 @@ pub const TRAINER: &[RtlFile] = &[
 /// a network whose input is an image.
 pub const SERIALIZE: RtlFile = ("fptgen_serialize.v", include_str!("../../rtl/fptgen_serialize.v"));
 
+/// A fork: one stream to two, each behind a FIFO (graphs).
+pub const FORK: RtlFile = ("fptgen_fork.v", include_str!("../../rtl/fptgen_fork.v"));
+
+/// A join: two streams to one beat, channel concatenation (graphs).
+pub const CONCAT: RtlFile = ("fptgen_concat.v", include_str!("../../rtl/fptgen_concat.v"));
+
 /// True for a file that is compiled (a module), false for an include file.
 pub fn is_module(name: &str) -> bool {
     name.ends_with(".v")

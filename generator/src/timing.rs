@@ -34,6 +34,10 @@ pub enum Block {
     Stage(Stage),
     /// `rtl/fptgen_serialize.v`: one vector out as `beats` beats.
     Serialize(Serialize),
+    /// `rtl/fptgen_fork.v`: one stream to two, each output behind a FIFO.
+    Fork(Fork),
+    /// `rtl/fptgen_concat.v`: two streams to one beat.
+    Join(Join),
 }
 
 impl Block {
@@ -71,14 +75,33 @@ impl Block {
         Block::Serialize(Serialize { beats, k: 0, busy: false })
     }
 
+    /// `fptgen_fork` with FIFOs of `depth` entries, after reset.
+    pub fn fork(depth: [usize; 2]) -> Block {
+        assert!(depth[0] >= 1 && depth[1] >= 1);
+        Block::Fork(Fork { depth, count: [0; 2], max: [0; 2] })
+    }
+
+    /// `fptgen_concat`, after reset.
+    pub fn join() -> Block {
+        Block::Join(Join { out_valid: false })
+    }
+
     /// Input ports (1, or 2 for a join).
     pub fn inputs(&self) -> usize {
-        1
+        if let Block::Join(_) = self {
+            2
+        } else {
+            1
+        }
     }
 
     /// Output ports (1, or 2 for a fork).
     pub fn outputs(&self) -> usize {
-        1
+        if let Block::Fork(_) = self {
+            2
+        } else {
+            1
+        }
     }
 
     /// The folds of a dense block, 1 for the others: the longest a block
@@ -93,18 +116,29 @@ impl Block {
 
     /// `in_ready` of input `port`, given the valids of every input and the
     /// readies of every output.
-    pub fn in_ready_at(&self, _port: usize, _in_valid: &[bool], out_ready: &[bool]) -> bool {
-        self.in_ready(out_ready[0])
+    pub fn in_ready_at(&self, port: usize, in_valid: &[bool], out_ready: &[bool]) -> bool {
+        match self {
+            Block::Fork(f) => f.in_ready(),
+            Block::Join(j) => j.free(out_ready[0]) && in_valid[1 - port],
+            _ => self.in_ready(out_ready[0]),
+        }
     }
 
     /// `out_valid` of output `port`.
-    pub fn out_valid_at(&self, _port: usize) -> bool {
-        self.out_valid()
+    pub fn out_valid_at(&self, port: usize) -> bool {
+        match self {
+            Block::Fork(f) => f.count[port] != 0,
+            _ => self.out_valid(),
+        }
     }
 
     /// One rising edge, every port's handshake given.
     pub fn clock_at(&mut self, in_valid: &[bool], out_ready: &[bool]) {
-        self.clock(in_valid[0], out_ready[0]);
+        match self {
+            Block::Fork(f) => f.clock(in_valid[0], out_ready),
+            Block::Join(j) => j.clock(in_valid, out_ready[0]),
+            _ => self.clock(in_valid[0], out_ready[0]),
+        }
     }
 
     /// `in_ready` for the given `out_ready` in the current state.
@@ -116,6 +150,7 @@ impl Block {
             Block::Collect(b) => b.in_ready(out_ready),
             Block::Stage(b) => b.in_ready(out_ready),
             Block::Serialize(b) => b.in_ready(out_ready),
+            Block::Fork(_) | Block::Join(_) => unreachable!("a fork or join has its own ports (in_ready_at)"),
         }
     }
 
@@ -128,6 +163,8 @@ impl Block {
             Block::Collect(b) => b.out_valid,
             Block::Stage(b) => b.out_valid,
             Block::Serialize(b) => b.busy,
+            Block::Fork(_) => unreachable!("a fork has two outputs (out_valid_at)"),
+            Block::Join(j) => j.out_valid,
         }
     }
 
@@ -140,6 +177,7 @@ impl Block {
             Block::Collect(b) => b.clock(in_valid, out_ready),
             Block::Stage(b) => b.clock(in_valid, out_ready),
             Block::Serialize(b) => b.clock(in_valid, out_ready),
+            Block::Fork(_) | Block::Join(_) => unreachable!("a fork or join has its own ports (clock_at)"),
         }
     }
 }
@@ -370,6 +408,47 @@ impl Serialize {
     }
 }
 
+/// `fptgen_fork`'s handshake: the beats each FIFO holds (`count_i`); and,
+/// for sizing, the most each has held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fork {
+    depth: [usize; 2],
+    count: [usize; 2],
+    max: [usize; 2],
+}
+
+impl Fork {
+    fn in_ready(&self) -> bool {
+        self.count[0] < self.depth[0] && self.count[1] < self.depth[1]
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: &[bool]) {
+        let push = in_valid && self.in_ready();
+        for i in 0..2 {
+            let pop = self.count[i] != 0 && out_ready[i];
+            self.count[i] = self.count[i] + usize::from(push) - usize::from(pop);
+            self.max[i] = self.max[i].max(self.count[i]);
+        }
+    }
+}
+
+/// `fptgen_concat`'s handshake: `out_valid`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Join {
+    out_valid: bool,
+}
+
+impl Join {
+    fn free(&self, out_ready: bool) -> bool {
+        !self.out_valid || out_ready
+    }
+
+    fn clock(&mut self, in_valid: &[bool], out_ready: bool) {
+        let take = in_valid[0] && in_valid[1] && self.free(out_ready);
+        self.out_valid = take || (self.out_valid && !out_ready);
+    }
+}
+
 /// What [`measure`] found: the harness's latency and initiation interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Measured {
@@ -500,6 +579,19 @@ impl Graph {
 /// accepted beat, and the cycle in which each output vector's last beat is
 /// valid.
 fn run(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, pace: Option<u64>) -> Option<(u64, Vec<u64>)> {
+    run_nodes(graph, in_beats, out_beats, vectors, pace).map(|(a, d, _)| (a, d))
+}
+
+/// The most beats each fork's FIFOs held when `vectors` vectors stream
+/// through `graph` at full rate (as [`measure`] runs it), per fork node in
+/// node order.
+pub fn fork_fill(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize) -> Option<Vec<[usize; 2]>> {
+    let (_, _, nodes) = run_nodes(graph, in_beats, out_beats, vectors, None)?;
+    Some(nodes.iter().filter_map(|n| if let Block::Fork(f) = &n.block { Some(f.max) } else { None }).collect())
+}
+
+/// [`run`], also returning the nodes' final state.
+fn run_nodes(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, pace: Option<u64>) -> Option<(u64, Vec<u64>, Vec<Node>)> {
     let mut nodes = graph.nodes.clone();
     let (input_to, consumer) = graph.consumers();
     let total_in = vectors * in_beats;
@@ -561,7 +653,7 @@ fn run(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, pace: O
             sent += 1;
         }
     }
-    Some((first_accept?, done_at))
+    Some((first_accept?, done_at, nodes))
 }
 
 

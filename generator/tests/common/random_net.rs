@@ -196,3 +196,86 @@ pub fn cnn(trainable: bool) -> impl Strategy<Value = (String, u64)> {
             (y, seed)
         })
 }
+
+fn conv_yaml(name: &str, l: &LayerSpec, inputs: Option<&str>, c_in: usize, stride: usize, same: bool) -> String {
+    let pe = 1 + l.pe_pick % l.outputs;
+    let simd = 1 + l.simd_pick % (9 * c_in);
+    format!(
+        "  - name: {name}\n    type: conv2d\n{}    filters: {}\n    stride: {stride}\n    padding: {}\n    activation: {}\n    precision: {{weight: '{}', bias: '{}', accum: '{}', output: '{}'}}\n    pe: {pe}\n    simd: {simd}\n    trainable: [{}]\n",
+        inputs.map(|i| format!("    inputs: [{i}]\n")).unwrap_or_default(),
+        l.outputs,
+        if same { "same" } else { "valid" },
+        if l.relu { "relu" } else { "linear" },
+        l.weight,
+        l.bias,
+        l.accum,
+        l.output,
+        trainables(l).join(", ")
+    )
+}
+
+/// A random graph network (a model file without `weights:` contents, and a
+/// weight seed): an input image of 3 to 7 rows and columns and 1 to 3
+/// channels into a convolution `a`; a branch of one or two convolutions
+/// (same padding, stride 1) from `a`; the two joined by `add` (lowered to
+/// concat + conv) or `concat`, with the branch or the skip path first; then
+/// either the image out, a pool, or flatten and dense. So the fork's FIFO
+/// sizing, the join and the lowering are drawn with random formats and
+/// folding. With `trainable`, flatten and dense end it and at least one
+/// tensor is trainable.
+pub fn graph(trainable: bool) -> impl Strategy<Value = (String, u64)> {
+    (
+        (3usize..=7, 3usize..=7, 1usize..=3, format(8)),
+        (layer(), layer(), prop::option::of(layer()), any::<bool>(), any::<bool>(), format(10)),
+        (0usize..3, layer(), any::<u64>()),
+    )
+        .prop_map(move |((h, w, c0, xf), (a, b1, b2, add, swap, yf), (tail, mut fc, seed))| {
+            let mut a = a;
+            a.outputs = 1 + a.outputs % 4;
+            let f = a.outputs;
+            let mut y = format!("name: rnd\ninput:\n  shape: [{h}, {w}, {c0}]\n  format: '{xf}'\nweights: w.npz\nlayers:\n");
+            y += &conv_yaml("a", &a, None, c0, 1, true);
+            // The branch keeps a's shape, so the join's inputs match; an
+            // add needs their formats equal too: the branch's last layer
+            // takes a's output format.
+            let mut b1 = b1;
+            b1.outputs = f;
+            let mut last = "b1";
+            let mut b2 = b2;
+            if let Some(b) = b2.as_mut() {
+                b.outputs = f;
+            }
+            if add {
+                match b2.as_mut() {
+                    Some(b) => b.output = a.output.clone(),
+                    None => b1.output = a.output.clone(),
+                }
+            }
+            y += &conv_yaml("b1", &b1, Some("a"), f, 1, true);
+            if let Some(b) = &b2 {
+                y += &conv_yaml("b2", b, Some("b1"), f, 1, true);
+                last = "b2";
+            }
+            let ins = if swap { format!("[a, {last}]") } else { format!("[{last}, a]") };
+            let c = if add {
+                y += &format!("  - name: j\n    type: add\n    inputs: {ins}\n    precision: {{output: '{yf}'}}\n");
+                f
+            } else {
+                y += &format!("  - name: j\n    type: concat\n    inputs: {ins}\n");
+                2 * f
+            };
+            let tail = if trainable { 2 } else { tail };
+            match tail {
+                0 => {}
+                1 => y += "  - name: p\n    type: maxpool2d\n",
+                _ => {
+                    if trainable && !(a.train_w || a.train_b || b1.train_w || b1.train_b || fc.train_w || fc.train_b) {
+                        fc.train_b = true;
+                    }
+                    y += "  - name: flat\n    type: flatten\n";
+                    y += &dense_yaml("fc", &fc, h * w * c);
+                }
+            }
+            (y, seed)
+        })
+}
