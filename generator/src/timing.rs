@@ -763,4 +763,34 @@ mod tests {
             }
         }
     }
+
+    /// A fork whose outputs rejoin, one branch direct, the other
+    /// `flatten(K) -> serialize(K)` (the graph of
+    /// generator/tests/rtl_fork.rs): the model sizes the direct branch's
+    /// FIFO at the depth that testbench found to give full rate (7 for
+    /// K = 4: the fork test's "full-rate depth"), and then beat n comes out
+    /// K + 2 edges after beat n is accepted, as it measured (output n on
+    /// cycle n + K + 3).
+    #[test]
+    fn a_rejoined_fork_is_sized_for_full_rate() {
+        let k = 4;
+        for direct_first in [true, false] {
+            let (d, l) = if direct_first { (0, 1) } else { (1, 0) };
+            let mut g = Graph {
+                nodes: vec![
+                    Node { block: Block::fork([1 << 20; 2]), inputs: vec![Src::Input] },
+                    Node { block: Block::collect(k), inputs: vec![Src::Node(0, l)] },
+                    Node { block: Block::serialize(k), inputs: vec![Src::Node(1, 0)] },
+                    Node { block: Block::join(), inputs: vec![] },
+                ],
+                output: Src::Node(3, 0),
+            };
+            g.nodes[3].inputs = if direct_first { vec![Src::Node(0, d), Src::Node(2, 0)] } else { vec![Src::Node(2, 0), Src::Node(0, d)] };
+            let fill = fork_fill(&g, 1, 1, 96).unwrap();
+            assert_eq!(fill[0][d] + 1, 7, "direct branch first: {direct_first}");
+            g.nodes[0].block = Block::fork([(fill[0][0] + 1).max(2), (fill[0][1] + 1).max(2)]);
+            let m = measure_graph(&g, 1, 1, 96).unwrap();
+            assert_eq!(m, Measured { latency: k as u64 + 2, ii: Some(1) });
+        }
+    }
 }
