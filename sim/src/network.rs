@@ -1,8 +1,9 @@
 //! The bit-accurate inference simulator: the executable specification of the
 //! hardware's arithmetic.
 //!
-//! A network runs its layers in order, each with its kind's exact forward
-//! pass ([`crate::layers`]; a dense layer's arithmetic is specified in
+//! A network runs its layers in order (the model file's order, a
+//! topological order of its graph), each on the gather of its inputs
+//! ([`crate::model::Gather`]) with its kind's exact forward pass ([`crate::layers`]; a dense layer's arithmetic is specified in
 //! [`crate::layers::dense`] and `docs/numerics.md`).
 
 use rayon::prelude::*;
@@ -11,7 +12,7 @@ use crate::fast::kernel::extend_i64;
 use crate::fast::{i64_range, FastDense};
 use crate::fixed::Format;
 use crate::layers::dense::Narrow;
-use crate::model::{LayerOp, Model};
+use crate::model::{LayerOp, Model, Source};
 use crate::weights::Params;
 
 pub use crate::layers::dense::{
@@ -86,6 +87,8 @@ pub struct Network {
     /// Every activation's codes fit `i64`, so batches run layer by layer
     /// on `i64` matrices.
     batched: bool,
+    /// Per layer, the last layer that reads its output ([`Model::last_use`]).
+    last_use: Vec<usize>,
 }
 
 impl Network {
@@ -134,7 +137,8 @@ impl Network {
             .collect();
         let batched = i64_range(model.input_format).is_some()
             && model.layers.iter().all(|l| i64_range(l.kind().output_format()).is_some());
-        Ok(Network { model, params, narrow, fast, batched })
+        let last_use = model.last_use();
+        Ok(Network { model, params, narrow, fast, batched, last_use })
     }
 
     /// Per layer, the kernel of its batched path ([`Network::infer_batch`]),
@@ -154,29 +158,67 @@ impl Network {
 
     /// The network on `inputs` (checked codes), layer by layer on `i64`
     /// matrices: batched layers in one product, the others sample by sample.
+    /// Every layer's matrix is kept until its last reader has run; a layer
+    /// with several inputs gets their rows gathered.
     fn run_chunk(&self, inputs: &[Vec<i128>]) -> Vec<Vec<i128>> {
         let m = inputs.len();
-        let mut acts: Vec<i64> = Vec::with_capacity(m * self.model.input_len());
+        let mut input: Vec<i64> = Vec::with_capacity(m * self.model.input_len());
         for x in inputs {
-            extend_i64(x, &mut acts);
+            extend_i64(x, &mut input);
         }
-        let mut width = self.model.input_len();
-        for (l, layer) in self.model.layers.iter().enumerate() {
+        let layers = &self.model.layers;
+        let last_use = &self.last_use;
+        let mut acts: Vec<Vec<i64>> = vec![Vec::new(); layers.len()];
+        let mut input_last = 0;
+        for (l, layer) in layers.iter().enumerate() {
+            if layer.inputs.contains(&Source::Input) {
+                input_last = l;
+            }
+        }
+        for (l, layer) in layers.iter().enumerate() {
             let n_out: usize = layer.kind().output_shape().iter().product();
-            acts = match &self.fast[l] {
-                Some(f) => f.forward(acts, m),
+            let width = layer.gather.len();
+            // The layer's input matrix: a source read for the last time is
+            // moved, not copied.
+            let x: Vec<i64> = match layer.inputs.as_slice() {
+                [Source::Input] if input_last == l => std::mem::take(&mut input),
+                [Source::Input] => input.clone(),
+                [Source::Layer(j)] if last_use[*j] == l => std::mem::take(&mut acts[*j]),
+                [Source::Layer(j)] => acts[*j].clone(),
+                many => {
+                    let mut x = Vec::with_capacity(m * width);
+                    for r in 0..m {
+                        let parts: Vec<&[i64]> = many
+                            .iter()
+                            .zip(&layer.gather.widths)
+                            .map(|(s, &w)| {
+                                let len = w * layer.gather.pixels;
+                                match s {
+                                    Source::Input => &input[r * len..(r + 1) * len],
+                                    Source::Layer(j) => &acts[*j][r * len..(r + 1) * len],
+                                }
+                            })
+                            .collect();
+                        x.extend(layer.gather.gather(&parts));
+                    }
+                    x
+                }
+            };
+            acts[l] = match &self.fast[l] {
+                Some(f) => f.forward(x, m),
                 None => {
                     let mut next = Vec::with_capacity(m * n_out);
-                    for row in acts.chunks_exact(width.max(1)).take(m) {
+                    for row in x.chunks_exact(width.max(1)).take(m) {
                         let x: Vec<i128> = row.iter().map(|&v| i128::from(v)).collect();
                         next.extend(self.layer_forward(l, &x).iter().map(|&v| v as i64));
                     }
                     next
                 }
             };
-            width = n_out;
         }
-        acts.chunks_exact(width.max(1)).take(m).map(|r| r.iter().map(|&v| i128::from(v)).collect()).collect()
+        let out = acts.pop().unwrap_or_default();
+        let width = self.model.output_len();
+        out.chunks_exact(width.max(1)).take(m).map(|r| r.iter().map(|&v| i128::from(v)).collect()).collect()
     }
 
     /// The model.
@@ -213,8 +255,13 @@ impl Network {
         self.check_input(0, input)?;
         let mut outs: Vec<Vec<i128>> = Vec::with_capacity(self.model.layers.len());
         for l in 0..self.model.layers.len() {
-            let x = outs.last().map(Vec::as_slice).unwrap_or(input);
-            let y = self.layer_forward(l, x);
+            let y = {
+                let x = self.model.layer_input(l, |s| match s {
+                    Source::Input => input,
+                    Source::Layer(j) => &outs[j],
+                });
+                self.layer_forward(l, &x)
+            };
             outs.push(y);
         }
         Ok(outs)

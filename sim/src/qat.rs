@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use crate::data::Dataset;
 use crate::fixed::Format;
 use crate::layers::Backward;
-use crate::model::Model;
+use crate::model::{Model, Source};
 use crate::network::{Network, SimError};
 use crate::weights::{LayerParams, Params};
 
@@ -148,7 +148,11 @@ impl Qat {
         let mut masters = Vec::new();
         for l in &model.layers {
             let k = l.kind();
-            let values = k.init_masters(&mut |a| rng.random_range(-a..=a));
+            let values = match &l.lowered {
+                // A lowered layer's constants: exact, and never updated.
+                Some(c) => k.tensors().iter().zip(&c.params.tensors).map(|(t, v)| v.iter().map(|&r| t.format.to_f64(r) as f32).collect()).collect(),
+                None => k.init_masters(&mut |a| rng.random_range(-a..=a)),
+            };
             let tensors = k
                 .tensors()
                 .iter()
@@ -221,7 +225,10 @@ impl Qat {
             let scale = 1.0 / idx.len() as f32;
             self.steps += 1;
             let lr = self.config.lr * 0.5 * (1.0 + (std::f32::consts::PI * self.steps as f32 / total_steps).min(std::f32::consts::PI).cos());
-            for (masters, grads) in self.masters.iter_mut().zip(&g.grads) {
+            for ((masters, grads), layer) in self.masters.iter_mut().zip(&g.grads).zip(&self.model.layers) {
+                if layer.lowered.is_some() {
+                    continue;
+                }
                 for (m, grad) in masters.iter_mut().zip(grads) {
                     let grad: Vec<f32> = grad.iter().map(|x| x * scale).collect();
                     m.adam(&grad, lr, self.steps);
@@ -246,25 +253,28 @@ impl Qat {
         let [t_hi, t_lo] = [1.0, 0.0].map(|v| out_format.to_f64(out_format.quantize_f64(v).unwrap_or(0)) as f32);
         let target = |is_label: bool| if is_label { t_hi } else { t_lo };
         for &s in samples {
-            // Forward: every layer's input codes and real values, and each
-            // output's straight-through mask.
+            // Forward: every layer's output codes and real values (index 0:
+            // the network input), and each output's straight-through mask.
             let mut xs: Vec<Vec<f32>> = Vec::with_capacity(layers.len() + 1);
+            let mut codes: Vec<Vec<i128>> = Vec::with_capacity(layers.len() + 1);
             // Per output: 0 inside the format, -1 at its lower bound (or 0
             // after a ReLU), +1 at its upper bound.
             let mut masks: Vec<Vec<i8>> = Vec::with_capacity(layers.len());
-            let mut codes = data.input(s).to_vec();
-            let mut fmt = self.model.input_format;
-            xs.push(codes.iter().map(|&c| fmt.to_f64(c) as f32).collect());
+            let fmt = self.model.input_format;
+            codes.push(data.input(s).to_vec());
+            xs.push(codes[0].iter().map(|&c| fmt.to_f64(c) as f32).collect());
             for (l, layer) in layers.iter().enumerate() {
                 let k = layer.kind();
-                let y = k.forward(fmt, &q.params.layers[l], &codes);
+                let y = {
+                    let x = self.model.layer_input(l, |src| &codes[slot(src)]);
+                    k.forward(layer.input_format, &q.params.layers[l], &x)
+                };
                 let of = k.output_format();
                 let lo = if k.ste_mask() { k.output_floor() } else { i128::MIN };
                 let hi = if k.ste_mask() { of.max_raw() } else { i128::MAX };
                 masks.push(y.iter().map(|&c| if c <= lo { -1 } else if c >= hi { 1 } else { 0 }).collect());
                 xs.push(y.iter().map(|&c| of.to_f64(c) as f32).collect());
-                codes = y;
-                fmt = of;
+                codes.push(y);
             }
             // Loss gradient at the output.
             let y = &xs[layers.len()];
@@ -306,9 +316,19 @@ impl Qat {
                     e.iter().enumerate().map(|(o, &v)| v / z - if o == label { 1.0 } else { 0.0 }).collect()
                 }
             };
-            // Backward.
+            // Backward: a layer output read by several layers gets the sum
+            // of their gradients (`deltas[l]` is empty until one arrives).
+            let mut deltas: Vec<Vec<f32>> = vec![Vec::new(); layers.len()];
+            if let Some(d) = deltas.last_mut() {
+                *d = std::mem::take(&mut delta);
+            }
             for l in (0..layers.len()).rev() {
                 let last = l + 1 == layers.len();
+                let mut delta = std::mem::take(&mut deltas[l]);
+                if delta.is_empty() {
+                    // Every reader of this output got no gradient to pass.
+                    delta = vec![0.0; xs[l + 1].len()];
+                }
                 for (dl, &bound) in delta.iter_mut().zip(&masks[l]) {
                     // The loss sees the network's output itself: there a
                     // gradient that points back inside the format passes
@@ -318,16 +338,41 @@ impl Qat {
                         *dl = 0.0;
                     }
                 }
-                delta = layers[l].kind().backward(Backward {
-                    x: &xs[l],
-                    params: &q.real[l],
-                    delta: &delta,
-                    grads: &mut g.grads[l],
-                    want_input: l > 0,
-                });
+                let layer = &layers[l];
+                let want_input = layer.inputs.iter().any(|src| matches!(src, Source::Layer(_)));
+                let dx = {
+                    let x = self.model.layer_input(l, |src| &xs[slot(src)]);
+                    layer.kind().backward(Backward { x: &x, params: &q.real[l], delta: &delta, grads: &mut g.grads[l], want_input })
+                };
+                if !want_input {
+                    continue;
+                }
+                let parts: Vec<Vec<f32>> = match layer.inputs.len() {
+                    1 => vec![dx],
+                    n => (0..n).map(|k| layer.gather.part(&dx, k)).collect(),
+                };
+                for (src, part) in layer.inputs.iter().zip(parts) {
+                    let Source::Layer(j) = *src else { continue };
+                    if deltas[j].is_empty() {
+                        deltas[j] = part;
+                    } else {
+                        for (a, b) in deltas[j].iter_mut().zip(&part) {
+                            *a += b;
+                        }
+                    }
+                }
             }
         }
         g
+    }
+}
+
+/// Where a source's values sit in the forward pass's vectors (index 0 the
+/// network input, `l + 1` layer `l`'s output).
+fn slot(src: Source) -> usize {
+    match src {
+        Source::Input => 0,
+        Source::Layer(j) => j + 1,
     }
 }
 

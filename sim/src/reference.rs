@@ -2,12 +2,13 @@
 //! type with no quantization between operations, for comparison with the
 //! bit-accurate simulator.
 //!
+//! Layers take the gather of their inputs, as in the simulator.
 //! Parameters are the exact values of their fixed-point codes; inputs are
 //! given as floats. In `f64` or `f32` ([`Real`]).
 
 use num_traits::Float;
 
-use crate::model::Model;
+use crate::model::{Model, Source};
 use crate::weights::Params;
 
 /// Evaluates `model` on one float sample. `input.len()` must equal
@@ -16,8 +17,8 @@ pub fn infer<T: Real>(model: &Model, params: &Params, input: &[T]) -> Option<Vec
     if input.len() != model.input_len() {
         return None;
     }
-    let mut x: Vec<T> = input.to_vec();
-    for (layer, p) in model.layers.iter().zip(&params.layers) {
+    let mut outs: Vec<Vec<T>> = Vec::with_capacity(model.layers.len());
+    for (l, (layer, p)) in model.layers.iter().zip(&params.layers).enumerate() {
         let k = layer.kind();
         let real: Vec<Vec<T>> = k
             .tensors()
@@ -25,9 +26,16 @@ pub fn infer<T: Real>(model: &Model, params: &Params, input: &[T]) -> Option<Vec
             .zip(&p.tensors)
             .map(|(t, codes)| codes.iter().map(|&r| T::from(t.format.to_f64(r)).unwrap_or_else(T::nan)).collect())
             .collect();
-        x = T::forward(k, &real, &x);
+        let y = {
+            let x = model.layer_input(l, |s| match s {
+                Source::Input => input,
+                Source::Layer(j) => &outs[j],
+            });
+            T::forward(k, &real, &x)
+        };
+        outs.push(y);
     }
-    Some(x)
+    Some(outs.pop().unwrap_or_else(|| input.to_vec()))
 }
 
 /// The float types of the reference path: `f32` and `f64`, each with its

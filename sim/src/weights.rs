@@ -7,6 +7,12 @@
 //! values. Arrays whose names start with `meta/` are ignored (fptgen
 //! records the seed of random weights there); any other unexpected array is an
 //! error, so a misspelled tensor name cannot go unnoticed.
+//!
+//! A layer lowered at load (`type: add`, [`crate::model::Lowered`]) has
+//! constant tensors that fptgen generates: they are not read, not drawn by
+//! [`random`] and not written by [`save`]. An archive may still hold them
+//! (an export of the lowered network), but then with exactly the generated
+//! values; any other value is an error naming the tensor.
 
 use std::path::Path;
 
@@ -21,7 +27,7 @@ use crate::tensor::{self, unravel, Array, NamedArray, OutValues, Values};
 /// Raw codes of one layer's parameters: one vector per tensor of its kind
 /// ([`crate::layers::LayerKind::tensors`], in that order; none for a kind
 /// without parameters), each in C order in its tensor's format.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct LayerParams {
     /// The tensors' codes.
     pub tensors: Vec<Vec<i128>>,
@@ -61,6 +67,36 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
     let mut arrays = tensor::read_npz(path)?;
     let mut layers = Vec::new();
     for layer in &model.layers {
+        if let Some(c) = &layer.lowered {
+            // Generated at load, not read; an archive that holds the
+            // tensors anyway (an export of the lowered network) must hold
+            // exactly these values.
+            for (t, want) in layer.kind().tensors().iter().zip(&c.params.tensors) {
+                let name = layer.tensor_name(t.key);
+                if arrays.contains_key(&name) {
+                    let a = take(&mut arrays, path, &name, &t.shape)?;
+                    let got = convert(path, &name, &a, t.format, Conversion::Exact)?;
+                    if let Some(i) = got.iter().zip(want).position(|(g, w)| g != w) {
+                        return Err(TensorError::value(
+                            path,
+                            &name,
+                            unravel(i, &t.shape),
+                            format!(
+                                "is {} but layer '{}' is an {} lowered at load, whose tensors are fixed ({} here); \
+                                 remove the tensor from the archive",
+                                t.format.to_f64(got[i]),
+                                layer.name,
+                                c.from,
+                                t.format.to_f64(want[i])
+                            ),
+                        )
+                        .into());
+                    }
+                }
+            }
+            layers.push(c.params.clone());
+            continue;
+        }
         let mut tensors = Vec::new();
         for t in layer.kind().tensors() {
             let name = layer.tensor_name(t.key);
@@ -73,6 +109,7 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
         let expected: Vec<String> = model
             .layers
             .iter()
+            .filter(|l| l.lowered.is_none())
             .flat_map(|l| l.kind().tensors().into_iter().map(move |t| l.tensor_name(t.key)))
             .collect();
         return Err(TensorError::tensor(
@@ -145,13 +182,17 @@ pub fn convert(path: &Path, name: &str, arr: &Array, format: Format, conversion:
 /// zero) for a layer's first tensor (its weights), and within ±one eighth
 /// of that bound for the others (biases). The stream is ChaCha8 seeded with
 /// `seed`, one draw per value in archive order (layer by layer, tensor by
-/// tensor, C order), so equal seeds give equal bits.
+/// tensor, C order), so equal seeds give equal bits. A lowered layer gets
+/// its constants and takes no draw.
 pub fn random(model: &Model, seed: u64) -> Params {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let layers = model
         .layers
         .iter()
         .map(|l| {
+            if let Some(c) = &l.lowered {
+                return c.params.clone();
+            }
             let k = l.kind();
             let bound = (6.0 / (k.input_len() + k.output_len()) as f64).sqrt();
             let tensors = k
@@ -185,7 +226,7 @@ fn draw(rng: &mut ChaCha8Rng, f: Format, bound: f64) -> i128 {
 /// `meta` arrays (e.g. `meta/seed`) are written beside the tensors.
 pub fn save(model: &Model, params: &Params, path: &Path, meta: &[NamedArray]) -> Result<(), Error> {
     let mut arrays = Vec::new();
-    for (layer, p) in model.layers.iter().zip(&params.layers) {
+    for (layer, p) in model.layers.iter().zip(&params.layers).filter(|(l, _)| l.lowered.is_none()) {
         for (t, raw) in layer.kind().tensors().iter().zip(&p.tensors) {
             let name = layer.tensor_name(t.key);
             let fmt = t.format;

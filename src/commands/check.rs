@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use fptgen_sim::model::{Distribution, Model, Training};
+use fptgen_sim::model::{Distribution, Model, Source, Training};
 
 /// Validates each model and its weights and prints a summary.
 pub fn run(models: &[PathBuf], quantize: bool) -> anyhow::Result<()> {
@@ -23,47 +23,68 @@ pub fn summary(m: &Model) -> String {
     s += &format!("{}: ok ({})\n", m.name, m.source.display());
     s += &format!("  part {}, clock {} ns, weights {}\n", m.part, m.clock_period_ns, m.weights_path.display());
     s += &format!("  input [{}] {}\n", shape.join(", "), m.input_format);
-    let rows: Vec<[String; 10]> = m
+    // The inputs column only for a graph: a chain's summary is as before.
+    let graph = !m.is_chain();
+    let rows: Vec<Vec<String>> = m
         .layers
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let k = l.kind();
             let formats = k.formats();
             let format = |name: &str| formats.iter().find(|(n, _)| *n == name).map_or("-".to_string(), |(_, f)| f.to_string());
             let tensors = k.tensors();
             let trainable: Vec<_> = tensors.iter().filter(|t| t.trainable).collect();
             let count = |ts: &mut dyn Iterator<Item = &fptgen_sim::layers::TensorSpec>| ts.map(|t| t.len() as u64).sum::<u64>();
-            [
+            let mut row = vec![
                 l.name.clone(),
-                k.describe(),
+                l.describe(),
                 k.activation().map_or("-".to_string(), |a| a.to_string()),
                 format("weight"),
                 format("bias"),
                 format("accum"),
                 format("output"),
                 k.folding(),
-                count(&mut tensors.iter()).to_string(),
+                match l.lowered {
+                    None => count(&mut tensors.iter()).to_string(),
+                    Some(_) => format!("0 (+{} fixed)", count(&mut tensors.iter())),
+                },
                 if trainable.is_empty() {
                     "-".to_string()
                 } else {
                     let roles: Vec<&str> = trainable.iter().map(|t| t.role).collect();
                     format!("{} ({})", count(&mut trainable.iter().copied()), roles.join("+"))
                 },
-            ]
+            ];
+            if graph {
+                let names: Vec<String> = l
+                    .inputs
+                    .iter()
+                    .map(|s| match *s {
+                        Source::Input => "input".to_string(),
+                        Source::Layer(j) => m.layers[j].name.clone(),
+                    })
+                    .collect();
+                row.push(if l.is_chained(i) { "-".to_string() } else { names.join(", ") });
+            }
+            row
         })
         .collect();
-    let head = ["layer", "op", "act", "weight", "bias", "accum", "output", "pe/simd", "params", "trainable"];
-    let mut width = head.map(str::len);
+    let mut head = vec!["layer", "op", "act", "weight", "bias", "accum", "output", "pe/simd", "params", "trainable"];
+    if graph {
+        head.push("inputs");
+    }
+    let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in width.iter_mut().zip(r) {
             *w = (*w).max(c.len());
         }
     }
     let line = |cells: Vec<&str>| -> String {
-        let parts: Vec<String> = cells.iter().zip(width).map(|(c, w)| format!("{c:<w$}")).collect();
+        let parts: Vec<String> = cells.iter().zip(&width).map(|(c, &w)| format!("{c:<w$}")).collect();
         format!("  {}\n", parts.join("  ").trim_end())
     };
-    s += &line(head.to_vec());
+    s += &line(head.clone());
     for r in &rows {
         s += &line(r.iter().map(String::as_str).collect());
     }

@@ -111,6 +111,8 @@ pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<Layer
         LayerOp::MaxPool2d(p) => Some(maxpool2d::plan(model, layer, input_shape, p)),
         LayerOp::Flatten(f) => Some(flatten::plan(model, layer, input_shape, f)),
         LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
+        // Graphs are refused before planning (`crate::design::supported`).
+        LayerOp::Concat(_) => None,
     }
 }
 

@@ -94,20 +94,33 @@ impl Dense {
     pub(crate) fn from_file(input: &LayerInput) -> Result<Dense, ModelError> {
         let (c, lf) = (input.c, input.lf);
         input.only(&["inputs", "outputs", "activation", "precision", "pe", "simd", "trainable"], &["weight", "bias", "accum", "output"])?;
-        let inputs_at = input.require(&lf.inputs, "inputs")?;
-        let inputs = c.dim(inputs_at, "inputs")?;
+        // `inputs: N` checks the length of what feeds the layer; with
+        // `inputs: [names]` the length is that of the gathered input.
+        let count = input.input_count();
+        if count.is_none() && !matches!(lf.inputs.as_ref().map(|i| &i.value), Some(crate::model::schema::InputsFile::Names(_))) {
+            input.require(&count, "inputs")?;
+        }
+        let counted = match &count {
+            Some(at) => Some(c.dim(at, "inputs")?),
+            None => None,
+        };
         let outputs = c.dim(input.require(&lf.outputs, "outputs")?, "outputs")?;
         let name = input.name;
+        let err_at_count = |m: String| match &count {
+            Some(at) => c.err(at, m),
+            None => input.err_at_inputs(m),
+        };
         if let [h, w, ch] = input.shape {
-            return Err(c.err(
-                inputs_at,
-                format!("layer '{name}' is dense but {} is an image [{h}, {w}, {ch}]; put a `type: flatten` layer before it", input.from),
-            ));
+            return Err(err_at_count(format!(
+                "layer '{name}' is dense but {} is an image [{h}, {w}, {ch}]; put a `type: flatten` layer before it",
+                input.from
+            )));
         }
         let prev_len: usize = input.shape.iter().product();
+        let inputs = counted.unwrap_or(prev_len);
         if inputs != prev_len {
             let noun = if input.from == "the network input" { "values" } else { "outputs" };
-            return Err(c.err(inputs_at, format!("layer '{name}' has {inputs} inputs but {} has {prev_len} {noun}", input.from)));
+            return Err(err_at_count(format!("layer '{name}' has {inputs} inputs but {} has {prev_len} {noun}", input.from)));
         }
         let [weight, bias, accum, output] = input.formats(["weight", "bias", "accum", "output"])?;
         let precision = Precision { weight, bias, accum, output };

@@ -17,23 +17,26 @@
 //! variant of `LayerOp` and of the model file's `type`, and its generator
 //! half (docs/hardware.md lists the files of each kind).
 
+pub mod add;
 pub mod batchnorm;
+pub mod concat;
 pub mod conv2d;
 pub mod dense;
 pub mod flatten;
 pub mod maxpool2d;
 
 pub use batchnorm::BatchNorm;
+pub use concat::Concat;
 pub use conv2d::Conv2d;
 pub use dense::{Dense, Precision, Trainable};
 pub use flatten::Flatten;
 pub use maxpool2d::MaxPool2d;
 
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
 use crate::error::ModelError;
 use crate::fixed::Format;
-use crate::model::schema::{ActivationFile, LayerFile};
+use crate::model::schema::{ActivationFile, InputsFile, LayerFile};
 use crate::model::Checker;
 use crate::weights::LayerParams;
 
@@ -44,6 +47,8 @@ pub const KINDS: &[(&str, &str)] = &[
     ("maxpool2d", "2x2 max-pooling, stride 2"),
     ("batchnorm", "per-channel scale and shift"),
     ("flatten", "an image as a vector"),
+    ("concat", "two or more inputs as one (channels of images, or vectors one after the other)"),
+    ("add", "the exact sum of two inputs, cast to the output format (lowered to concat + a 3x3 conv2d, seed 004)"),
 ];
 
 /// Operators outside the core set that seed 004 rewrites into it: the
@@ -51,7 +56,6 @@ pub const KINDS: &[(&str, &str)] = &[
 pub const REWRITES: &[(&str, &str)] = &[
     ("conv1x1", "a conv2d with kernel 3 whose weights are zero outside the centre"),
     ("avgpool2d", "a conv2d (stride 2) whose weights average each window, or a maxpool2d"),
-    ("add", "concatenation followed by a 3x3 conv2d whose weights add the two halves (seed 004's residual lowering)"),
     ("layernorm", "a batchnorm (retrain with fptgen train)"),
     ("embedding", "a dense layer on one-hot inputs"),
     ("depthwise_conv2d", "a conv2d whose weights are zero across channels"),
@@ -69,9 +73,12 @@ pub(crate) struct LayerInput<'a> {
     pub lf: &'a LayerFile,
     /// The layer's (checked) name.
     pub name: &'a str,
-    /// The shape of the layer's input (`[n]` or `[h, w, c]`).
+    /// The shape of the layer's (gathered) input (`[n]` or `[h, w, c]`).
     pub shape: &'a [usize],
-    /// What feeds it, for messages ("the network input", "the previous layer 'x'").
+    /// The shape of each of its inputs, in gather order.
+    pub parts: &'a [Vec<usize>],
+    /// What feeds it, for messages ("the network input", "the previous
+    /// layer 'x'", "its inputs 'a' and 'b' gathered").
     pub from: &'a str,
     /// The format of the layer's input values.
     pub format: Format,
@@ -81,6 +88,24 @@ impl LayerInput<'_> {
     /// An error at the layer's `type`.
     pub fn err_at_type(&self, message: impl Into<String>) -> ModelError {
         self.c.err(&self.lf.kind, message)
+    }
+
+    /// An error at the layer's `inputs:` (at its `type` when it has none).
+    pub fn err_at_inputs(&self, message: impl Into<String>) -> ModelError {
+        match &self.lf.inputs {
+            Some(i) => self.c.err(i, message),
+            None => self.err_at_type(message),
+        }
+    }
+
+    /// The dense count `inputs: N`, if the entry gives one.
+    pub fn input_count(&self) -> Option<Spanned<u64>> {
+        match &self.lf.inputs {
+            Some(Spanned { value: InputsFile::Count(n), referenced, defined }) => {
+                Some(Spanned { value: *n, referenced: *referenced, defined: *defined })
+            }
+            _ => None,
+        }
     }
 
     /// The field `field` (as the model file spells it), or an error at the
@@ -94,8 +119,19 @@ impl LayerInput<'_> {
     /// `formats`.
     pub fn only(&self, allowed: &[&str], formats: &[&str]) -> Result<(), ModelError> {
         let lf = self.lf;
-        let given: [(&str, Option<&serde_saphyr::Location>); 12] = [
-            ("inputs", lf.inputs.as_ref().map(|s| &s.referenced)),
+        // A list of names applies to every kind; only a count is a field.
+        let count: Option<&Location> = lf.inputs.as_ref().filter(|i| matches!(i.value, InputsFile::Count(_))).map(|s| &s.referenced);
+        if let (Some(at), false) = (count, allowed.contains(&"inputs")) {
+            return Err(self.c.err_at(
+                at,
+                format!(
+                    "`inputs: <number>` counts a dense layer's inputs; a {} layer's `inputs` lists the layers that feed it, e.g. `inputs: [a, b]`",
+                    lf.kind.value
+                ),
+            ));
+        }
+        let given: [(&str, Option<&Location>); 12] = [
+            ("inputs", count),
             ("outputs", lf.outputs.as_ref().map(|s| &s.referenced)),
             ("filters", lf.filters.as_ref().map(|s| &s.referenced)),
             ("kernel", lf.kernel.as_ref().map(|s| &s.referenced)),

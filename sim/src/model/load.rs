@@ -1,15 +1,15 @@
 //! Reading and validating a model file.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    DistributionFile, FitnessFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, TrainingFile,
+    DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, TrainingFile,
 };
 use super::{
-    BatchNorm, Conv2d, Dense, Distribution, Flatten, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Training,
+    BatchNorm, Concat, Conv2d, Dense, Distribution, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Source, Training,
     DEFAULT_CLOCK_PERIOD_NS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
@@ -170,19 +170,122 @@ impl Checker<'_> {
         }
         let mut layers: Vec<Layer> = Vec::new();
         let mut names = HashSet::new();
-        for lf in &f.layers.value {
-            let (prev_shape, prev_desc, prev_format) = match layers.last() {
-                None => (input_shape.clone(), "the network input".to_string(), input_format),
-                Some(p) => (p.kind().output_shape(), format!("the previous layer '{}'", p.name), p.kind().output_format()),
+        // Every layer's position by name, for messages about forward references.
+        let mut positions: HashMap<&str, usize> = HashMap::new();
+        for (i, lf) in f.layers.value.iter().enumerate() {
+            positions.entry(lf.name.value.as_str()).or_insert(i);
+        }
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (i, lf) in f.layers.value.iter().enumerate() {
+            let sources = self.sources(lf, i, &index, &positions)?;
+            let shape_of = |s: Source| match s {
+                Source::Input => input_shape.clone(),
+                Source::Layer(j) => layers[j].kind().output_shape(),
             };
-            let layer = self.layer(lf, &prev_shape, &prev_desc, prev_format)?;
+            let format_of = |s: Source| match s {
+                Source::Input => input_format,
+                Source::Layer(j) => layers[j].kind().output_format(),
+            };
+            let describe = |s: Source| match s {
+                Source::Input => "the network input".to_string(),
+                Source::Layer(j) if j + 1 == i => format!("the previous layer '{}'", layers[j].name),
+                Source::Layer(j) => format!("layer '{}'", layers[j].name),
+            };
+            let label = |s: Source| match s {
+                Source::Input => "input".to_string(),
+                Source::Layer(j) => layers[j].name.clone(),
+            };
+            let parts: Vec<Vec<usize>> = sources.iter().map(|&s| shape_of(s)).collect();
+            let format = format_of(sources[0]);
+            let lname = &lf.name.value;
+            if let Some(k) = sources.iter().position(|&s| format_of(s) != format) {
+                return Err(self.inputs_err(
+                    lf,
+                    format!(
+                        "layer '{lname}' gathers inputs of different formats: '{}' gives {format} but '{}' gives {}; \
+                         the inputs of a layer must have the same format",
+                        label(sources[0]),
+                        label(sources[k]),
+                        format_of(sources[k])
+                    ),
+                ));
+            }
+            let (shape, gather, from) = if let [one] = sources.as_slice() {
+                let len = parts[0].iter().product();
+                (parts[0].clone(), Gather::single(len), describe(*one))
+            } else {
+                let labels: Vec<String> = sources.iter().map(|&s| format!("'{}'", label(s))).collect();
+                let from = format!("the gather of {} and {}", labels[..labels.len() - 1].join(", "), labels[labels.len() - 1]);
+                let image = parts[0].len() == 3;
+                if let Some(k) = parts.iter().position(|p| (p.len() == 3) != image) {
+                    let (im, vec) = if image { (0, k) } else { (k, 0) };
+                    return Err(self.inputs_err(
+                        lf,
+                        format!(
+                            "layer '{lname}' gathers an image ('{}', {:?}) and a vector ('{}', {:?}); its inputs must be all images or all vectors",
+                            label(sources[im]),
+                            parts[im],
+                            label(sources[vec]),
+                            parts[vec]
+                        ),
+                    ));
+                }
+                if image {
+                    if let Some(k) = parts.iter().position(|p| p[..2] != parts[0][..2]) {
+                        return Err(self.inputs_err(
+                            lf,
+                            format!(
+                                "layer '{lname}' gathers images of different sizes: '{}' is {}x{} but '{}' is {}x{}; \
+                                 gathered images must have the same height and width",
+                                label(sources[0]),
+                                parts[0][0],
+                                parts[0][1],
+                                label(sources[k]),
+                                parts[k][0],
+                                parts[k][1]
+                            ),
+                        ));
+                    }
+                    let widths: Vec<usize> = parts.iter().map(|p| p[2]).collect();
+                    let c = widths.iter().sum();
+                    (vec![parts[0][0], parts[0][1], c], Gather { widths, pixels: parts[0][0] * parts[0][1] }, from)
+                } else {
+                    let widths: Vec<usize> = parts.iter().map(|p| p.iter().product()).collect();
+                    (vec![widths.iter().sum()], Gather { widths, pixels: 1 }, from)
+                }
+            };
+            if gather.len() > MAX_DIM {
+                return Err(self.inputs_err(lf, format!("layer '{lname}' gathers {} values; at most {MAX_DIM} are supported", gather.len())));
+            }
+            let mut layer = self.layer(lf, &shape, &parts, &from, format)?;
+            layer.inputs = sources;
+            layer.gather = gather;
             if !names.insert(layer.name.clone()) {
                 return Err(self.err(&lf.name, format!("layer name '{}' is used twice", layer.name)));
             }
             if layer.name == name {
                 return Err(self.err(&lf.name, format!("layer name '{}' is the network's name; the top-level module needs it", layer.name)));
             }
+            index.insert(layer.name.clone(), i);
             layers.push(layer);
+        }
+        let mut used = vec![false; layers.len()];
+        for l in &layers {
+            for s in &l.inputs {
+                if let Source::Layer(j) = *s {
+                    used[j] = true;
+                }
+            }
+        }
+        if let Some(j) = used.iter().take(layers.len() - 1).position(|u| !u) {
+            return Err(self.err(
+                &f.layers.value[j].name,
+                format!(
+                    "the output of layer '{}' is used by no later layer (a dead branch): every layer but the last \
+                     must feed another, and the network's output is the last layer's",
+                    layers[j].name
+                ),
+            ));
         }
         let training = match &f.training {
             None => None,
@@ -307,18 +410,93 @@ impl Checker<'_> {
         })
     }
 
-    fn layer(&self, lf: &LayerFile, shape: &[usize], from: &str, format: Format) -> Result<Layer, ModelError> {
+    /// An error at a layer's `inputs:` (at its `type` when it has none).
+    fn inputs_err(&self, lf: &LayerFile, message: impl Into<String>) -> ModelError {
+        match &lf.inputs {
+            Some(i) => self.err(i, message),
+            None => self.err(&lf.kind, message),
+        }
+    }
+
+    /// What feeds layer `i` (entry `lf`): its `inputs:` names, checked
+    /// against the earlier layers (`index`, by name) and all the layers
+    /// (`positions`, for a forward reference); by default the previous
+    /// layer, or the network input for the first.
+    fn sources(
+        &self,
+        lf: &LayerFile,
+        i: usize,
+        index: &HashMap<String, usize>,
+        positions: &HashMap<&str, usize>,
+    ) -> Result<Vec<Source>, ModelError> {
+        let default = if i == 0 { Source::Input } else { Source::Layer(i - 1) };
+        let Some(Spanned { value: InputsFile::Names(list), referenced: outer, .. }) = &lf.inputs else {
+            return Ok(vec![default]);
+        };
+        let lname = &lf.name.value;
+        if list.is_empty() {
+            return Err(self.err_at(
+                outer,
+                format!("layer '{lname}' lists no inputs; name at least one earlier layer (or leave `inputs` out: the previous layer)"),
+            ));
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for n in list {
+            // A bare `inputs: name` has no position of its own.
+            let at = if n.referenced.line() == 0 { outer } else { &n.referenced };
+            let v = n.value.as_str();
+            let s = if v == "input" {
+                Source::Input
+            } else if let Some(&j) = index.get(v) {
+                Source::Layer(j)
+            } else if v == lname.as_str() {
+                return Err(self.err_at(at, format!("layer '{lname}' takes its own output; a layer's inputs must be earlier layers")));
+            } else if let Some(&j) = positions.get(v) {
+                return Err(self.err_at(
+                    at,
+                    format!(
+                        "layer '{lname}' takes '{v}', which comes later (layer {} of the file, this is layer {}); \
+                         a layer's inputs must be earlier layers: list the layers in topological order",
+                        j + 1,
+                        i + 1
+                    ),
+                ));
+            } else {
+                let mut known: Vec<&str> = index.keys().map(String::as_str).collect();
+                known.sort_by_key(|k| index[*k]);
+                known.insert(0, "input");
+                return Err(self.err_at(
+                    at,
+                    format!("layer '{lname}' takes '{v}', but no earlier layer has that name; it can take {}", known.join(", ")),
+                ));
+            };
+            if out.contains(&s) {
+                return Err(self.err_at(at, format!("layer '{lname}' lists '{v}' twice in its inputs")));
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    fn layer(&self, lf: &LayerFile, shape: &[usize], parts: &[Vec<usize>], from: &str, format: Format) -> Result<Layer, ModelError> {
         let name = self.identifier(&lf.name, "layer name")?;
         if let Some((_, why)) = RESERVED_LAYER_NAMES.iter().find(|(r, _)| *r == name) {
             return Err(self.err(&lf.name, format!("layer name '{name}' is reserved: {why}")));
         }
-        let input = LayerInput { c: self, lf, name: &name, shape, from, format };
+        let input = LayerInput { c: self, lf, name: &name, shape, parts, from, format };
+        let mut lowered = None;
         let op = match lf.kind.value.as_str() {
             "dense" => LayerOp::Dense(Dense::from_file(&input)?),
             "conv2d" => LayerOp::Conv2d(Conv2d::from_file(&input)?),
             "maxpool2d" => LayerOp::MaxPool2d(MaxPool2d::from_file(&input)?),
             "batchnorm" => LayerOp::BatchNorm(BatchNorm::from_file(&input)?),
             "flatten" => LayerOp::Flatten(Flatten::from_file(&input)?),
+            "concat" => LayerOp::Concat(Concat::from_file(&input)?),
+            "add" => {
+                let (op, l) = crate::layers::add::lower(&input)?;
+                lowered = Some(l);
+                op
+            }
             other => {
                 let kinds: Vec<String> = KINDS.iter().map(|(k, what)| format!("{k} ({what})")).collect();
                 let hint = REWRITES
@@ -336,7 +514,8 @@ impl Checker<'_> {
         if output_len == 0 || output_len > MAX_DIM {
             return Err(self.err(&lf.kind, format!("layer '{name}' outputs {output_len} values; it must output between 1 and {MAX_DIM}")));
         }
-        Ok(Layer { name, op, input_format: format })
+        let len = shape.iter().product();
+        Ok(Layer { name, op, input_format: format, inputs: Vec::new(), gather: Gather::single(len), lowered })
     }
 
     /// A folding factor: 1 (absent) to `dim`.

@@ -10,11 +10,13 @@ pub mod schema;
 pub use load::{load, parse};
 pub(crate) use load::Checker;
 
-pub use crate::layers::{Activation, BatchNorm, Conv2d, Dense, Flatten, LayerKind, MaxPool2d, Precision, Trainable};
+pub use crate::layers::{Activation, BatchNorm, Concat, Conv2d, Dense, Flatten, LayerKind, MaxPool2d, Precision, Trainable};
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use crate::fixed::Format;
+use crate::weights::{LayerParams, Params};
 
 /// The FPGA part used when a model file names none (seed 003's device).
 pub const DEFAULT_PART: &str = "xcku035-fbva676-3-e";
@@ -61,6 +63,8 @@ pub enum LayerOp {
     BatchNorm(BatchNorm),
     /// An image as a vector.
     Flatten(Flatten),
+    /// Several inputs as one (the gather itself, unchanged).
+    Concat(Concat),
 }
 
 impl LayerOp {
@@ -72,8 +76,93 @@ impl LayerOp {
             LayerOp::MaxPool2d(m) => m,
             LayerOp::BatchNorm(b) => b,
             LayerOp::Flatten(f) => f,
+            LayerOp::Concat(c) => c,
         }
     }
+}
+
+/// Where a layer's input comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// The network input (`input` in the model file).
+    Input,
+    /// The output of an earlier layer, by its index in [`Model::layers`].
+    Layer(usize),
+}
+
+/// How a layer's inputs are gathered into the one vector its kind
+/// receives: pixel by pixel, the values of input 0's pixel, then input 1's,
+/// and so on (for images `[h, w, c_k]` of equal `h`, `w`: channel
+/// concatenation, giving `[h, w, sum c_k]` in the streaming C order; for
+/// vectors, one "pixel" holding each whole vector: plain concatenation).
+/// One input is gathered as itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Gather {
+    /// Per input, its values per pixel (channels of an image, the length of
+    /// a vector).
+    pub widths: Vec<usize>,
+    /// Pixels of every input (1 for vectors).
+    pub pixels: usize,
+}
+
+impl Gather {
+    /// The gather of one input of `len` values.
+    pub fn single(len: usize) -> Gather {
+        Gather { widths: vec![len], pixels: 1 }
+    }
+
+    /// Values per gathered pixel.
+    pub fn width(&self) -> usize {
+        self.widths.iter().sum()
+    }
+
+    /// Number of gathered values.
+    pub fn len(&self) -> usize {
+        self.width() * self.pixels
+    }
+
+    /// True if there is nothing to gather.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Where value `j` of input `k` lands in the gathered vector.
+    pub fn index(&self, k: usize, j: usize) -> usize {
+        let w = self.widths[k];
+        let offset: usize = self.widths[..k].iter().sum();
+        (j / w) * self.width() + offset + j % w
+    }
+
+    /// The gathered vector of `parts` (one slice per input, in order).
+    pub fn gather<T: Copy>(&self, parts: &[&[T]]) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len());
+        for p in 0..self.pixels {
+            for (part, &w) in parts.iter().zip(&self.widths) {
+                out.extend_from_slice(&part[p * w..(p + 1) * w]);
+            }
+        }
+        out
+    }
+
+    /// The inverse of [`Gather::gather`]: input `k`'s values out of a
+    /// gathered vector (for gradients flowing back).
+    pub fn part<T: Copy>(&self, x: &[T], k: usize) -> Vec<T> {
+        let (w, width) = (self.widths[k], self.width());
+        let offset: usize = self.widths[..k].iter().sum();
+        (0..self.pixels).flat_map(|p| x[p * width + offset..p * width + offset + w].iter().copied()).collect()
+    }
+}
+
+/// What a layer that the model file wrote as another kind was lowered from
+/// (seed 004's rewrites, done at load): its constant parameters, which are
+/// generated from the definition, never read from the weights archive nor
+/// trained.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Lowered {
+    /// The model file's `type` (`add`).
+    pub from: &'static str,
+    /// The parameters of the layer it became, one vector per tensor.
+    pub params: LayerParams,
 }
 
 /// One layer of the network.
@@ -83,14 +172,47 @@ pub struct Layer {
     pub name: String,
     /// What the layer computes.
     pub op: LayerOp,
-    /// Format of the values the layer receives (the previous layer's output format).
+    /// Format of the values the layer receives (the format every one of
+    /// its inputs has).
     pub input_format: Format,
+    /// What feeds the layer, in gather order (the model file's `inputs:`;
+    /// by default the previous layer, or the network input for the first).
+    /// Never empty; every source is earlier than the layer.
+    pub inputs: Vec<Source>,
+    /// How [`Layer::inputs`] are gathered into the kind's input.
+    pub gather: Gather,
+    /// Set when the layer was lowered from another kind at load.
+    pub lowered: Option<Lowered>,
 }
 
 impl Layer {
     /// The layer's kind.
     pub fn kind(&self) -> &dyn LayerKind {
         self.op.kind()
+    }
+
+    /// True if the layer takes only the previous layer's output (or, as
+    /// layer `index` 0, the network input): a link of a chain.
+    pub fn is_chained(&self, index: usize) -> bool {
+        let prev = if index == 0 { Source::Input } else { Source::Layer(index - 1) };
+        self.inputs == [prev]
+    }
+
+    /// The kind's description ([`LayerKind::describe`]), saying what a
+    /// lowered layer was written as.
+    pub fn describe(&self) -> String {
+        match &self.lowered {
+            None => self.kind().describe(),
+            Some(l) => {
+                let shape: Vec<String> = self.kind().output_shape().iter().map(usize::to_string).collect();
+                let how = match &self.op {
+                    LayerOp::Conv2d(c) => format!("concat + conv3x3 {}->{}", c.input[2], c.filters),
+                    LayerOp::Dense(d) => format!("concat + dense {}->{}", d.inputs, d.outputs),
+                    _ => self.kind().describe(),
+                };
+                format!("{} {} (lowered: {how})", l.from, shape.join("x"))
+            }
+        }
     }
 
     /// The layer as a dense layer, if it is one.
@@ -357,6 +479,68 @@ impl Model {
         }
     }
 
+    /// The input of layer `l`: the gather of its sources' values, each
+    /// given by `get` (borrowed when the layer has one input).
+    pub fn layer_input<'a, T: Copy>(&self, l: usize, get: impl Fn(Source) -> &'a [T]) -> Cow<'a, [T]> {
+        let layer = &self.layers[l];
+        match layer.inputs.as_slice() {
+            [one] => Cow::Borrowed(get(*one)),
+            many => {
+                let parts: Vec<&[T]> = many.iter().map(|&s| get(s)).collect();
+                Cow::Owned(layer.gather.gather(&parts))
+            }
+        }
+    }
+
+    /// Per layer, the layers that take its output, increasing.
+    pub fn consumers(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.layers.len()];
+        for (l, layer) in self.layers.iter().enumerate() {
+            for s in &layer.inputs {
+                if let Source::Layer(j) = *s {
+                    if out[j].last() != Some(&l) {
+                        out[j].push(l);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Per layer, the last layer that reads its output (the number of
+    /// layers for the last layer, whose output is the network's).
+    pub fn last_use(&self) -> Vec<usize> {
+        let n = self.layers.len();
+        let mut out: Vec<usize> = self.consumers().iter().map(|c| c.last().copied().unwrap_or(0)).collect();
+        if let Some(last) = out.last_mut() {
+            *last = n;
+        }
+        out
+    }
+
+    /// True if every layer takes the previous layer's output (a chain).
+    pub fn is_chain(&self) -> bool {
+        self.layers.iter().enumerate().all(|(l, layer)| layer.is_chained(l))
+    }
+
+    /// Every layer's output (raw codes) on input codes `x`, each kind's
+    /// exact forward pass on its gathered input: the definition the fast
+    /// paths are checked against.
+    pub fn forward_all(&self, params: &Params, x: &[i128]) -> Vec<Vec<i128>> {
+        let mut outs: Vec<Vec<i128>> = Vec::with_capacity(self.layers.len());
+        for (l, layer) in self.layers.iter().enumerate() {
+            let y = {
+                let xin = self.layer_input(l, |s| match s {
+                    Source::Input => x,
+                    Source::Layer(j) => &outs[j],
+                });
+                layer.kind().forward(layer.input_format, &params.layers[l], &xin)
+            };
+            outs.push(y);
+        }
+        outs
+    }
+
     /// Number of values in one input sample.
     pub fn input_len(&self) -> usize {
         self.input_shape.iter().product()
@@ -377,9 +561,9 @@ impl Model {
         self.layers.iter().map(|l| l.kind().macs()).sum()
     }
 
-    /// Number of parameters.
+    /// Number of parameters (a lowered layer's constants not counted).
     pub fn params(&self) -> u64 {
-        self.layers.iter().flat_map(|l| l.kind().tensors()).map(|t| t.len() as u64).sum()
+        self.layers.iter().filter(|l| l.lowered.is_none()).flat_map(|l| l.kind().tensors()).map(|t| t.len() as u64).sum()
     }
 
     /// Number of retrainable parameters.

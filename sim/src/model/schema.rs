@@ -123,9 +123,11 @@ pub struct LayerFile {
     /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
-    /// Number of inputs (dense).
+    /// What feeds the layer: a list of earlier layers' names (or `input`,
+    /// the network input), any kind; or, for a dense layer, the number of
+    /// its inputs (the chain's check of the previous layer's length).
     #[serde(default)]
-    pub inputs: Option<Spanned<u64>>,
+    pub inputs: Option<Spanned<InputsFile>>,
     /// Number of outputs (dense).
     #[serde(default)]
     pub outputs: Option<Spanned<u64>>,
@@ -159,6 +161,47 @@ pub struct LayerFile {
     /// Which parameter tensors are retrainable on the device.
     #[serde(default)]
     pub trainable: Option<Spanned<Vec<TrainableFile>>>,
+}
+
+/// A layer's `inputs:` as written: a count (dense) or a list of names.
+#[derive(Debug)]
+pub enum InputsFile {
+    /// `inputs: 784`: a dense layer's number of inputs.
+    Count(u64),
+    /// `inputs: [a, b]` (or `inputs: a`): the names of the layers (or
+    /// `input`) whose outputs are gathered into the layer's input.
+    Names(Vec<Spanned<String>>),
+}
+
+impl<'de> Deserialize<'de> for InputsFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = InputsFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of layer names (or `input`), or for a dense layer the number of inputs")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<InputsFile, E> {
+                Ok(InputsFile::Count(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<InputsFile, E> {
+                u64::try_from(v)
+                    .map(InputsFile::Count)
+                    .map_err(|_| E::custom(format!("inputs is {v}; give a positive number or a list of layer names")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<InputsFile, E> {
+                Ok(InputsFile::Names(vec![Spanned::new(v.to_string(), serde_saphyr::Location::UNKNOWN, serde_saphyr::Location::UNKNOWN)]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<InputsFile, A::Error> {
+                let mut names = Vec::new();
+                while let Some(n) = seq.next_element::<Spanned<String>>()? {
+                    names.push(n);
+                }
+                Ok(InputsFile::Names(names))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The `training:` section: evolution-strategies training on the device

@@ -42,6 +42,7 @@
 //! checks every member loss and whole training runs against
 //! [`super::EvalMode::Naive`] and [`super::EvalMode::Cached`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
@@ -50,7 +51,7 @@ use crate::fast::finish::Finisher;
 use crate::fast::i64_range;
 use crate::fast::kernel::{axpy, dot, Left, Rows};
 use crate::layers::dense::{dot_product_bits, exact_accumulation, B, W};
-use crate::model::{LayerOp, Model};
+use crate::model::{LayerOp, Model, Source};
 use crate::weights::Params;
 
 use super::eval::{saturate_u32, Buffer};
@@ -82,6 +83,8 @@ pub(super) struct DenseState {
 #[derive(Debug, Clone)]
 pub(super) struct BatchState {
     layers: Vec<Option<DenseState>>,
+    /// Per layer, the last layer that reads its output ([`Model::last_use`]).
+    last_use: Vec<usize>,
 }
 
 /// Where a group's parameters sit in its layer.
@@ -106,13 +109,13 @@ pub(super) struct Commit {
     losses: Vec<u128>,
 }
 
-/// The input codes of layer `l` for sample `s` under the committed parameters.
-fn layer_input<'a>(buffer: &'a Buffer, traces: &'a [Vec<Vec<i128>>], s: usize, l: usize) -> &'a [i128] {
-    if l == 0 {
-        &buffer.inputs()[s]
-    } else {
-        &traces[s][l - 1]
-    }
+/// The input codes of layer `l` for sample `s` under the committed
+/// parameters (the gather of its inputs).
+fn layer_input<'a>(model: &Model, buffer: &'a Buffer, traces: &'a [Vec<Vec<i128>>], s: usize, l: usize) -> Cow<'a, [i128]> {
+    model.layer_input(l, |src| match src {
+        Source::Input => &buffer.inputs()[s],
+        Source::Layer(j) => &traces[s][j],
+    })
 }
 
 impl DenseState {
@@ -140,9 +143,9 @@ impl DenseState {
         let w = p.tensors[W].iter().map(|&v| v as i64).collect();
         let mut st = DenseState { finisher, inputs, outputs, x_range, bias_raw, bias, wt, w, sums: vec![0; buffer.len() * outputs], outs };
         for s in 0..buffer.len() {
-            let x = layer_input(buffer, traces, s, l);
+            let x = layer_input(model, buffer, traces, s, l);
             for o in 0..outputs {
-                st.sums[s * outputs + o] = st.dot(x, o);
+                st.sums[s * outputs + o] = st.dot(&x, o);
             }
         }
         Some(st)
@@ -162,7 +165,10 @@ impl DenseState {
 impl BatchState {
     /// The state for committed `params` and the cached evaluator's traces.
     pub(super) fn new(model: &Model, params: &Params, buffer: &Buffer, traces: &[Vec<Vec<i128>>]) -> BatchState {
-        BatchState { layers: (0..model.layers.len()).map(|l| DenseState::new(model, params, buffer, traces, l)).collect() }
+        BatchState {
+            layers: (0..model.layers.len()).map(|l| DenseState::new(model, params, buffer, traces, l)).collect(),
+            last_use: model.last_use(),
+        }
     }
 
     /// Rebuilds the state of layers `first..` from committed `params` and
@@ -271,7 +277,7 @@ impl BatchState {
                 let k = cols.len();
                 let mut xs = vec![0i64; ns * k];
                 for s in 0..ns {
-                    let x = layer_input(ctx.buffer, ctx.traces, s, g.layer);
+                    let x = layer_input(ctx.model, ctx.buffer, ctx.traces, s, g.layer);
                     for (dst, &(i, _)) in xs[s * k..(s + 1) * k].iter_mut().zip(cols) {
                         *dst = x[i] as i64;
                     }
@@ -413,15 +419,41 @@ impl BatchState {
     /// Sample `s`'s loss when the outputs of layer `from` differ from the
     /// committed ones by `scratch.changes`, the later layers having their
     /// committed parameters; with `rec`, what changed.
+    ///
+    /// Each later layer gathers the changes of its inputs (their indices
+    /// mapped into its gathered input, [`crate::model::Gather::index`]);
+    /// a layer none of whose inputs changed is skipped, and the pass stops
+    /// once no changed output is read by a later layer.
     fn propagate(&self, ctx: &Ctx<'_>, from: usize, s: usize, scratch: &mut Scratch, mut rec: Option<&mut Record>) -> u128 {
         let trace = &ctx.traces[s];
-        let Scratch { changes, next, srow, x, dx } = scratch;
+        let Scratch { changes, next, srow, x, dx, per } = scratch;
         let n = ctx.model.layers.len();
+        per.resize_with(n, Vec::new);
+        per[from].clear();
+        per[from].append(changes);
         for l in from + 1..n {
-            if changes.is_empty() {
+            if !(from..l).any(|j| !per[j].is_empty() && self.last_use[j] >= l) {
                 return ctx.losses[s];
             }
-            let (prev, cur) = (&trace[l - 1], &trace[l]);
+            per[l].clear();
+            let layer = &ctx.model.layers[l];
+            changes.clear();
+            for (k, src) in layer.inputs.iter().enumerate() {
+                if let Source::Layer(j) = *src {
+                    if j >= from {
+                        if let [_] = layer.inputs.as_slice() {
+                            changes.extend_from_slice(&per[j]);
+                        } else {
+                            changes.extend(per[j].iter().map(|&(i, v)| (layer.gather.index(k, i), v)));
+                        }
+                    }
+                }
+            }
+            if changes.is_empty() {
+                continue;
+            }
+            let prev = layer_input(ctx.model, ctx.buffer, ctx.traces, s, l);
+            let cur = &trace[l];
             next.clear();
             let mut recorded = false;
             match &self.layers[l] {
@@ -458,9 +490,8 @@ impl BatchState {
                     }
                 }
                 None => {
-                    let layer = &ctx.model.layers[l];
                     x.clear();
-                    x.extend_from_slice(prev);
+                    x.extend_from_slice(&prev);
                     for &(i, v) in changes.iter() {
                         x[i] = v;
                     }
@@ -471,8 +502,9 @@ impl BatchState {
             if let (Some(r), false) = (rec.as_deref_mut(), recorded) {
                 r.push((l, None, next.clone()));
             }
-            std::mem::swap(changes, next);
+            std::mem::swap(&mut per[l], next);
         }
+        let changes = &per[n - 1];
         if changes.is_empty() {
             return ctx.losses[s];
         }
@@ -494,6 +526,8 @@ struct Scratch {
     srow: Vec<i64>,
     x: Vec<i128>,
     dx: Vec<i64>,
+    /// Per layer, its changed outputs in this pass.
+    per: Vec<Vec<(usize, i128)>>,
 }
 
 /// The committed state the batched evaluator reads.

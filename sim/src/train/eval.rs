@@ -28,7 +28,7 @@
 //! The property test `training::fast_path_equals_naive_path` checks that the
 //! two agree bit for bit.
 
-use crate::model::Model;
+use crate::model::{Model, Source};
 use crate::network::Network;
 use crate::weights::Params;
 
@@ -111,11 +111,9 @@ pub fn saturate_u32(total: u128) -> u32 {
 pub fn naive_loss(model: &Model, params: &Params, buffer: &Buffer) -> u32 {
     let mut total: u128 = 0;
     for (x, t) in buffer.inputs.iter().zip(&buffer.targets) {
-        let mut v = x.clone();
-        for (layer, p) in model.layers.iter().zip(&params.layers) {
-            v = layer.kind().forward(layer.input_format, p, &v);
-        }
-        total = total.saturating_add(sample_loss(&v, t));
+        let outs = model.forward_all(params, x);
+        let y = outs.last().map(Vec::as_slice).unwrap_or(x);
+        total = total.saturating_add(sample_loss(y, t));
     }
     saturate_u32(total)
 }
@@ -163,6 +161,11 @@ pub struct Evaluator {
     batched_groups: u64,
     /// Per layer, the length of each tensor (for the checks).
     shapes: Vec<Vec<usize>>,
+    /// Per layer, the last layer that reads its output ([`Model::last_use`]).
+    last_use: Vec<usize>,
+    /// Per layer: its output under the parameters being evaluated differs
+    /// from the cached one (it is then in `scratch`).
+    changed: Vec<bool>,
 }
 
 /// What a set of changed parameters touches, layer by layer.
@@ -208,18 +211,17 @@ impl Evaluator {
             batch: None,
             batched_groups: 0,
             shapes: Vec::new(),
+            last_use: Vec::new(),
+            changed: vec![false; n],
         };
+        e.last_use = e.model.last_use();
         e.shapes = e.model.layers.iter().map(|l| l.kind().tensors().iter().map(|t| t.len()).collect()).collect();
         match mode {
             EvalMode::Naive => e.loss = naive_loss(&e.model, params, &e.buffer),
             EvalMode::Cached | EvalMode::Batched => {
                 let mut total: u128 = 0;
                 for (x, t) in e.buffer.inputs.iter().zip(&e.buffer.targets) {
-                    let mut outs: Vec<Vec<i128>> = Vec::with_capacity(n);
-                    for (layer, p) in e.model.layers.iter().zip(&params.layers) {
-                        let y = layer.kind().forward(layer.input_format, p, outs.last().unwrap_or(x));
-                        outs.push(y);
-                    }
+                    let outs = e.model.forward_all(params, x);
                     let l = outs.last().map(|y| sample_loss(y, t)).unwrap_or(0);
                     total = total.saturating_add(l);
                     e.sample_losses.push(l);
@@ -389,39 +391,62 @@ impl Evaluator {
     /// the scratch vectors (`fresh[l]` tells which were written). Returns
     /// true if the network output differs from the cached one (it is then in
     /// the last scratch vector).
+    ///
+    /// A layer is recomputed in full when one of its inputs differs from
+    /// the cached one (its input is gathered from the scratch vectors of
+    /// changed inputs and the cached outputs of the others); only the
+    /// affected outputs when just its parameters changed; not at all
+    /// otherwise. The pass stops early once no changed parameter is left
+    /// and no changed output is read by a later layer.
     fn forward_sample(&mut self, params: &Params, plan: &Plan, s: usize) -> bool {
         let n = self.model.layers.len();
         self.fresh.iter_mut().for_each(|f| *f = false);
+        self.changed.iter_mut().for_each(|f| *f = false);
         let trace = &self.traces[s];
-        let mut input_changed = false;
+        let input = &self.buffer.inputs[s];
         for l in plan.first..n {
             let layer = &self.model.layers[l];
             let kind = layer.kind();
             let p = &params.layers[l];
+            let input_changed = layer.inputs.iter().any(|src| matches!(*src, Source::Layer(j) if self.changed[j]));
             let (before, rest) = self.scratch.split_at_mut(l);
             let out = &mut rest[0];
             if input_changed {
-                // The input differs from the cached one: the whole layer.
-                *out = kind.forward(layer.input_format, p, &before[l - 1]);
-            } else {
-                if plan.neurons[l].is_empty() {
-                    // Same input, same parameters: the cached output.
-                    if l >= plan.last {
-                        return false;
-                    }
-                    continue;
+                // An input differs from the cached one: the whole layer.
+                let changed = &self.changed;
+                let x = self.model.layer_input(l, |src| match src {
+                    Source::Input => input.as_slice(),
+                    Source::Layer(j) if changed[j] => before[j].as_slice(),
+                    Source::Layer(j) => trace[j].as_slice(),
+                });
+                *out = kind.forward(layer.input_format, p, &x);
+            } else if plan.neurons[l].is_empty() {
+                // Same input, same parameters: the cached output.
+                if l >= plan.last && !self.pending(l) {
+                    return false;
                 }
-                let x: &[i128] = if l == 0 { &self.buffer.inputs[s] } else { &trace[l - 1] };
+                continue;
+            } else {
+                let x = self.model.layer_input(l, |src| match src {
+                    Source::Input => input.as_slice(),
+                    Source::Layer(j) => trace[j].as_slice(),
+                });
                 out.clear();
                 out.extend_from_slice(&trace[l]);
-                kind.recompute(layer.input_format, p, x, &plan.neurons[l], out);
+                kind.recompute(layer.input_format, p, &x, &plan.neurons[l], out);
             }
             self.fresh[l] = true;
-            input_changed = *out != trace[l];
-            if !input_changed && l >= plan.last {
+            self.changed[l] = *out != trace[l];
+            if l >= plan.last && !self.pending(l) {
                 return false;
             }
         }
-        input_changed
+        self.changed[n - 1]
+    }
+
+    /// True if a changed output of layers `..=l` is read after layer `l`
+    /// (or is the network's output).
+    fn pending(&self, l: usize) -> bool {
+        (0..=l).any(|j| self.changed[j] && self.last_use[j] > l)
     }
 }

@@ -1,0 +1,119 @@
+//! The `concat` layer kind: two or more inputs as one. Its input is the
+//! gather of its inputs (`crate::model::Gather`: images of equal height and
+//! width side by side in the channels, `[h, w, sum c_k]`, a pixel's
+//! channels of input 0 first; vectors one after the other), and its output
+//! is that gathered input unchanged: codes and format pass as they are.
+
+use super::{Activation, Backward, LayerInput, LayerKind, TensorSpec};
+use crate::error::ModelError;
+use crate::fixed::Format;
+use crate::weights::LayerParams;
+
+/// Several inputs as one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Concat {
+    /// The gathered shape: `[n]` or `[height, width, channels]`.
+    pub shape: Vec<usize>,
+    /// Number of inputs (at least 2).
+    pub parts: usize,
+    /// The format of the values.
+    pub format: Format,
+}
+
+impl Concat {
+    /// Reads a `type: concat` entry of the model file.
+    pub(crate) fn from_file(input: &LayerInput) -> Result<Concat, ModelError> {
+        input.only(&["inputs"], &[])?;
+        if input.parts.len() < 2 {
+            return Err(input.err_at_inputs(format!(
+                "a concat layer takes at least 2 inputs; '{}' has {} (list them: `inputs: [a, b]`)",
+                input.name,
+                input.parts.len()
+            )));
+        }
+        Ok(Concat { shape: input.shape.to_vec(), parts: input.parts.len(), format: input.format })
+    }
+}
+
+impl LayerKind for Concat {
+    fn type_name(&self) -> &'static str {
+        "concat"
+    }
+
+    fn describe(&self) -> String {
+        let s: Vec<String> = self.shape.iter().map(usize::to_string).collect();
+        format!("concat {} of {}", s.join("x"), self.parts)
+    }
+
+    fn input_len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    fn output_shape(&self) -> Vec<usize> {
+        self.shape.clone()
+    }
+
+    fn output_format(&self) -> Format {
+        self.format
+    }
+
+    fn output_floor(&self) -> i128 {
+        self.format.lossless_min_raw()
+    }
+
+    fn ste_mask(&self) -> bool {
+        false
+    }
+
+    fn tensors(&self) -> Vec<TensorSpec> {
+        Vec::new()
+    }
+
+    fn macs(&self) -> u64 {
+        0
+    }
+
+    fn forward(&self, _input_format: Format, _p: &LayerParams, x: &[i128]) -> Vec<i128> {
+        x.to_vec()
+    }
+
+    fn recompute(&self, _input_format: Format, _p: &LayerParams, x: &[i128], outputs: &[usize], out: &mut [i128]) {
+        for &o in outputs {
+            out[o] = x[o];
+        }
+    }
+
+    fn affected(&self, _tensor: usize, _index: usize, _out: &mut Vec<usize>) {}
+
+    fn forward_f64(&self, _params: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
+        x.to_vec()
+    }
+
+    fn forward_f32(&self, _params: &[Vec<f32>], x: &[f32]) -> Vec<f32> {
+        x.to_vec()
+    }
+
+    fn backward(&self, b: Backward<'_>) -> Vec<f32> {
+        if b.want_input {
+            b.delta.to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn init_masters(&self, _draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
+        Vec::new()
+    }
+
+    fn formats(&self) -> Vec<(&'static str, Format)> {
+        vec![("output", self.format)]
+    }
+
+    fn folding(&self) -> String {
+        "-".into()
+    }
+
+    fn activation(&self) -> Option<Activation> {
+        None
+    }
+}
