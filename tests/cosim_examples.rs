@@ -105,6 +105,13 @@ fn cosim_mnist() {
     cosim_example("mnist", 24, None);
 }
 
+/// The residual example: a graph (conv, conv, add with the first conv's
+/// output, pool, a side branch concatenated), with its trainer.
+#[test]
+fn cosim_residual() {
+    cosim_example("residual", 8, Some(Train(1, "0.001", &[])));
+}
+
 /// The MNIST CNN (conv, pool, conv, pool, flatten, dense; images streamed
 /// as pixels), and its on-chip training of the last layer with the model's
 /// P = 100 but N = 2 and M = 4, so that one iteration (79 groups, 1.1

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use fptgen_sim::model::{LayerOp, Model, Source};
+use fptgen_sim::model::Model;
 use fptgen_sim::weights::Params;
 
 use crate::layers;
@@ -35,17 +35,6 @@ pub enum DesignError {
         /// The kinds with hardware ([`crate::layers::KINDS`]), as a list.
         with_hardware: String,
     },
-    /// A layer takes something other than the previous layer's output (a
-    /// graph, not a chain).
-    #[error("{file}: layer '{layer}' {what}; fptgen generates hardware for chains only so far (every layer fed by the one before it), so a model with `inputs:`, concat or add layers runs in check, simulate, train and train-es only")]
-    Graph {
-        /// The model file.
-        file: String,
-        /// The layer.
-        layer: String,
-        /// What it takes, or what it is.
-        what: String,
-    },
     /// The on-chip trainer does not take an image output yet.
     #[error("{file}: the network's output is an image ({shape}); the on-chip trainer takes networks whose output is a vector only so far (end the network with flatten and dense, generate it without its training: section, or train it with fptgen train-es)")]
     TrainerImages {
@@ -62,28 +51,6 @@ pub enum DesignError {
 /// trainer for image streams.
 pub fn supported(model: &Model) -> Result<(), DesignError> {
     let file = model.source.display().to_string();
-    for (i, l) in model.layers.iter().enumerate() {
-        let what = if l.lowered.is_some() {
-            Some(format!("is an {} (lowered to a {} over its gathered inputs)", l.lowered.as_ref().map_or("", |c| c.from), l.kind().type_name()))
-        } else if matches!(l.op, LayerOp::Concat(_)) {
-            Some("is a concat layer".to_string())
-        } else if !l.is_chained(i) {
-            let names: Vec<String> = l
-                .inputs
-                .iter()
-                .map(|s| match *s {
-                    Source::Input => "input".to_string(),
-                    Source::Layer(j) => model.layers[j].name.clone(),
-                })
-                .collect();
-            Some(format!("takes [{}] rather than the previous layer's output", names.join(", ")))
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(DesignError::Graph { file, layer: l.name.clone(), what });
-        }
-    }
     if let Some(l) = model.layers.iter().find(|l| !layers::has_hardware(l)) {
         return Err(DesignError::Unsupported {
             file,

@@ -35,7 +35,7 @@ use fptgen_sim::fixed::{Format, Overflow, Quant};
 use fptgen_sim::layers::batchnorm::{BatchNorm, SCALE, SHIFT};
 use fptgen_sim::layers::dense::{Dense, B, W};
 use fptgen_sim::layers::{Activation, Trainable};
-use fptgen_sim::model::{Layer, LayerOp, Model};
+use fptgen_sim::model::{Layer, LayerOp, Model, Source};
 use fptgen_sim::weights::{LayerParams, Params};
 use serde::Serialize;
 
@@ -55,18 +55,25 @@ pub struct FoldNote {
 /// batch norm that follows a dense or conv2d layer. Layer names are kept:
 /// the folded layer has the name of the layer before the batch norm.
 pub fn fold(model: &Model, params: &Params) -> (Model, Params, Vec<FoldNote>) {
-    let mut layers = Vec::new();
+    let consumers = model.consumers();
+    let mut layers: Vec<Layer> = Vec::new();
     let mut lparams = Vec::new();
     let mut notes = Vec::new();
+    // The new index of every old layer (a folded batch norm's is its
+    // layer's).
+    let mut index = vec![0; model.layers.len()];
     let mut i = 0;
     while i < model.layers.len() {
         let l = &model.layers[i];
         if let (Some(next), LayerOp::Dense(_) | LayerOp::Conv2d(_)) = (model.layers.get(i + 1), &l.op) {
-            if let LayerOp::BatchNorm(bn) = &next.op {
+            // Only a batch norm that alone takes the layer's output.
+            if let (LayerOp::BatchNorm(bn), true) = (&next.op, next.inputs == [Source::Layer(i)] && consumers[i] == [i + 1]) {
                 let note = |kept: Option<String>| FoldNote { batchnorm: next.name.clone(), into: l.name.clone(), kept };
                 match try_fold(l, &params.layers[i], bn, &next.name, &params.layers[i + 1]) {
                     Ok((layer, p)) => {
                         notes.push(note(None));
+                        index[i] = layers.len();
+                        index[i + 1] = layers.len();
                         layers.push(layer);
                         lparams.push(p);
                         i += 2;
@@ -76,9 +83,17 @@ pub fn fold(model: &Model, params: &Params) -> (Model, Params, Vec<FoldNote>) {
                 }
             }
         }
+        index[i] = layers.len();
         layers.push(l.clone());
         lparams.push(params.layers[i].clone());
         i += 1;
+    }
+    for l in &mut layers {
+        for s in &mut l.inputs {
+            if let Source::Layer(j) = s {
+                *j = index[*j];
+            }
+        }
     }
     (Model { layers, ..model.clone() }, Params { layers: lparams }, notes)
 }
@@ -225,5 +240,5 @@ fn try_fold(l: &Layer, lp: &LayerParams, bn: &BatchNorm, bname: &str, bp: &Layer
         }
         _ => unreachable!("fold only looks at dense and conv2d layers"),
     };
-    Ok((Layer { name: l.name.clone(), op, input_format: l.input_format }, LayerParams { tensors: vec![nw, nb] }))
+    Ok((Layer { op, ..l.clone() }, LayerParams { tensors: vec![nw, nb] }))
 }

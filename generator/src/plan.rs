@@ -16,12 +16,12 @@
 //! harness runs the hardware; co-simulation measures both.
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
-use fptgen_sim::model::Model;
+use fptgen_sim::model::{Model, Source};
 use serde::Serialize;
 
 use crate::layers::{self, KindPlan, LayerHw, TensorMem};
 use crate::timing::{self, Block};
-use crate::wiring::{Source, Wiring};
+use crate::wiring::Wiring;
 use crate::train_plan::{train_plan, TrainHwPlan};
 
 /// Smallest width that can hold `0..n` (at least 1): `ceil(log2(n))`. The
@@ -331,16 +331,25 @@ impl NetworkPlan {
 /// Lowers a validated model to its hardware plan. Panics on a layer kind
 /// without hardware: callers check [`crate::design::supported`] first.
 pub fn plan(model: &Model) -> NetworkPlan {
-    let mut shape = model.input_shape.clone();
-    let layers: Vec<LayerPlan> = model
-        .layers
-        .iter()
-        .map(|l| {
-            let lp = layers::plan(model, l, &shape).expect("a layer kind with hardware (checked by design::supported)");
-            shape = lp.output_shape.clone();
-            lp
-        })
-        .collect();
+    let mut layers: Vec<LayerPlan> = Vec::with_capacity(model.layers.len());
+    for l in &model.layers {
+        // The gathered input: channels concatenated per pixel, or vectors.
+        let shapes: Vec<&[usize]> = l
+            .inputs
+            .iter()
+            .map(|s| match *s {
+                Source::Input => model.input_shape.as_slice(),
+                Source::Layer(j) => layers[j].output_shape.as_slice(),
+            })
+            .collect();
+        let shape = match shapes[..] {
+            [one] => one.to_vec(),
+            _ if shapes.iter().all(|s| s.len() == 3) => vec![shapes[0][0], shapes[0][1], shapes.iter().map(|s| s[2]).sum()],
+            _ => vec![shapes.iter().map(|s| s.iter().product::<usize>()).sum()],
+        };
+        layers.push(layers::plan(model, l, &shape).expect("a layer kind with hardware (checked by design::supported)"));
+    }
+    let shape = layers.last().map_or(model.input_shape.clone(), |l| l.output_shape.clone());
     let in_beats = beats(&model.input_shape);
     let out_beats = beats(&shape);
     // The pipeline as the top level's ports see it: with a trainer, an
@@ -392,8 +401,19 @@ pub fn plan(model: &Model) -> NetworkPlan {
     n
 }
 
-/// What feeds each layer of `model`, in gather order: the previous layer,
-/// or the network's input for the first.
-fn sources(model: &Model) -> Vec<Vec<Source>> {
-    (0..model.layers.len()).map(|i| vec![i.checked_sub(1)]).collect()
+/// What feeds each layer of `model`, in gather order.
+fn sources(model: &Model) -> Vec<Vec<crate::wiring::Source>> {
+    model
+        .layers
+        .iter()
+        .map(|l| {
+            l.inputs
+                .iter()
+                .map(|s| match *s {
+                    Source::Input => None,
+                    Source::Layer(j) => Some(j),
+                })
+                .collect()
+        })
+        .collect()
 }

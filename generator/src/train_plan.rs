@@ -234,12 +234,8 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     // The pipeline as the trainer feeds it: whole vectors, through the
     // serializer when the input is an image; for a chain of dense layers
     // this is `(M - 1) * II + latency` (timing::tests).
-    let mut blocks = Vec::new();
-    if net.in_port_beats != net.in_beats {
-        blocks.push(Block::serialize(net.in_beats));
-    }
-    blocks.extend(net.layers.iter().flat_map(|l| l.hw().blocks(l)));
-    let evaluation = timing::paced(&blocks, tr.buffer, net.ii).expect("every stream block delivers its outputs");
+    let serializer = (net.in_port_beats != net.in_beats).then(|| Block::serialize(net.in_beats));
+    let evaluation = timing::paced_graph(&net.wiring.graph(&net.layers, serializer), tr.buffer, net.ii).expect("every stream block delivers its outputs");
     let eval_cycles = first_sample + evaluation + 1;
     let mut plan = TrainHwPlan {
         t,

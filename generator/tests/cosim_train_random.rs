@@ -20,7 +20,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 mod common;
-use common::random_net::{cnn, network};
+use common::random_net::{cnn, graph, network};
 
 const FITNESS: [&str; 3] = ["antithetic", "baseline", "plain"];
 const QUANTIZATION: [&str; 2] = ["po2", "exact"];
@@ -75,7 +75,8 @@ fn random_training_is_bit_exact_for_every_mode() {
 }
 
 /// Image networks (convolutions, pools, batch norms, then flatten and
-/// dense) with trainable conv weights and biases, batch-norm scales and
+/// dense; every other one a graph whose branch is rejoined by add or
+/// concat) with trainable conv weights and biases, batch-norm scales and
 /// shifts and dense tensors, fed through the trainer's serializer: eight
 /// networks, each with its own training mode.
 #[test]
@@ -87,7 +88,9 @@ fn random_image_network_training_is_bit_exact() {
             TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 101; 32]),
         );
         let mode = (combo * 5) % 12;
-        let case = (cnn(true), training(mode)).prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
+        // Every other one a graph (a branch rejoined by add or concat).
+        let case = (if combo % 2 == 0 { cnn(true).boxed() } else { graph(true).boxed() }, training(mode))
+            .prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
         runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("image network {combo}: {e}"));
     }
 }

@@ -24,6 +24,7 @@
 //! Adding a kind's hardware: docs/hardware.md, "Layer kinds".
 
 pub mod batchnorm;
+pub mod concat;
 pub mod conv2d;
 pub mod dense;
 pub mod flatten;
@@ -41,7 +42,7 @@ use crate::rtl::RtlFile;
 use crate::timing::{self, Block};
 
 /// The model file's `type` of every kind with hardware.
-pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten"];
+pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten", "concat"];
 
 /// The kind-specific part of a layer's plan, one variant per kind with
 /// hardware. In `report.json` its fields sit next to the kind-neutral ones
@@ -59,6 +60,8 @@ pub enum KindPlan {
     BatchNorm(batchnorm::BnPlan),
     /// An image as one vector: `fptgen_flatten`.
     Flatten(flatten::FlattenPlan),
+    /// Its inputs joined by the top level.
+    Concat(concat::ConcatPlan),
 }
 
 impl KindPlan {
@@ -70,6 +73,7 @@ impl KindPlan {
             KindPlan::MaxPool2d(p) => p,
             KindPlan::BatchNorm(b) => b,
             KindPlan::Flatten(f) => f,
+            KindPlan::Concat(c) => c,
         }
     }
 }
@@ -111,8 +115,7 @@ pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<Layer
         LayerOp::MaxPool2d(p) => Some(maxpool2d::plan(model, layer, input_shape, p)),
         LayerOp::Flatten(f) => Some(flatten::plan(model, layer, input_shape, f)),
         LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
-        // Graphs are refused before planning (`crate::design::supported`).
-        LayerOp::Concat(_) => None,
+        LayerOp::Concat(c) => Some(concat::plan(model, layer, input_shape, c)),
     }
 }
 
