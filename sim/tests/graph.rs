@@ -101,8 +101,8 @@ fn dense(x: &[i128], p: &LayerParams, outputs: usize, [xf, wf, bf, af, yf]: [For
     (0..outputs)
         .map(|o| {
             let mut acc = af.cast_from(p.tensors[1][o], &bf);
-            for i in 0..n {
-                acc = af.add(acc, af.mul_from(p.tensors[0][o * n + i], &wf, x[i], &xf));
+            for (i, &xi) in x.iter().enumerate() {
+                acc = af.add(acc, af.mul_from(p.tensors[0][o * n + i], &wf, xi, &xf));
             }
             if relu && acc < 0 {
                 acc = 0;
