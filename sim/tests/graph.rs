@@ -655,3 +655,83 @@ fn explicit_default_inputs_change_nothing() {
     let explicit = model(&chain.replace("inputs: 6\n", "inputs: [input]\n").replace("inputs: 4\n", "inputs: [d1]\n").replace("inputs: 3\n", "inputs: [d2]\n"));
     assert_eq!(m.layers, explicit.layers);
 }
+
+/// A network with a conv2d of 7 filters and a dense layer of 5 outputs.
+fn wide(max_channels: Option<usize>) -> String {
+    let q = "{weight: 'ap_fixed<4,1>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<16,6>', output: 'ap_fixed<6,2,AP_RND,AP_SAT>'}";
+    let max = max_channels.map(|m| format!("max_channels: {m}\n")).unwrap_or_default();
+    format!(
+        "name: wide
+input: {{shape: [4, 4, 2], format: 'ap_fixed<6,2>'}}
+weights: w.npz
+{max}layers:
+  - name: c
+    type: conv2d
+    filters: 7
+    activation: relu
+    precision: {q}
+    pe: 7
+    trainable: [weights]
+  - name: p
+    type: maxpool2d
+  - name: f
+    type: flatten
+  - name: d
+    type: dense
+    inputs: 28
+    outputs: 5
+    activation: linear
+    precision: {q}
+  - name: o
+    type: dense
+    inputs: 5
+    outputs: 2
+    activation: linear
+    precision: {q}
+"
+    )
+}
+
+/// `max_channels` splits a conv2d's filters and a dense layer's outputs
+/// into parts and a concat; the split network reads the same archive (the
+/// parts' tensors are slices of the original ones), draws the same random
+/// weights, writes the same archive, and computes the same bits.
+#[test]
+fn split_layers_equal_the_unsplit_network_bit_for_bit() {
+    let whole = model(&wide(None));
+    let split = model(&wide(Some(3)));
+    let names: Vec<&str> = split.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["c_part0", "c_part1", "c_part2", "c", "p", "f", "d_part0", "d_part1", "d", "o"]);
+    assert_eq!(split.layers[2].kind().output_shape(), vec![4, 4, 1]);
+    assert_eq!(split.layers[3].kind().output_shape(), vec![4, 4, 7]);
+    assert_eq!(split.trainable_params(), whole.trainable_params());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("w.npz");
+    let pw = weights::random(&whole, 7);
+    weights::save(&whole, &pw, &path, &[]).expect("save");
+    let ps = weights::load_from(&split, &path, weights::Conversion::Exact).expect("load split");
+    assert_eq!(ps, weights::random(&split, 7), "the same random draws");
+    let again = dir.path().join("again.npz");
+    weights::save(&split, &ps, &again, &[]).expect("save split");
+    assert_eq!(weights::load_from(&whole, &again, weights::Conversion::Exact).expect("load"), pw, "the same archive");
+    let (nw, ns) = (Network::new(whole.clone(), pw).expect("net"), Network::new(split.clone(), ps).expect("net"));
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let xs: Vec<Vec<i128>> = (0..80).map(|_| random_input(&whole, &mut rng)).collect();
+    assert_eq!(nw.infer_batch(&xs).expect("batch"), ns.infer_batch(&xs).expect("batch"));
+    for x in &xs[..10] {
+        let (tw, ts) = (nw.trace(x).expect("trace"), ns.trace(x).expect("trace"));
+        assert_eq!(tw[0], ts[3], "the concat of the parts is the conv's output");
+        assert_eq!(tw.last(), ts.last());
+    }
+}
+
+#[test]
+fn bad_max_channels_are_located() {
+    let text = wide(Some(0));
+    let e = parse(&text, Path::new("model.yaml")).expect_err("0").to_string();
+    assert!(e.starts_with("model.yaml:4:15:") && e.contains("max_channels is 0; it must be between 1 and"), "{e}");
+    // 2 input channels above max_channels 1.
+    let e = parse(&wide(Some(1)), Path::new("model.yaml")).expect_err("inputs").to_string();
+    assert!(e.starts_with("model.yaml:7:11:"), "{e}");
+    assert!(e.contains("layer 'c' takes 2 input channels, more than max_channels (1); splitting a layer's input channels is not built yet"), "{e}");
+}
