@@ -3,6 +3,11 @@
 //! [`load`] reads and checks a model file; the resulting [`Model`] can only
 //! describe a consistent network (shapes chain, folding divides nothing it
 //! cannot, formats are valid), so code downstream never re-checks it.
+//!
+//! A model is a directed acyclic graph in topological order: each layer
+//! takes the [`Gather`] of its [`Layer::inputs`] (by default the previous
+//! layer's output), and the network's output is the last layer's. A chain
+//! is the graph in which every layer takes the previous one.
 
 mod load;
 pub mod schema;

@@ -124,7 +124,8 @@ pub struct PrecisionFile {
 pub struct LayerFile {
     /// Layer name; names its tensors in the weights archive (`<name>/w`, `<name>/b`).
     pub name: Spanned<String>,
-    /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`.
+    /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`,
+    /// `concat`, `add` (lowered at load).
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// What feeds the layer: a list of earlier layers' names (or `input`,
