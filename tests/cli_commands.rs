@@ -52,6 +52,48 @@ fn the_mnist_cnn_checks_and_generates() {
     assert!(ii > 0 && 200e6 / ii as f64 >= 100_000.0, "II {ii}");
 }
 
+/// The residual example (a graph: add, concat, a side branch) checks,
+/// showing each layer's inputs and the add's lowering; simulates exactly
+/// as the library's network on its graph; and the hardware commands refuse
+/// it as a graph, naming the layer.
+#[test]
+fn the_residual_example_checks_simulates_and_is_refused_by_generate() {
+    let (code, out, err) = fptgen(&["check", "examples/residual/model.yaml"], &root());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("add 8x8x4 (lowered: concat + conv3x3 8->4)"), "{out}");
+    assert!(out.contains("0 (+292 fixed)"), "{out}");
+    assert!(out.contains("conv2, conv1") && out.contains("pool, side"), "the inputs column: {out}");
+    // conv1 4*18+4, conv2 4*36+4, side 2*36+2, fc 3*96+3; the add's
+    // 4*72+4 constants are not parameters.
+    assert!(out.contains("total: 589 parameters"), "{out}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model_path = root().join("examples/residual/model.yaml");
+    let model = fptgen_sim::model::load(&model_path).expect("model");
+    let net = Network::new(model.clone(), weights::load(&model, Conversion::Exact).expect("weights")).expect("net");
+    let n = 5;
+    let xs: Vec<f64> = (0..n * 128).map(|i| ((i as f64) * 0.37).sin().abs()).collect();
+    tensor::write_npy(&dir.path().join("x.npy"), &[n, 8, 8, 2], &OutValues::F64(xs.clone())).expect("write x");
+    let (code, _, err) = fptgen(
+        &["simulate", model_path.to_str().expect("utf8"), "--inputs", "x.npy", "--output", "y.npy", "--output-kind", "raw"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let y = tensor::read_npy(&dir.path().join("y.npy")).expect("read y");
+    assert_eq!(y.shape, vec![n, 3]);
+    let Values::Int(got) = y.values else { panic!("raw output must be integers") };
+    for s in 0..n {
+        let raw: Vec<i128> = xs[s * 128..(s + 1) * 128].iter().map(|&x| model.input_format.quantize_f64(x).expect("finite")).collect();
+        assert_eq!(net.infer(&raw).expect("infer"), got[s * 3..(s + 1) * 3].to_vec(), "sample {s}");
+    }
+    // The hardware: a fork for conv1's output (conv2 and the add) and for
+    // pool's (side and the concat), joins for the add and the concat.
+    let (code, _, err) = fptgen(&["generate", model_path.to_str().expect("utf8"), "-o", "out"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let top = std::fs::read_to_string(dir.path().join("out/rtl/residual_net.v")).expect("residual_net.v");
+    assert_eq!(top.matches("fptgen_fork #(").count(), 2, "{top}");
+    assert_eq!(top.matches("fptgen_concat #(").count(), 2, "{top}");
+}
+
 #[test]
 fn simulate_matches_the_library_on_float_and_raw_inputs() {
     let dir = tempfile::tempdir().expect("tempdir");

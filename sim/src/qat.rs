@@ -279,7 +279,7 @@ impl Qat {
             // Loss gradient at the output.
             let y = &xs[layers.len()];
             let label = data.label(s);
-            let mut delta: Vec<f32> = match self.config.loss {
+            let delta: Vec<f32> = match self.config.loss {
                 Loss::Mse => {
                     let n = y.len() as f32;
                     y.iter()
@@ -316,54 +316,71 @@ impl Qat {
                     e.iter().enumerate().map(|(o, &v)| v / z - if o == label { 1.0 } else { 0.0 }).collect()
                 }
             };
-            // Backward: a layer output read by several layers gets the sum
-            // of their gradients (`deltas[l]` is empty until one arrives).
-            let mut deltas: Vec<Vec<f32>> = vec![Vec::new(); layers.len()];
-            if let Some(d) = deltas.last_mut() {
-                *d = std::mem::take(&mut delta);
+            backward_graph(&self.model, &xs, &q.real, &masks, delta, &mut g.grads);
+        }
+        g
+    }
+}
+
+/// Quantization-aware training's backward pass through the model's graph:
+/// adds every parameter's gradient into `grads` (per layer, per tensor).
+///
+/// `xs` holds the real values of the forward pass (index 0 the network
+/// input, `l + 1` layer `l`'s output), `params` the quantized parameters'
+/// real values, `masks` each output's straight-through mask (0 inside its
+/// format, -1 at its lower bound, +1 at its upper bound), `delta` the loss
+/// gradient with respect to the network's output. Layers run in reverse
+/// order; a layer gets its gathered input's gradient back from its kind's
+/// backward pass and each input gets its part
+/// ([`crate::model::Gather::part`]); a layer output read by several layers
+/// gets the sum of their gradients. A mask stops the gradient where its
+/// output sits at a bound, except at the network's output where a gradient
+/// pointing back inside the format passes.
+pub fn backward_graph(model: &Model, xs: &[Vec<f32>], params: &[Vec<Vec<f32>>], masks: &[Vec<i8>], delta: Vec<f32>, grads: &mut [Vec<Vec<f32>>]) {
+    let layers = &model.layers;
+    // `deltas[l]` is empty until a reader of layer `l` passes a gradient.
+    let mut deltas: Vec<Vec<f32>> = vec![Vec::new(); layers.len()];
+    if let Some(d) = deltas.last_mut() {
+        *d = delta;
+    }
+    for l in (0..layers.len()).rev() {
+        let last = l + 1 == layers.len();
+        let mut delta = std::mem::take(&mut deltas[l]);
+        if delta.is_empty() {
+            delta = vec![0.0; xs[l + 1].len()];
+        }
+        for (dl, &bound) in delta.iter_mut().zip(&masks[l]) {
+            // The loss sees the network's output itself: there a
+            // gradient that points back inside the format passes
+            // (a saturated logit can still come down).
+            let inward = last && ((bound > 0 && *dl > 0.0) || (bound < 0 && *dl < 0.0));
+            if bound != 0 && !inward {
+                *dl = 0.0;
             }
-            for l in (0..layers.len()).rev() {
-                let last = l + 1 == layers.len();
-                let mut delta = std::mem::take(&mut deltas[l]);
-                if delta.is_empty() {
-                    // Every reader of this output got no gradient to pass.
-                    delta = vec![0.0; xs[l + 1].len()];
-                }
-                for (dl, &bound) in delta.iter_mut().zip(&masks[l]) {
-                    // The loss sees the network's output itself: there a
-                    // gradient that points back inside the format passes
-                    // (a saturated logit can still come down).
-                    let inward = last && ((bound > 0 && *dl > 0.0) || (bound < 0 && *dl < 0.0));
-                    if bound != 0 && !inward {
-                        *dl = 0.0;
-                    }
-                }
-                let layer = &layers[l];
-                let want_input = layer.inputs.iter().any(|src| matches!(src, Source::Layer(_)));
-                let dx = {
-                    let x = self.model.layer_input(l, |src| &xs[slot(src)]);
-                    layer.kind().backward(Backward { x: &x, params: &q.real[l], delta: &delta, grads: &mut g.grads[l], want_input })
-                };
-                if !want_input {
-                    continue;
-                }
-                let parts: Vec<Vec<f32>> = match layer.inputs.len() {
-                    1 => vec![dx],
-                    n => (0..n).map(|k| layer.gather.part(&dx, k)).collect(),
-                };
-                for (src, part) in layer.inputs.iter().zip(parts) {
-                    let Source::Layer(j) = *src else { continue };
-                    if deltas[j].is_empty() {
-                        deltas[j] = part;
-                    } else {
-                        for (a, b) in deltas[j].iter_mut().zip(&part) {
-                            *a += b;
-                        }
-                    }
+        }
+        let layer = &layers[l];
+        let want_input = layer.inputs.iter().any(|src| matches!(src, Source::Layer(_)));
+        let dx = {
+            let x = model.layer_input(l, |src| &xs[slot(src)]);
+            layer.kind().backward(Backward { x: &x, params: &params[l], delta: &delta, grads: &mut grads[l], want_input })
+        };
+        if !want_input {
+            continue;
+        }
+        let parts: Vec<Vec<f32>> = match layer.inputs.len() {
+            1 => vec![dx],
+            n => (0..n).map(|k| layer.gather.part(&dx, k)).collect(),
+        };
+        for (src, part) in layer.inputs.iter().zip(parts) {
+            let Source::Layer(j) = *src else { continue };
+            if deltas[j].is_empty() {
+                deltas[j] = part;
+            } else {
+                for (a, b) in deltas[j].iter_mut().zip(&part) {
+                    *a += b;
                 }
             }
         }
-        g
     }
 }
 

@@ -13,6 +13,10 @@
 //! [`random`] and not written by [`save`]. An archive may still hold them
 //! (an export of the lowered network), but then with exactly the generated
 //! values; any other value is an error naming the tensor.
+//!
+//! The parts of a layer split at load (`max_channels`,
+//! [`crate::model::PartOf`]) read, draw and write the original layer's
+//! whole tensors: each part is its rows of them.
 
 use std::path::Path;
 
@@ -66,6 +70,8 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
     }
     let mut arrays = tensor::read_npz(path)?;
     let mut layers = Vec::new();
+    // The whole tensors of split layers, by archive name.
+    let mut whole: std::collections::HashMap<String, Vec<i128>> = std::collections::HashMap::new();
     for layer in &model.layers {
         if let Some(c) = &layer.lowered {
             // Generated at load, not read; an archive that holds the
@@ -99,19 +105,30 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
         }
         let mut tensors = Vec::new();
         for t in layer.kind().tensors() {
-            let name = layer.tensor_name(t.key);
-            let a = take(&mut arrays, path, &name, &t.shape)?;
-            tensors.push(convert(path, &name, &a, t.format, conversion)?);
+            let (name, shape) = layer.archive_tensor(&t);
+            let Some(part) = &layer.part_of else {
+                let a = take(&mut arrays, path, &name, &shape)?;
+                tensors.push(convert(path, &name, &a, t.format, conversion)?);
+                continue;
+            };
+            // A part of a split layer: its rows of the original tensor.
+            if !whole.contains_key(&name) {
+                let a = take(&mut arrays, path, &name, &shape)?;
+                whole.insert(name.clone(), convert(path, &name, &a, t.format, conversion)?);
+            }
+            let row: usize = t.shape[1..].iter().product();
+            tensors.push(whole[&name][part.first * row..part.first * row + t.len()].to_vec());
         }
         layers.push(LayerParams { tensors });
     }
     if let Some(extra) = arrays.keys().find(|k| !k.starts_with("meta/")) {
-        let expected: Vec<String> = model
+        let mut expected: Vec<String> = model
             .layers
             .iter()
             .filter(|l| l.lowered.is_none())
-            .flat_map(|l| l.kind().tensors().into_iter().map(move |t| l.tensor_name(t.key)))
+            .flat_map(|l| l.kind().tensors().into_iter().map(move |t| l.archive_tensor(&t).0))
             .collect();
+        expected.dedup();
         return Err(TensorError::tensor(
             path,
             extra,
@@ -186,6 +203,8 @@ pub fn convert(path: &Path, name: &str, arr: &Array, format: Format, conversion:
 /// its constants and takes no draw.
 pub fn random(model: &Model, seed: u64) -> Params {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    // The whole tensors of the split layer being drawn.
+    let mut whole: Vec<Vec<i128>> = Vec::new();
     let layers = model
         .layers
         .iter()
@@ -194,14 +213,42 @@ pub fn random(model: &Model, seed: u64) -> Params {
                 return c.params.clone();
             }
             let k = l.kind();
-            let bound = (6.0 / (k.input_len() + k.output_len()) as f64).sqrt();
-            let tensors = k
-                .tensors()
+            let Some(part) = &l.part_of else {
+                let bound = (6.0 / (k.input_len() + k.output_len()) as f64).sqrt();
+                let tensors = k
+                    .tensors()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let b = if i == 0 { bound } else { bound / 8.0 };
+                        (0..t.len()).map(|_| draw(&mut rng, t.format, b)).collect()
+                    })
+                    .collect();
+                return LayerParams { tensors };
+            };
+            // A part of a split layer: the first part draws the original
+            // layer's whole tensors, as the unsplit layer would; every part
+            // takes its rows.
+            let specs = k.tensors();
+            let rows = specs[0].shape[0];
+            if part.first == 0 {
+                let out_len = k.output_len() / rows * part.total;
+                let bound = (6.0 / (k.input_len() + out_len) as f64).sqrt();
+                whole = specs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let b = if i == 0 { bound } else { bound / 8.0 };
+                        (0..t.len() / rows * part.total).map(|_| draw(&mut rng, t.format, b)).collect()
+                    })
+                    .collect();
+            }
+            let tensors = specs
                 .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    let b = if i == 0 { bound } else { bound / 8.0 };
-                    (0..t.len()).map(|_| draw(&mut rng, t.format, b)).collect()
+                .zip(&whole)
+                .map(|(t, all)| {
+                    let row = t.len() / rows;
+                    all[part.first * row..(part.first + rows) * row].to_vec()
                 })
                 .collect();
             LayerParams { tensors }
@@ -228,17 +275,22 @@ pub fn save(model: &Model, params: &Params, path: &Path, meta: &[NamedArray]) ->
     let mut arrays = Vec::new();
     for (layer, p) in model.layers.iter().zip(&params.layers).filter(|(l, _)| l.lowered.is_none()) {
         for (t, raw) in layer.kind().tensors().iter().zip(&p.tensors) {
-            let name = layer.tensor_name(t.key);
+            let (name, shape) = layer.archive_tensor(t);
+            // A part of a split layer writes its rows of the original tensor.
+            let offset = layer.part_of.as_ref().map_or(0, |p| p.first * (t.len() / t.shape[0].max(1)));
             let fmt = t.format;
             let mut values = Vec::with_capacity(raw.len());
             for (i, &r) in raw.iter().enumerate() {
                 let x = fmt.to_f64(r);
                 if fmt.exact_f64(x).ok() != Some(r) {
-                    return Err(TensorError::value(path, &name, unravel(i, &t.shape), format!("raw code {r} of {fmt} has no exact float64 value")).into());
+                    return Err(TensorError::value(path, &name, unravel(offset + i, &shape), format!("raw code {r} of {fmt} has no exact float64 value")).into());
                 }
                 values.push(x);
             }
-            arrays.push(NamedArray { name, shape: t.shape.clone(), values: OutValues::F64(values) });
+            match arrays.iter_mut().find(|a: &&mut NamedArray| a.name == name) {
+                Some(NamedArray { values: OutValues::F64(v), .. }) if layer.part_of.is_some() => v.extend(values),
+                _ => arrays.push(NamedArray { name, shape, values: OutValues::F64(values) }),
+            }
         }
     }
     arrays.extend(meta.iter().cloned());

@@ -23,7 +23,7 @@ pub struct Concat {
 impl Concat {
     /// Reads a `type: concat` entry of the model file.
     pub(crate) fn from_file(input: &LayerInput) -> Result<Concat, ModelError> {
-        input.only(&["inputs"], &[])?;
+        input.only(&[], &[])?;
         if input.parts.len() < 2 {
             return Err(input.err_at_inputs(format!(
                 "a concat layer takes at least 2 inputs; '{}' has {} (list them: `inputs: [a, b]`)",

@@ -125,8 +125,9 @@ impl LayerInput<'_> {
             return Err(self.c.err_at(
                 at,
                 format!(
-                    "`inputs: <number>` counts a dense layer's inputs; a {} layer's `inputs` lists the layers that feed it, e.g. `inputs: [a, b]`",
-                    lf.kind.value
+                    "`inputs` does not apply to {} layer as a number (a number counts a dense layer's inputs); \
+                     as a list it names the layers that feed it, e.g. `inputs: [a, b]`",
+                    a(&lf.kind.value)
                 ),
             ));
         }
@@ -148,7 +149,7 @@ impl LayerInput<'_> {
         for (field, at) in given {
             if let Some(at) = at {
                 if !allowed.contains(&field) {
-                    return Err(self.c.err_at(at, format!("`{field}` does not apply to a {kind} layer; it takes {}", list(allowed))));
+                    return Err(self.c.err_at(at, format!("`{field}` does not apply to {} layer; it takes {}", a(kind), list(allowed))));
                 }
             }
         }
@@ -159,7 +160,7 @@ impl LayerInput<'_> {
             {
                 if let Some(v) = v {
                     if !formats.contains(&field) {
-                        return Err(self.c.err(v, format!("a {kind} layer has no {field} format; its precision takes {}", list(formats))));
+                        return Err(self.c.err(v, format!("{} layer has no {field} format; its precision takes {}", a(kind), list(formats))));
                     }
                 }
             }
@@ -227,6 +228,12 @@ impl LayerInput<'_> {
             ))),
         }
     }
+}
+
+/// The kind with its indefinite article: `a conv2d`, `an add`.
+fn a(kind: &str) -> String {
+    let an = kind.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if an { "an" } else { "a" })
 }
 
 /// `a`, `a or b`, `a, b or c`, with backquotes.

@@ -10,7 +10,7 @@ use super::schema::{
 };
 use super::{
     BatchNorm, Concat, Conv2d, Dense, Distribution, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Source, Training,
-    DEFAULT_CLOCK_PERIOD_NS, DEFAULT_PART, MAX_DIM,
+    PartOf, DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
 use crate::layers::{LayerInput, KINDS, REWRITES};
@@ -175,9 +175,12 @@ impl Checker<'_> {
         for (i, lf) in f.layers.value.iter().enumerate() {
             positions.entry(lf.name.value.as_str()).or_insert(i);
         }
+        let max_channels = self.count(&f.max_channels, "max_channels", 1, MAX_DIM as u64, DEFAULT_MAX_CHANNELS as u64)? as usize;
         let mut index: HashMap<String, usize> = HashMap::new();
+        // Per layer, its entry in the file (a split layer's parts share it).
+        let mut entry_of: Vec<usize> = Vec::new();
         for (i, lf) in f.layers.value.iter().enumerate() {
-            let sources = self.sources(lf, i, &index, &positions)?;
+            let sources = self.sources(lf, i, layers.len(), &index, &positions)?;
             let shape_of = |s: Source| match s {
                 Source::Input => input_shape.clone(),
                 Source::Layer(j) => layers[j].kind().output_shape(),
@@ -188,7 +191,7 @@ impl Checker<'_> {
             };
             let describe = |s: Source| match s {
                 Source::Input => "the network input".to_string(),
-                Source::Layer(j) if j + 1 == i => format!("the previous layer '{}'", layers[j].name),
+                Source::Layer(j) if j + 1 == layers.len() => format!("the previous layer '{}'", layers[j].name),
                 Source::Layer(j) => format!("layer '{}'", layers[j].name),
             };
             let label = |s: Source| match s {
@@ -266,8 +269,18 @@ impl Checker<'_> {
             if layer.name == name {
                 return Err(self.err(&lf.name, format!("layer name '{}' is the network's name; the top-level module needs it", layer.name)));
             }
-            index.insert(layer.name.clone(), i);
-            layers.push(layer);
+            let split = self.split(lf, layer, max_channels, layers.len())?;
+            for l in &split[..split.len() - 1] {
+                if !names.insert(l.name.clone()) || l.name == name {
+                    return Err(self.err(
+                        &lf.name,
+                        format!("layer '{}' is split into parts named {}_part<k> (max_channels), but '{}' is already a name", lf.name.value, lf.name.value, l.name),
+                    ));
+                }
+            }
+            index.insert(lf.name.value.clone(), layers.len() + split.len() - 1);
+            entry_of.extend(std::iter::repeat_n(i, split.len()));
+            layers.extend(split);
         }
         let mut used = vec![false; layers.len()];
         for l in &layers {
@@ -279,7 +292,7 @@ impl Checker<'_> {
         }
         if let Some(j) = used.iter().take(layers.len() - 1).position(|u| !u) {
             return Err(self.err(
-                &f.layers.value[j].name,
+                &f.layers.value[entry_of[j]].name,
                 format!(
                     "the output of layer '{}' is used by no later layer (a dead branch): every layer but the last \
                      must feed another, and the network's output is the last layer's",
@@ -303,6 +316,7 @@ impl Checker<'_> {
             input_format,
             weights_path,
             source: self.path.to_path_buf(),
+            max_channels,
             layers,
             training,
         })
@@ -418,7 +432,8 @@ impl Checker<'_> {
         }
     }
 
-    /// What feeds layer `i` (entry `lf`): its `inputs:` names, checked
+    /// What feeds entry `i` of the file (`lf`, layer `next` of the model):
+    /// its `inputs:` names, checked
     /// against the earlier layers (`index`, by name) and all the layers
     /// (`positions`, for a forward reference); by default the previous
     /// layer, or the network input for the first.
@@ -426,10 +441,12 @@ impl Checker<'_> {
         &self,
         lf: &LayerFile,
         i: usize,
+        next: usize,
         index: &HashMap<String, usize>,
         positions: &HashMap<&str, usize>,
     ) -> Result<Vec<Source>, ModelError> {
-        let default = if i == 0 { Source::Input } else { Source::Layer(i - 1) };
+        // `next`: the index the layer will have in the model.
+        let default = if next == 0 { Source::Input } else { Source::Layer(next - 1) };
         let Some(Spanned { value: InputsFile::Names(list), referenced: outer, .. }) = &lf.inputs else {
             return Ok(vec![default]);
         };
@@ -478,6 +495,82 @@ impl Checker<'_> {
         Ok(out)
     }
 
+    /// `layer` (entry `lf`, to be layer `at` of the model), or, when it has
+    /// more output channels than `max`, its parts and the concat that
+    /// joins them ([`PartOf`]). A layer with more input channels than
+    /// `max` is an error: splitting input channels is not built yet.
+    fn split(&self, lf: &LayerFile, layer: Layer, max: usize, at: usize) -> Result<Vec<Layer>, ModelError> {
+        let name = layer.name.clone();
+        let (channels, outputs) = match &layer.op {
+            LayerOp::Conv2d(c) => (Some(c.input[2]), c.filters),
+            LayerOp::Dense(d) => (None, d.outputs),
+            _ => return Ok(vec![layer]),
+        };
+        if let Some(c) = channels.filter(|&c| c > max) {
+            let what = match &layer.lowered {
+                Some(l) => format!("is an {} of {}-channel images, lowered to a convolution of their {c} gathered channels", l.from, c / 2),
+                None => format!("takes {c} input channels"),
+            };
+            return Err(self.err(
+                &lf.kind,
+                format!(
+                    "layer '{name}' {what}, more than max_channels ({max}); splitting a layer's input channels is not built yet \
+                     (raise max_channels, or give its input fewer channels)"
+                ),
+            ));
+        }
+        if outputs <= max || layer.lowered.is_some() {
+            return Ok(vec![layer]);
+        }
+        let n = outputs.div_ceil(max);
+        let mut out = Vec::with_capacity(n + 1);
+        let mut widths = Vec::with_capacity(n);
+        for k in 0..n {
+            let first = k * max;
+            let f = max.min(outputs - first);
+            let op = match &layer.op {
+                LayerOp::Conv2d(c) => {
+                    let mut c = c.clone();
+                    c.filters = f;
+                    c.mvau.outputs = f;
+                    c.mvau.pe = c.mvau.pe.min(f);
+                    LayerOp::Conv2d(c)
+                }
+                LayerOp::Dense(d) => {
+                    let mut d = d.clone();
+                    d.outputs = f;
+                    d.pe = d.pe.min(f);
+                    LayerOp::Dense(d)
+                }
+                _ => unreachable!("checked above"),
+            };
+            widths.push(f);
+            out.push(Layer {
+                name: format!("{name}_part{k}"),
+                op,
+                input_format: layer.input_format,
+                inputs: layer.inputs.clone(),
+                gather: layer.gather.clone(),
+                lowered: None,
+                part_of: Some(PartOf { layer: name.clone(), first, total: outputs }),
+            });
+        }
+        let shape = layer.kind().output_shape();
+        let pixels = shape[..shape.len() - 1].iter().product();
+        let format = layer.kind().output_format();
+        let concat = Concat { shape, parts: n, format };
+        out.push(Layer {
+            name,
+            op: LayerOp::Concat(concat),
+            input_format: format,
+            inputs: (at..at + n).map(Source::Layer).collect(),
+            gather: Gather { widths, pixels },
+            lowered: None,
+            part_of: None,
+        });
+        Ok(out)
+    }
+
     fn layer(&self, lf: &LayerFile, shape: &[usize], parts: &[Vec<usize>], from: &str, format: Format) -> Result<Layer, ModelError> {
         let name = self.identifier(&lf.name, "layer name")?;
         if let Some((_, why)) = RESERVED_LAYER_NAMES.iter().find(|(r, _)| *r == name) {
@@ -515,7 +608,7 @@ impl Checker<'_> {
             return Err(self.err(&lf.kind, format!("layer '{name}' outputs {output_len} values; it must output between 1 and {MAX_DIM}")));
         }
         let len = shape.iter().product();
-        Ok(Layer { name, op, input_format: format, inputs: Vec::new(), gather: Gather::single(len), lowered })
+        Ok(Layer { name, op, input_format: format, inputs: Vec::new(), gather: Gather::single(len), lowered, part_of: None })
     }
 
     /// A folding factor: 1 (absent) to `dim`.

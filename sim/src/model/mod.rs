@@ -3,6 +3,11 @@
 //! [`load`] reads and checks a model file; the resulting [`Model`] can only
 //! describe a consistent network (shapes chain, folding divides nothing it
 //! cannot, formats are valid), so code downstream never re-checks it.
+//!
+//! A model is a directed acyclic graph in topological order: each layer
+//! takes the [`Gather`] of its [`Layer::inputs`] (by default the previous
+//! layer's output), and the network's output is the last layer's. A chain
+//! is the graph in which every layer takes the previous one.
 
 mod load;
 pub mod schema;
@@ -22,6 +27,8 @@ use crate::weights::{LayerParams, Params};
 pub const DEFAULT_PART: &str = "xcku035-fbva676-3-e";
 /// The clock period used when a model file gives none, in ns (hls4ml's default).
 pub const DEFAULT_CLOCK_PERIOD_NS: f64 = 5.0;
+/// `max_channels` when a model file gives none.
+pub const DEFAULT_MAX_CHANNELS: usize = 512;
 /// Largest folding factor or layer dimension accepted.
 pub const MAX_DIM: usize = 1 << 20;
 
@@ -42,7 +49,11 @@ pub struct Model {
     pub weights_path: PathBuf,
     /// The model file this came from.
     pub source: PathBuf,
-    /// Layers, input to output; never empty.
+    /// Most output channels of one conv2d or dense layer (`max_channels`,
+    /// default [`DEFAULT_MAX_CHANNELS`]); larger ones were split at load
+    /// ([`PartOf`]).
+    pub max_channels: usize,
+    /// Layers, input to output (a topological order of the graph); never empty.
     pub layers: Vec<Layer>,
     /// On-device training, when the model file has a `training:` section
     /// (then at least one layer has trainable parameters).
@@ -165,6 +176,23 @@ pub struct Lowered {
     pub params: LayerParams,
 }
 
+/// A part of a conv2d or dense layer with more output channels than
+/// `max_channels`, split at load into parts `<name>_part<k>` over the same
+/// input, each with a contiguous range of the filters (outputs), and a
+/// `concat` named `<name>` (exact: every output channel is computed on its
+/// own). The parts' tensors are slices along the first dimension of the
+/// original layer's tensors, which the weights archive holds under the
+/// original name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PartOf {
+    /// The model file's layer name (that of the concat after the parts).
+    pub layer: String,
+    /// The first output channel of the part.
+    pub first: usize,
+    /// The original layer's output channels.
+    pub total: usize,
+}
+
 /// One layer of the network.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Layer {
@@ -183,6 +211,8 @@ pub struct Layer {
     pub gather: Gather,
     /// Set when the layer was lowered from another kind at load.
     pub lowered: Option<Lowered>,
+    /// Set when the layer is a part of a split layer.
+    pub part_of: Option<PartOf>,
 }
 
 impl Layer {
@@ -234,6 +264,21 @@ impl Layer {
     /// `<layer>/<key>`.
     pub fn tensor_name(&self, key: &str) -> String {
         format!("{}/{key}", self.name)
+    }
+
+    /// Name and shape in the weights archive of the layer's tensor `t`:
+    /// the layer's own ([`Layer::tensor_name`]) or, for a part of a split
+    /// layer, the original layer's whole tensor (of which the part's is
+    /// rows `first..first + len` of the first dimension).
+    pub fn archive_tensor(&self, t: &crate::layers::TensorSpec) -> (String, Vec<usize>) {
+        match &self.part_of {
+            None => (self.tensor_name(t.key), t.shape.clone()),
+            Some(p) => {
+                let mut shape = t.shape.clone();
+                shape[0] = p.total;
+                (format!("{}/{}", p.layer, t.key), shape)
+            }
+        }
     }
 
     /// Name of the weight tensor in the weights archive.

@@ -23,6 +23,10 @@ pub struct ModelFile {
     pub input: InputFile,
     /// Path of the weights archive, relative to the model file.
     pub weights: Spanned<String>,
+    /// Most output channels of one conv2d (filters) or dense layer
+    /// (outputs); a larger layer is split (default 512).
+    #[serde(default)]
+    pub max_channels: Option<Spanned<u64>>,
     /// The layers, input to output.
     pub layers: Spanned<Vec<LayerFile>>,
     /// How the trainable parameters are retrained on the device (optional).
@@ -120,7 +124,8 @@ pub struct PrecisionFile {
 pub struct LayerFile {
     /// Layer name; names its tensors in the weights archive (`<name>/w`, `<name>/b`).
     pub name: Spanned<String>,
-    /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`.
+    /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`,
+    /// `concat`, `add` (lowered at load).
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// What feeds the layer: a list of earlier layers' names (or `input`,

@@ -21,6 +21,9 @@
 //!   layers are recomputed in full while their input differs from the
 //!   cached one; once a layer's output equals the cached output and no
 //!   later layer has a changed parameter, the sample's cached loss is used.
+//!   On a graph, "its input" is the gather of its inputs: a layer is
+//!   recomputed in full when any of them changed, and the pass stops once
+//!   no changed output is read later.
 //! * `Batched` is `Cached` plus, for a whole group of members at once
 //!   ([`Evaluator::evaluate_members`]), exact matrix products over the
 //!   committed activations on every core ([`super::batched`]).
