@@ -57,7 +57,7 @@ fn the_mnist_cnn_checks_and_generates() {
 /// as the library's network on its graph; and the hardware commands refuse
 /// it as a graph, naming the layer.
 #[test]
-fn the_residual_example_checks_simulates_and_is_refused_by_generate() {
+fn the_residual_example_checks_simulates_and_generates() {
     let (code, out, err) = fptgen(&["check", "examples/residual/model.yaml"], &root());
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("add 8x8x4 (lowered: concat + conv3x3 8->4)"), "{out}");

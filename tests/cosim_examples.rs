@@ -109,7 +109,7 @@ fn cosim_mnist() {
 /// output, pool, a side branch concatenated), with its trainer.
 #[test]
 fn cosim_residual() {
-    cosim_example("residual", 8, Some(Train(1, "0.001", &[])));
+    cosim_example("residual", 8, Some(Train(1, "0.01", &[])));
 }
 
 /// The MNIST CNN (conv, pool, conv, pool, flatten, dense; images streamed

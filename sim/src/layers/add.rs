@@ -91,8 +91,10 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
                 outputs: c,
                 activation: Activation::Linear,
                 precision,
-                pe: 1,
-                simd: 1,
+                // Every filter at once, one tap's 2c values per cycle: a
+                // window in 9 cycles, 2c^2 one-bit multipliers.
+                pe: c,
+                simd: 2 * c,
                 trainable: Trainable::default(),
             };
             let conv = Conv2d { input: [h, w, 2 * c], filters: c, stride: 1, padding: Padding::Same, mvau };
@@ -112,8 +114,10 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
                 outputs: m,
                 activation: Activation::Linear,
                 precision,
-                pe: 1,
-                simd: 1,
+                // Every output at once, two inputs per cycle: m cycles, 2m
+                // one-bit multipliers.
+                pe: m,
+                simd: 2,
                 trainable: Trainable::default(),
             };
             let mut wt = vec![0i128; 2 * m * m];
