@@ -105,6 +105,14 @@ fn cosim_mnist() {
     cosim_example("mnist", 24, None);
 }
 
+/// Every operator of the core set in one network (both strides and
+/// paddings, pooling, a folded and a kept batch norm, add, concat, a split
+/// by max_channels), with its trainer.
+#[test]
+fn cosim_all_operators() {
+    cosim_example("all_operators", 20, Some(Train(2, "0.01", &[])));
+}
+
 /// The residual example: a graph (conv, conv, add with the first conv's
 /// output, pool, a side branch concatenated), with its trainer.
 #[test]

@@ -608,6 +608,9 @@ fn run_nodes(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, p
     let mut ready_in: Vec<Vec<bool>> = nodes.iter().map(|n| vec![false; n.inputs.len()]).collect();
     while recv < total_out {
         if cycle - last_event > patience {
+            if std::env::var_os("FPTGEN_DEBUG_TIMING").is_some() {
+                eprintln!("stalled at cycle {cycle}: sent {sent} recv {recv}\n{nodes:#?}");
+            }
             return None;
         }
         let in_valid = sent < total_in && cycle >= valid_from;

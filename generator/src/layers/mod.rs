@@ -277,7 +277,13 @@ pub(crate) fn layer_plan(model: &Model, layer: &Layer, input_shape: &[usize], me
         memories,
         kind_plan,
     };
-    let (_, m) = timing::settle(&l.hw().blocks(&l), l.in_beats(), l.out_beats(), 8);
+    let blocks = l.hw().blocks(&l);
+    if blocks.is_empty() {
+        // A pass-through: a beat per cycle, no register.
+        l.cycles = l.in_beats() as u64;
+        return l;
+    }
+    let (_, m) = timing::settle(&blocks, l.in_beats(), l.out_beats(), 8);
     l.cycles = m.ii.unwrap_or(0);
     l.latency = m.latency;
     l

@@ -235,9 +235,8 @@ pub fn graph(trainable: bool) -> impl Strategy<Value = (String, u64)> {
             let f = a.outputs;
             let mut y = format!("name: rnd\ninput:\n  shape: [{h}, {w}, {c0}]\n  format: '{xf}'\nweights: w.npz\nlayers:\n");
             y += &conv_yaml("a", &a, None, c0, 1, true);
-            // The branch keeps a's shape, so the join's inputs match; an
-            // add needs their formats equal too: the branch's last layer
-            // takes a's output format.
+            // The branch keeps a's shape, and its last layer takes a's
+            // output format: a join gathers inputs of one format.
             let mut b1 = b1;
             b1.outputs = f;
             let mut last = "b1";
@@ -245,11 +244,9 @@ pub fn graph(trainable: bool) -> impl Strategy<Value = (String, u64)> {
             if let Some(b) = b2.as_mut() {
                 b.outputs = f;
             }
-            if add {
-                match b2.as_mut() {
-                    Some(b) => b.output = a.output.clone(),
-                    None => b1.output = a.output.clone(),
-                }
+            match b2.as_mut() {
+                Some(b) => b.output = a.output.clone(),
+                None => b1.output = a.output.clone(),
             }
             y += &conv_yaml("b1", &b1, Some("a"), f, 1, true);
             if let Some(b) = &b2 {
