@@ -89,6 +89,21 @@ fn the_residual_example_checks_simulates_and_is_refused_by_generate() {
     assert_ne!(code, 0);
     assert!(err.contains("layer 'res' is an add") && err.contains("chains only so far"), "{err}");
     assert!(!dir.path().join("out").exists(), "nothing written");
+    // A layer fed by something other than the previous layer.
+    let q = "{weight: 'ap_fixed<4,1>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<16,6>', output: 'ap_fixed<8,3>'}";
+    let branches = format!(
+        "name: two\ninput: {{shape: [4], format: 'ap_fixed<8,3>'}}\nweights: w.npz\nlayers:\n\
+         \x20 - {{name: d1, type: dense, inputs: 4, outputs: 3, activation: relu, precision: {q}}}\n\
+         \x20 - {{name: d2, type: dense, inputs: [input], outputs: 3, activation: relu, precision: {q}}}\n\
+         \x20 - {{name: cat, type: concat, inputs: [d1, d2]}}\n\
+         \x20 - {{name: out, type: dense, inputs: 6, outputs: 2, activation: linear, precision: {q}}}\n"
+    );
+    std::fs::write(dir.path().join("two.yaml"), branches).expect("write");
+    let (code, _, err) = fptgen(&["init-weights", "two.yaml"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = fptgen(&["generate", "two.yaml", "-o", "out2"], dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("layer 'd2' takes [input] rather than the previous layer's output") && err.contains("chains only so far"), "{err}");
 }
 
 #[test]
