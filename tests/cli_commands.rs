@@ -92,6 +92,23 @@ fn the_residual_example_checks_simulates_and_generates() {
     let top = std::fs::read_to_string(dir.path().join("out/rtl/residual_net.v")).expect("residual_net.v");
     assert_eq!(top.matches("fptgen_fork #(").count(), 2, "{top}");
     assert_eq!(top.matches("fptgen_concat #(").count(), 2, "{top}");
+    // A graph of vectors: the input feeds two dense branches, concatenated:
+    // a fork on the input, a join, and bit-exact with predicted cycles.
+    let q = "{weight: 'ap_fixed<4,1>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<16,6>', output: 'ap_fixed<8,3>'}";
+    let branches = format!(
+        "name: two\ninput: {{shape: [4], format: 'ap_fixed<8,3>'}}\nweights: w.npz\nlayers:\n\
+         \x20 - {{name: d1, type: dense, inputs: 4, outputs: 3, activation: relu, precision: {q}}}\n\
+         \x20 - {{name: d2, type: dense, inputs: [input], outputs: 3, activation: relu, precision: {q}}}\n\
+         \x20 - {{name: cat, type: concat, inputs: [d1, d2]}}\n\
+         \x20 - {{name: out, type: dense, inputs: 6, outputs: 2, activation: linear, precision: {q}}}\n"
+    );
+    std::fs::write(dir.path().join("two.yaml"), branches).expect("write");
+    let (code, _, err) = fptgen(&["init-weights", "two.yaml"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = fptgen(&["cosim", "two.yaml", "--vectors", "30", "-o", "out2"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    let top = std::fs::read_to_string(dir.path().join("out2/rtl/two.v")).expect("two.v");
+    assert_eq!((top.matches("fptgen_fork #(").count(), top.matches("fptgen_concat #(").count()), (1, 1), "{top}");
 }
 
 #[test]
