@@ -206,7 +206,7 @@ enum Command {
         #[arg(long)]
         quantize: bool,
     },
-    /// Train a dense network on the host, quantization-aware.
+    /// Train a network on the host, quantization-aware.
     ///
     /// Float master weights; every step's forward pass is the bit-accurate
     /// simulator's on the weights quantized to their formats, the backward

@@ -424,10 +424,10 @@ impl Fork {
 
     fn clock(&mut self, in_valid: bool, out_ready: &[bool]) {
         let push = in_valid && self.in_ready();
-        for i in 0..2 {
-            let pop = self.count[i] != 0 && out_ready[i];
-            self.count[i] = self.count[i] + usize::from(push) - usize::from(pop);
-            self.max[i] = self.max[i].max(self.count[i]);
+        for ((count, max), &ready) in self.count.iter_mut().zip(&mut self.max).zip(out_ready) {
+            let pop = *count != 0 && ready;
+            *count = *count + usize::from(push) - usize::from(pop);
+            *max = (*max).max(*count);
         }
     }
 }
@@ -511,6 +511,10 @@ pub enum Src {
     Node(usize, usize),
 }
 
+/// Who takes a stream: input `port` of node `node` as `(node, port)`, or
+/// None for the network's output.
+type Consumer = Option<(usize, usize)>;
+
 /// A block and the sources of its input ports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
@@ -547,7 +551,7 @@ impl Graph {
     /// The consumer of every stream: `(node, port)`, or None for the
     /// network's output. Panics on a stream consumed twice or never (a
     /// construction error).
-    fn consumers(&self) -> (Option<(usize, usize)>, Vec<Vec<Option<(usize, usize)>>>) {
+    fn consumers(&self) -> (Consumer, Vec<Vec<Consumer>>) {
         // Some(c): consumed by c (None: the network's output).
         type Slot = Option<Option<(usize, usize)>>;
         let mut input_to: Slot = None;
@@ -608,9 +612,6 @@ fn run_nodes(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, p
     let mut ready_in: Vec<Vec<bool>> = nodes.iter().map(|n| vec![false; n.inputs.len()]).collect();
     while recv < total_out {
         if cycle - last_event > patience {
-            if std::env::var_os("FPTGEN_DEBUG_TIMING").is_some() {
-                eprintln!("stalled at cycle {cycle}: sent {sent} recv {recv}\n{nodes:#?}");
-            }
             return None;
         }
         let in_valid = sent < total_in && cycle >= valid_from;
@@ -625,8 +626,9 @@ fn run_nodes(graph: &Graph, in_beats: usize, out_beats: usize, vectors: usize, p
             for (p, c) in consumer[i].iter().enumerate() {
                 out_readies[i][p] = c.is_none_or(|(m, q)| ready_in[m][q]);
             }
-            for p in 0..nodes[i].inputs.len() {
-                ready_in[i][p] = nodes[i].block.in_ready_at(p, &in_valids[i], &out_readies[i]);
+            let block = &nodes[i].block;
+            for (p, r) in ready_in[i].iter_mut().enumerate() {
+                *r = block.in_ready_at(p, &in_valids[i], &out_readies[i]);
             }
         }
         let in_ready = input_to.is_none_or(|(m, q)| ready_in[m][q]);
@@ -697,9 +699,8 @@ mod tests {
         }
     }
 
-    /// The trainer's paced evaluation of a dense chain takes `(M - 1) * II
-    /// + latency` edges (`train_plan`'s closed form), whatever the pace at
-    /// or above II.
+    /// The trainer's paced evaluation of a dense chain takes
+    /// `(M - 1) * II + latency` edges (`train_plan`'s closed form).
     #[test]
     fn paced_dense_chains_have_the_closed_form() {
         for folds in [&[3u64, 5, 2][..], &[1], &[4, 4]] {

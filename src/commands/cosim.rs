@@ -22,6 +22,7 @@ pub struct TrainArgs {
 }
 
 /// Runs `fptgen cosim`.
+#[allow(clippy::too_many_arguments)] // one per command-line option
 pub fn run(
     model: &Path,
     vectors: usize,
