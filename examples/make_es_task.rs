@@ -289,7 +289,7 @@ fn model_yaml(model: &Model, weights: &str, t: &Training, args: &Args) -> String
     let _ = writeln!(s, "weights: {weights}");
     let _ = writeln!(s, "layers:");
     for l in &model.layers {
-        let d = l.dense();
+        let d = l.as_dense().expect("a dense layer");
         let p = &d.precision;
         let _ = writeln!(s, "  - name: {}\n    type: dense\n    inputs: {}\n    outputs: {}\n    activation: {}", l.name, d.inputs, d.outputs, d.activation);
         let _ = writeln!(s, "    precision:\n      weight: '{}'\n      bias: '{}'\n      accum: '{}'\n      output: '{}'", p.weight, p.bias, p.accum, p.output);

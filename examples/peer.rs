@@ -148,7 +148,7 @@ fn main() -> anyhow::Result<()> {
             break;
         }
     }
-    let d = m.layers[refs[0].layer].dense();
+    let d = m.layers[refs[0].layer].as_dense().expect("a dense layer");
     eprintln!(
         "ES group {group}: {} .. {} ({} parameters), N {}, M {}",
         refs[0].describe(&m),
@@ -178,7 +178,7 @@ fn main() -> anyhow::Result<()> {
     // The same data for NumPy.
     let dir = tempfile::tempdir()?;
     for (l, layer) in m.layers.iter().enumerate() {
-        let d = layer.dense();
+        let d = layer.as_dense().expect("a dense layer");
         let (wf, bf) = (d.precision.weight, d.precision.bias);
         let p = &params.layers[l];
         npy(dir.path(), &format!("w{}", l + 1), &[d.outputs, d.inputs], p.tensors[0].iter().map(|&c| wf.to_f64(c)).collect())?;

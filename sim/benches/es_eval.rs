@@ -92,7 +92,7 @@ fn code(rng: &mut ChaCha8Rng, f: Format) -> i128 {
 fn forward(model: &Model, params: &Params, x: &[i128]) -> Vec<i128> {
     let mut v = x.to_vec();
     for (layer, p) in model.layers.iter().zip(&params.layers) {
-        v = dense_forward(layer.dense(), layer.input_format, p, &v);
+        v = dense_forward(layer.as_dense().expect("a dense layer"), layer.input_format, p, &v);
     }
     v
 }

@@ -82,7 +82,7 @@ fn float_layers(model: &model::Model, params: &weights::Params) -> Vec<FloatLaye
         .iter()
         .zip(&params.layers)
         .map(|(layer, p)| {
-            let d = layer.dense();
+            let d = layer.as_dense().expect("a dense layer");
             let pr = &d.precision;
             FloatLayer {
                 inputs: d.inputs,
@@ -139,7 +139,7 @@ fn mnist(c: &mut Criterion) {
     for (x, y) in inputs.iter().zip(&fixed).take(CHECKED) {
         let mut v = x.clone();
         for (layer, p) in model.layers.iter().zip(&params.layers) {
-            let d = layer.dense();
+            let d = layer.as_dense().expect("a dense layer");
             v = (0..d.outputs).map(|o| dense_neuron_reference(d, layer.input_format, p, &v, o)).collect();
         }
         assert_eq!(&v, y, "Network::infer differs from dense_neuron_reference");

@@ -57,7 +57,7 @@ fn fast_path_equals_the_reference() {
             );
             let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let layer = &m.layers[0];
-            let d = layer.dense();
+            let d = layer.as_dense().expect("a dense layer");
             // Extremes half of the time, so saturation and wrap-around happen.
             let mut codes = Codes(seed);
             let p = codes.params(d);
@@ -169,7 +169,7 @@ fn dot_products_in_every_width_equal_the_reference() {
             let yf = if out_is_accum { af.clone() } else { yf };
             let (m, text) = one_layer(&xf, (n_in, 1), relu, [&wf, &bf, &af, &yf])?;
             let layer = &m.layers[0];
-            let d = layer.dense();
+            let d = layer.as_dense().expect("a dense layer");
             *seen.borrow_mut().entry(dot_path(d, layer.input_format)).or_default() += 1;
             let mut codes = Codes(seed);
             let p = codes.params(d);
@@ -230,11 +230,11 @@ fn network_equals_the_reference_chain() {
             );
             let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             let mut codes = Codes(seed);
-            let params = Params { layers: m.layers.iter().map(|l| codes.params(l.dense())).collect() };
+            let params = Params { layers: m.layers.iter().map(|l| codes.params(l.as_dense().expect("a dense layer"))).collect() };
             let x: Vec<i128> = (0..n_in).map(|_| codes.draw(m.input_format)).collect();
             let mut want: Vec<Vec<i128>> = Vec::new();
             for (l, p) in m.layers.iter().zip(&params.layers) {
-                let d = l.dense();
+                let d = l.as_dense().expect("a dense layer");
                 if dot_path(d, l.input_format) == "i32" {
                     narrow.set(narrow.get() + 1);
                 }
@@ -248,7 +248,7 @@ fn network_equals_the_reference_chain() {
                 let x: Vec<i128> = (0..n_in).map(|_| codes.draw(m.input_format)).collect();
                 let mut v = x.clone();
                 for (l, p) in m.layers.iter().zip(&params.layers) {
-                    let d = l.dense();
+                    let d = l.as_dense().expect("a dense layer");
                     v = (0..d.outputs).map(|o| dense_neuron_reference(d, l.input_format, p, &v, o)).collect();
                 }
                 batch_in.push(x);
@@ -325,7 +325,7 @@ fn batched_layers_equal_the_reference() {
             let af = accum_format((xw, xi), (ww, wi), (extra, guard), QUANT[aq], OVF[ao]);
             let (model, text) = one_layer(&xf, (n_in, n_out), relu, [&wf, &bf, &af, &yf])?;
             let layer = &model.layers[0];
-            let d = layer.dense();
+            let d = layer.as_dense().expect("a dense layer");
             let mut codes = Codes(seed);
             let p = codes.params(d);
             let x: Vec<i128> = (0..m * n_in).map(|_| codes.draw(layer.input_format)).collect();

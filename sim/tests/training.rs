@@ -121,7 +121,7 @@ fn random_params(m: &Model, codes: &mut Codes) -> Params {
             .layers
             .iter()
             .map(|l| {
-                let d = l.dense();
+                let d = l.as_dense().expect("a dense layer");
                 LayerParams {
                     tensors: vec![
                         (0..d.inputs * d.outputs).map(|_| codes.next(d.precision.weight)).collect(),
@@ -189,7 +189,7 @@ fn random_wide_case() -> impl Strategy<Value = (Model, Params, Training, u64)> {
 fn all_params(m: &Model) -> Vec<ParamRef> {
     let mut all: Vec<ParamRef> = Vec::new();
     for (layer, l) in m.layers.iter().enumerate() {
-        let d = l.dense();
+        let d = l.as_dense().expect("a dense layer");
         all.extend((0..d.inputs * d.outputs).map(|index| ParamRef { layer, tensor: W, index }));
         all.extend((0..d.outputs).map(|index| ParamRef { layer, tensor: B, index }));
     }

@@ -253,13 +253,6 @@ impl Layer {
         }
     }
 
-    /// The layer as a dense layer. Panics for another kind: only for code
-    /// that has checked [`Model::dense_only`] (the generator's plan handles
-    /// no other kind yet).
-    pub fn dense(&self) -> &Dense {
-        self.as_dense().expect("a dense layer (checked by Model::dense_only)")
-    }
-
     /// Name of the tensor `key` (`w`, `b`, ...) in the weights archive:
     /// `<layer>/<key>`.
     pub fn tensor_name(&self, key: &str) -> String {
@@ -515,15 +508,6 @@ impl Training {
 }
 
 impl Model {
-    /// `Ok` if every layer is dense; otherwise the first other layer's name
-    /// and type (the hardware generator builds only dense layers so far).
-    pub fn dense_only(&self) -> Result<(), (String, &'static str)> {
-        match self.layers.iter().find(|l| l.as_dense().is_none()) {
-            Some(l) => Err((l.name.clone(), l.kind().type_name())),
-            None => Ok(()),
-        }
-    }
-
     /// The input of layer `l`: the gather of its sources' values, each
     /// given by `get` (borrowed when the layer has one input).
     pub fn layer_input<'a, T: Copy>(&self, l: usize, get: impl Fn(Source) -> &'a [T]) -> Cow<'a, [T]> {
