@@ -90,16 +90,7 @@ impl Cfg {
 
 /// Random codes (h*w*c per image, C order), a fifth of them extremes.
 fn images(rng: &mut Rng, cfg: &Cfg) -> Vec<Vec<u64>> {
-    let max = (1u64 << cfg.x_w) - 1;
-    let half = 1u64 << (cfg.x_w - 1);
-    let extremes = [0, max, half, half - 1];
-    (0..IMAGES)
-        .map(|_| {
-            (0..cfg.h * cfg.w * cfg.c)
-                .map(|_| if rng.chance(20) { extremes[(rng.next() % 4) as usize] } else { rng.next() & max })
-                .collect()
-        })
-        .collect()
+    pixel_stream::random_images(rng, IMAGES, cfg.h * cfg.w * cfg.c, cfg.x_w)
 }
 
 struct Bench {

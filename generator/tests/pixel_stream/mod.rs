@@ -81,6 +81,17 @@ pub struct Cycle {
     pub out_ready: bool,
 }
 
+/// `images` random images of `len` codes of `x_w` bits each, a fifth of
+/// the codes extremes (0, the maximum, and the two around half).
+pub fn random_images(rng: &mut crate::common::Rng, images: usize, len: usize, x_w: u32) -> Vec<Vec<u64>> {
+    let max = (1u64 << x_w) - 1;
+    let half = 1u64 << (x_w - 1);
+    let extremes = [0, max, half, half - 1];
+    (0..images)
+        .map(|_| (0..len).map(|_| if rng.chance(20) { extremes[(rng.next() % 4) as usize] } else { rng.next() & max }).collect())
+        .collect()
+}
+
 /// Packs `values` of `w` bits each, value `k` at bits `[k*w +: w]`.
 pub fn pack(values: &[u64], w: u32) -> Vec<bool> {
     let mut bits = Vec::with_capacity(values.len() * w as usize);
