@@ -233,6 +233,16 @@ pub struct TrainingPlan {
     pub iteration_us: f64,
 }
 
+/// A layer of the model file split by the channel limit (docs/numerics.md,
+/// "Channel split").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SplitNote {
+    /// The model file's layer.
+    pub layer: String,
+    /// The layers it became, in order; the last keeps its name.
+    pub parts: Vec<String>,
+}
+
 /// The hardware plan of a whole network.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NetworkPlan {
@@ -275,6 +285,11 @@ pub struct NetworkPlan {
     /// and why ([`crate::fold`]; empty when the plan was made without
     /// folding).
     pub folds: Vec<crate::fold::FoldNote>,
+    /// The model's channel limit (`max_channels`).
+    pub max_channels: usize,
+    /// The layers of the model file split by `max_channels`
+    /// (`fptgen_sim::model::Model::splits`): each with the layers it became.
+    pub splits: Vec<SplitNote>,
     /// The training schedule, if the model has a `training:` section.
     pub training: Option<TrainingPlan>,
     /// The on-chip trainer, if the model has a `training:` section.
@@ -379,6 +394,8 @@ pub fn plan(model: &Model) -> NetworkPlan {
         timing_vectors,
         wiring,
         folds: Vec::new(),
+        max_channels: model.max_channels,
+        splits: model.splits().into_iter().map(|(layer, parts)| SplitNote { layer, parts }).collect(),
         training: model.training.as_ref().map(|t| {
             let trainable = model.trainable_params();
             TrainingPlan {

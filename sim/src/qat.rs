@@ -226,10 +226,10 @@ impl Qat {
             self.steps += 1;
             let lr = self.config.lr * 0.5 * (1.0 + (std::f32::consts::PI * self.steps as f32 / total_steps).min(std::f32::consts::PI).cos());
             for ((masters, grads), layer) in self.masters.iter_mut().zip(&g.grads).zip(&self.model.layers) {
-                if layer.lowered.is_some() {
-                    continue;
-                }
-                for (m, grad) in masters.iter_mut().zip(grads) {
+                for (i, (m, grad)) in masters.iter_mut().zip(grads).enumerate() {
+                    if layer.is_constant(i) {
+                        continue;
+                    }
                     let grad: Vec<f32> = grad.iter().map(|x| x * scale).collect();
                     m.adam(&grad, lr, self.steps);
                 }

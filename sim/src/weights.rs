@@ -16,7 +16,9 @@
 //!
 //! The parts of a layer split at load (`max_channels`,
 //! [`crate::model::PartOf`]) read, draw and write the original layer's
-//! whole tensors: each part is its rows of them.
+//! whole tensors: each part is its slice of them
+//! ([`crate::model::PartOf::whole_index`]); the zero bias of a part of a
+//! later input group is a constant, neither read nor written.
 
 use std::path::Path;
 
@@ -88,7 +90,7 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
                             &name,
                             unravel(i, &t.shape),
                             format!(
-                                "is {} but layer '{}' is an {} lowered at load, whose tensors are fixed ({} here); \
+                                "is {} but layer '{}' is made by fptgen at load (lowered from {}), its tensors are fixed ({} here); \
                                  remove the tensor from the archive",
                                 t.format.to_f64(got[i]),
                                 layer.name,
@@ -104,20 +106,24 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
             continue;
         }
         let mut tensors = Vec::new();
-        for t in layer.kind().tensors() {
-            let (name, shape) = layer.archive_tensor(&t);
+        for (ti, t) in layer.kind().tensors().into_iter().enumerate() {
+            let (name, shape) = layer.archive_tensor(ti, &t);
             let Some(part) = &layer.part_of else {
                 let a = take(&mut arrays, path, &name, &shape)?;
                 tensors.push(convert(path, &name, &a, t.format, conversion)?);
                 continue;
             };
-            // A part of a split layer: its rows of the original tensor.
+            // A part of a split layer: its slice of the original tensor.
+            if layer.is_constant(ti) {
+                tensors.push(vec![0; t.len()]);
+                continue;
+            }
             if !whole.contains_key(&name) {
                 let a = take(&mut arrays, path, &name, &shape)?;
                 whole.insert(name.clone(), convert(path, &name, &a, t.format, conversion)?);
             }
-            let row: usize = t.shape[1..].iter().product();
-            tensors.push(whole[&name][part.first * row..part.first * row + t.len()].to_vec());
+            let all = &whole[&name];
+            tensors.push((0..t.len()).map(|i| part.whole_index(ti, &t.shape, i).map_or(0, |j| all[j])).collect());
         }
         layers.push(LayerParams { tensors });
     }
@@ -126,7 +132,7 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
             .layers
             .iter()
             .filter(|l| l.lowered.is_none())
-            .flat_map(|l| l.kind().tensors().into_iter().map(move |t| l.archive_tensor(&t).0))
+            .flat_map(|l| l.kind().tensors().into_iter().enumerate().map(move |(i, t)| l.archive_tensor(i, &t).0))
             .collect();
         expected.dedup();
         return Err(TensorError::tensor(
@@ -228,28 +234,28 @@ pub fn random(model: &Model, seed: u64) -> Params {
             };
             // A part of a split layer: the first part draws the original
             // layer's whole tensors, as the unsplit layer would; every part
-            // takes its rows.
+            // takes its slice.
             let specs = k.tensors();
-            let rows = specs[0].shape[0];
-            if part.first == 0 {
-                let out_len = k.output_len() / rows * part.total;
-                let bound = (6.0 / (k.input_len() + out_len) as f64).sqrt();
+            if part.is_first() {
+                let wholes: Vec<Vec<usize>> = specs.iter().enumerate().map(|(i, t)| part.whole_shape(i, &t.shape)).collect();
+                let out_len = k.output_len() / specs[0].shape[0] * part.total;
+                let in_len = part.inputs.map_or(k.input_len(), |r| k.input_len() / r.count * r.total);
+                let bound = (6.0 / (in_len + out_len) as f64).sqrt();
                 whole = specs
                     .iter()
+                    .zip(&wholes)
                     .enumerate()
-                    .map(|(i, t)| {
+                    .map(|(i, (t, shape))| {
                         let b = if i == 0 { bound } else { bound / 8.0 };
-                        (0..t.len() / rows * part.total).map(|_| draw(&mut rng, t.format, b)).collect()
+                        (0..shape.iter().product()).map(|_| draw(&mut rng, t.format, b)).collect()
                     })
                     .collect();
             }
             let tensors = specs
                 .iter()
                 .zip(&whole)
-                .map(|(t, all)| {
-                    let row = t.len() / rows;
-                    all[part.first * row..(part.first + rows) * row].to_vec()
-                })
+                .enumerate()
+                .map(|(ti, (t, all))| (0..t.len()).map(|i| part.whole_index(ti, &t.shape, i).map_or(0, |j| all[j])).collect())
                 .collect();
             LayerParams { tensors }
         })
@@ -274,25 +280,36 @@ fn draw(rng: &mut ChaCha8Rng, f: Format, bound: f64) -> i128 {
 pub fn save(model: &Model, params: &Params, path: &Path, meta: &[NamedArray]) -> Result<(), Error> {
     let mut arrays = Vec::new();
     for (layer, p) in model.layers.iter().zip(&params.layers).filter(|(l, _)| l.lowered.is_none()) {
-        for (t, raw) in layer.kind().tensors().iter().zip(&p.tensors) {
-            let (name, shape) = layer.archive_tensor(t);
-            // A part of a split layer writes its rows of the original tensor.
-            let offset = layer.part_of.as_ref().map_or(0, |p| p.first * (t.len() / t.shape[0].max(1)));
+        for (ti, (t, raw)) in layer.kind().tensors().iter().zip(&p.tensors).enumerate() {
+            if layer.is_constant(ti) {
+                continue;
+            }
+            let (name, shape) = layer.archive_tensor(ti, t);
+            // A part of a split layer writes its slice of the original
+            // tensor, which the first part creates.
+            let at = |i: usize| layer.part_of.as_ref().map_or(Some(i), |part| part.whole_index(ti, &t.shape, i));
+            let k = match arrays.iter().position(|(n, _, _)| *n == name) {
+                Some(k) => k,
+                None => {
+                    let len = shape.iter().product();
+                    arrays.push((name.clone(), shape.clone(), vec![0.0; len]));
+                    arrays.len() - 1
+                }
+            };
+            let values = &mut arrays[k].2;
             let fmt = t.format;
-            let mut values = Vec::with_capacity(raw.len());
             for (i, &r) in raw.iter().enumerate() {
+                let Some(j) = at(i) else { continue };
                 let x = fmt.to_f64(r);
                 if fmt.exact_f64(x).ok() != Some(r) {
-                    return Err(TensorError::value(path, &name, unravel(offset + i, &shape), format!("raw code {r} of {fmt} has no exact float64 value")).into());
+                    return Err(TensorError::value(path, &name, unravel(j, &shape), format!("raw code {r} of {fmt} has no exact float64 value")).into());
                 }
-                values.push(x);
-            }
-            match arrays.iter_mut().find(|a: &&mut NamedArray| a.name == name) {
-                Some(NamedArray { values: OutValues::F64(v), .. }) if layer.part_of.is_some() => v.extend(values),
-                _ => arrays.push(NamedArray { name, shape, values: OutValues::F64(values) }),
+                values[j] = x;
             }
         }
     }
+    let mut arrays: Vec<NamedArray> =
+        arrays.into_iter().map(|(name, shape, values)| NamedArray { name, shape, values: OutValues::F64(values) }).collect();
     arrays.extend(meta.iter().cloned());
     tensor::write_npz(path, &arrays)
 }

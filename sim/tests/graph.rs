@@ -488,17 +488,24 @@ fn float_forward(m: &Model, params: &[Vec<Vec<f64>>], x: &[f64]) -> Vec<Vec<f64>
 /// add's constants included.
 #[test]
 fn qat_backward_on_a_dag_equals_the_numerical_gradient_of_the_float_reference() {
-    let m = model(&residual(true));
-    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let checked = qat_matches_numerical_gradient(&model(&residual(true)), 11);
+    // conv1 (57) + conv2 (84) + res (165 constants) + side (56) + fc (138).
+    assert_eq!(checked, 57 + 84 + 165 + 56 + 138);
+}
+
+/// Checks every parameter's QAT gradient on `m` against the numerical one
+/// (random values from `seed`); returns how many it checked.
+fn qat_matches_numerical_gradient(m: &Model, seed: u64) -> usize {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let x: Vec<f64> = (0..m.input_len()).map(|_| rng.random_range(0.0..1.0)).collect();
     let params: Vec<Vec<Vec<f64>>> = m
         .layers
         .iter()
         .map(|l| l.kind().tensors().iter().map(|t| (0..t.len()).map(|_| rng.random_range(-1.0..1.0)).collect()).collect())
         .collect();
-    let outs = float_forward(&m, &params, &x);
+    let outs = float_forward(m, &params, &x);
     let g: Vec<f64> = (0..m.output_len()).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let loss = |p: &[Vec<Vec<f64>>]| -> f64 { float_forward(&m, p, &x).last().expect("out").iter().zip(&g).map(|(a, b)| a * b).sum() };
+    let loss = |p: &[Vec<Vec<f64>>]| -> f64 { float_forward(m, p, &x).last().expect("out").iter().zip(&g).map(|(a, b)| a * b).sum() };
     // The straight-through masks of the float network: a relu's clipped
     // outputs (0) pass no gradient, as at a format's floor.
     let masks: Vec<Vec<i8>> = m
@@ -514,7 +521,7 @@ fn qat_backward_on_a_dag_equals_the_numerical_gradient_of_the_float_reference() 
     xs.extend(outs.iter().map(|y| y.iter().map(|&v| v as f32).collect()));
     let p32: Vec<Vec<Vec<f32>>> = params.iter().map(|l| l.iter().map(|t| t.iter().map(|&v| v as f32).collect()).collect()).collect();
     let mut grads: Vec<Vec<Vec<f32>>> = params.iter().map(|l| l.iter().map(|t| vec![0.0; t.len()]).collect()).collect();
-    backward_graph(&m, &xs, &p32, &masks, g.iter().map(|&v| v as f32).collect(), &mut grads);
+    backward_graph(m, &xs, &p32, &masks, g.iter().map(|&v| v as f32).collect(), &mut grads);
     let eps = 1e-4;
     let mut checked = 0;
     for l in 0..params.len() {
@@ -530,8 +537,7 @@ fn qat_backward_on_a_dag_equals_the_numerical_gradient_of_the_float_reference() 
             }
         }
     }
-    // conv1 (57) + conv2 (84) + res (165 constants) + side (56) + fc (138).
-    assert_eq!(checked, 57 + 84 + 165 + 56 + 138);
+    checked
 }
 
 #[test]
@@ -572,7 +578,7 @@ fn the_lowered_add_tensors_are_generated_not_read() {
     let mut other = consts;
     other[0] = 1.0;
     let e = weights::load_from(&m, &write(other, "other.npz"), weights::Conversion::Exact).expect_err("altered constant").to_string();
-    assert!(e.contains("res/w") && e.contains("lowered at load") && e.contains("remove the tensor"), "{e}");
+    assert!(e.contains("res/w") && e.contains("made by fptgen at load (lowered from add)") && e.contains("remove the tensor"), "{e}");
 }
 
 #[test]
@@ -730,8 +736,135 @@ fn bad_max_channels_are_located() {
     let text = wide(Some(0));
     let e = parse(&text, Path::new("model.yaml")).expect_err("0").to_string();
     assert!(e.starts_with("model.yaml:4:15:") && e.contains("max_channels is 0; it must be between 1 and"), "{e}");
-    // 2 input channels above max_channels 1.
+    // 2 input channels above max_channels 1: two groups of one channel,
+    // whose sum would take 2 channels.
     let e = parse(&wide(Some(1)), Path::new("model.yaml")).expect_err("inputs").to_string();
     assert!(e.starts_with("model.yaml:7:11:"), "{e}");
-    assert!(e.contains("layer 'c' takes 2 input channels, more than max_channels (1); splitting a layer's input channels is not built yet"), "{e}");
+    assert!(e.contains("layer 'c' takes 2 input channels: 2 groups of at most max_channels (1), too many to add"), "{e}");
+    // An input split of an accumulation that can saturate would differ.
+    let sat = deep(Some(4), "ap_fixed<16,6,AP_TRN,AP_SAT>");
+    let e = parse(&sat, Path::new("model.yaml")).expect_err("saturating").to_string();
+    assert!(e.starts_with("model.yaml:7:11:"), "{e}");
+    assert!(e.contains("layer 'c' takes 5 input channels, more than max_channels (4)"), "{e}");
+    assert!(e.contains("exact only when the accumulation is"), "{e}");
+    // An add cannot be split with one channel per layer.
+    let e = parse(&deep(Some(1), WRAP), Path::new("model.yaml")).expect_err("add").to_string();
+    assert!(e.contains("layer 'c' takes 5 input channels: 5 groups"), "{e}");
+}
+
+/// The accumulator of `deep`'s split convolutions: wraps, so any order of
+/// the sum gives the same codes.
+const WRAP: &str = "ap_fixed<16,6>";
+
+/// A network whose convolutions `c` (5 input channels, 5 filters,
+/// trainable) and `a1` (5 input channels, 3 filters) and whose add `s` (of
+/// two 3-channel images) exceed `max_channels` 4, `c` with accumulator
+/// `accum`.
+fn deep(max_channels: Option<usize>, accum: &str) -> String {
+    let q = "{weight: 'ap_fixed<4,1>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<16,6>', output: 'ap_fixed<6,2,AP_RND,AP_SAT>'}";
+    let max = max_channels.map(|m| format!("max_channels: {m}\n")).unwrap_or_default();
+    format!(
+        "name: deep
+input: {{shape: [5, 5, 5], format: 'ap_fixed<6,2>'}}
+weights: w.npz
+{max}layers:
+  - name: c
+    type: conv2d
+    filters: 5
+    activation: relu
+    precision: {{weight: 'ap_fixed<4,1>', bias: 'ap_fixed<6,2>', accum: '{accum}', output: 'ap_fixed<6,2,AP_RND,AP_SAT>'}}
+    pe: 5
+    simd: 9
+    trainable: [weights, biases]
+  - name: a1
+    type: conv2d
+    filters: 3
+    activation: linear
+    precision: {q}
+  - name: a2
+    type: conv2d
+    filters: 3
+    stride: 1
+    activation: relu
+    precision: {q}
+  - name: s
+    type: add
+    inputs: [a1, a2]
+  - name: f
+    type: flatten
+  - name: o
+    type: dense
+    inputs: 75
+    outputs: 2
+    activation: linear
+    precision: {q}
+    trainable: [weights]
+"
+    )
+}
+
+/// `max_channels` below a conv2d's input channels splits them into groups
+/// (slices, partial convolutions, a lowered sum), and below an add's
+/// gathered channels splits the add; the split network reads, draws and
+/// writes the same archive as the unsplit one and computes the same bits
+/// (the accumulators wrap).
+#[test]
+fn input_splits_equal_the_unsplit_network_bit_for_bit() {
+    let whole = model(&deep(None, WRAP));
+    let split = model(&deep(Some(4), WRAP));
+    let names: Vec<&str> = split.layers.iter().map(|l| l.name.as_str()).collect();
+    #[rustfmt::skip]
+    assert_eq!(names, [
+        "c_in0", "c_in1", "c_part0_in0", "c_part0_in1", "c_part0", "c_part1_in0", "c_part1_in1", "c_part1",
+        "c_part2_in0", "c_part2_in1", "c_part2", "c",
+        "a1_in0", "a1_in1", "a1_part0_in0", "a1_part0_in1", "a1_part0", "a1_part1_in0", "a1_part1_in1", "a1_part1", "a1",
+        "a2", "s_part0_a", "s_part0_b", "s_part0", "s_part1_a", "s_part1_b", "s_part1", "s", "f", "o",
+    ]);
+    for l in &split.layers {
+        let k = l.kind();
+        let channels = match &l.op {
+            fptgen_sim::model::LayerOp::Conv2d(c) => vec![c.input[2], c.filters],
+            fptgen_sim::model::LayerOp::Dense(d) => vec![d.outputs],
+            _ => Vec::new(),
+        };
+        assert!(channels.iter().all(|&c| c <= 4), "{}: {} has {channels:?} channels", l.name, k.describe());
+    }
+    assert_eq!(split.layers[0].kind().output_shape(), vec![5, 5, 3]);
+    assert_eq!(split.layers[1].kind().output_shape(), vec![5, 5, 2]);
+    assert_eq!(split.trainable_params(), whole.trainable_params());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("w.npz");
+    let pw = weights::random(&whole, 5);
+    weights::save(&whole, &pw, &path, &[]).expect("save");
+    let ps = weights::load_from(&split, &path, weights::Conversion::Exact).expect("load split");
+    assert_eq!(ps, weights::random(&split, 5), "the same random draws");
+    let again = dir.path().join("again.npz");
+    weights::save(&split, &ps, &again, &[]).expect("save split");
+    assert_eq!(weights::load_from(&whole, &again, weights::Conversion::Exact).expect("load"), pw, "the same archive");
+    // Full-range weights, so that the accumulators wrap.
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let pw = random_params(&whole, &mut rng);
+    let full = dir.path().join("full.npz");
+    weights::save(&whole, &pw, &full, &[]).expect("save");
+    let ps = weights::load_from(&split, &full, weights::Conversion::Exact).expect("load split");
+    let (nw, ns) = (Network::new(whole.clone(), pw).expect("net"), Network::new(split.clone(), ps).expect("net"));
+    let xs: Vec<Vec<i128>> = (0..60).map(|_| random_input(&whole, &mut rng)).collect();
+    assert_eq!(nw.infer_batch(&xs).expect("batch"), ns.infer_batch(&xs).expect("batch"));
+    for x in &xs[..10] {
+        let (tw, ts) = (nw.trace(x).expect("trace"), ns.trace(x).expect("trace"));
+        assert_eq!(tw[0], ts[11], "the split c");
+        assert_eq!(tw[1], ts[20], "the split a1");
+        assert_eq!(tw[3], ts[28], "the split add");
+        assert_eq!(tw.last(), ts.last());
+    }
+}
+
+/// The evaluators and the QAT backward pass on a network with input
+/// splits (trainable partial convolutions, slices, lowered sums).
+#[test]
+fn evaluators_and_qat_backward_agree_on_input_splits() {
+    let m = model(&deep(Some(4), WRAP));
+    let groups = evaluators_agree(&m, 6, 30);
+    assert!(groups > 0, "the batched path took {groups} groups");
+    assert!(qat_matches_numerical_gradient(&m, 12) > 0);
 }

@@ -45,9 +45,14 @@ pub fn summary(m: &Model) -> String {
                 format("accum"),
                 format("output"),
                 k.folding(),
-                match l.lowered {
-                    None => count(&mut tensors.iter()).to_string(),
-                    Some(_) => format!("0 (+{} fixed)", count(&mut tensors.iter())),
+                {
+                    let fixed = count(&mut tensors.iter().enumerate().filter(|(i, _)| l.is_constant(*i)).map(|(_, t)| t));
+                    let all = count(&mut tensors.iter());
+                    if fixed == 0 {
+                        all.to_string()
+                    } else {
+                        format!("{} (+{fixed} fixed)", all - fixed)
+                    }
                 },
                 if trainable.is_empty() {
                     "-".to_string()

@@ -29,6 +29,7 @@ pub mod conv2d;
 pub mod dense;
 pub mod flatten;
 pub mod maxpool2d;
+pub mod slice;
 
 use fptgen_sim::fixed::Format;
 use fptgen_sim::layers::TensorSpec;
@@ -42,7 +43,7 @@ use crate::rtl::RtlFile;
 use crate::timing::{self, Block};
 
 /// The model file's `type` of every kind with hardware.
-pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten", "concat"];
+pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten", "concat", "slice"];
 
 /// The kind-specific part of a layer's plan, one variant per kind with
 /// hardware. In `report.json` its fields sit next to the kind-neutral ones
@@ -62,6 +63,8 @@ pub enum KindPlan {
     Flatten(flatten::FlattenPlan),
     /// Its inputs joined by the top level.
     Concat(concat::ConcatPlan),
+    /// A range of each pixel's channels: wires.
+    Slice(slice::SlicePlan),
 }
 
 impl KindPlan {
@@ -74,6 +77,7 @@ impl KindPlan {
             KindPlan::BatchNorm(b) => b,
             KindPlan::Flatten(f) => f,
             KindPlan::Concat(c) => c,
+            KindPlan::Slice(s) => s,
         }
     }
 }
@@ -116,6 +120,7 @@ pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<Layer
         LayerOp::Flatten(f) => Some(flatten::plan(model, layer, input_shape, f)),
         LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
         LayerOp::Concat(c) => Some(concat::plan(model, layer, input_shape, c)),
+        LayerOp::Slice(s) => Some(slice::plan(model, layer, input_shape, s)),
     }
 }
 

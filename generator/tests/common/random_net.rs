@@ -197,6 +197,12 @@ pub fn cnn(trainable: bool) -> impl Strategy<Value = (String, u64)> {
         })
 }
 
+/// The accumulator of a random convolution whose input channels are split:
+/// it wraps, and its 28 fraction bits and 20 integer bits hold every
+/// product of the random formats' codes (at most 11 + 15 fraction bits, 8
+/// + 8 integer bits), so the sum of partial sums is exact.
+pub const SPLIT_ACCUM: &str = "ap_fixed<48,20,AP_TRN,AP_WRAP>";
+
 fn conv_yaml(name: &str, l: &LayerSpec, inputs: Option<&str>, c_in: usize, stride: usize, same: bool) -> String {
     let pe = 1 + l.pe_pick % l.outputs;
     let simd = 1 + l.simd_pick % (9 * c_in);
@@ -221,28 +227,44 @@ fn conv_yaml(name: &str, l: &LayerSpec, inputs: Option<&str>, c_in: usize, strid
 /// concat + conv) or `concat`, with the branch or the skip path first; then
 /// either the image out, a pool, or flatten and dense. So the fork's FIFO
 /// sizing, the join and the lowering are drawn with random formats and
-/// folding. With `trainable`, flatten and dense end it and at least one
-/// tensor is trainable.
+/// folding. Half of them get a channel limit (`max_channels` 2 to 4), which
+/// splits every convolution or add with more channels (slices, partial
+/// convolutions, sums and concats); a convolution whose input is split gets
+/// an accumulator that wraps and holds every product
+/// ([`SPLIT_ACCUM`]), which makes the split exact. With `trainable`,
+/// flatten and dense end it and at least one tensor is trainable.
 pub fn graph(trainable: bool) -> impl Strategy<Value = (String, u64)> {
     (
         (3usize..=7, 3usize..=7, 1usize..=3, format(8)),
         (layer(), layer(), prop::option::of(layer()), any::<bool>(), any::<bool>(), format(10)),
-        (0usize..3, layer(), any::<u64>()),
+        (0usize..3, layer(), any::<u64>(), prop::option::weighted(0.5, 2usize..=4)),
     )
-        .prop_map(move |((h, w, c0, xf), (a, b1, b2, add, swap, yf), (tail, mut fc, seed))| {
+        .prop_map(move |((h, w, c0, xf), (a, b1, b2, add, swap, yf), (tail, mut fc, seed, limit))| {
             let mut a = a;
             a.outputs = 1 + a.outputs % 4;
             let f = a.outputs;
-            let mut y = format!("name: rnd\ninput:\n  shape: [{h}, {w}, {c0}]\n  format: '{xf}'\nweights: w.npz\nlayers:\n");
+            let limit_line = limit.map(|m| format!("max_channels: {m}\n")).unwrap_or_default();
+            let mut y = format!("name: rnd\ninput:\n  shape: [{h}, {w}, {c0}]\n  format: '{xf}'\nweights: w.npz\n{limit_line}layers:\n");
+            // Split inputs need an accumulation that is exact in any order.
+            let max = limit.unwrap_or(usize::MAX);
+            if c0 > max {
+                a.accum = SPLIT_ACCUM.into();
+            }
             y += &conv_yaml("a", &a, None, c0, 1, true);
             // The branch keeps a's shape, and its last layer takes a's
             // output format: a join gathers inputs of one format.
             let mut b1 = b1;
             b1.outputs = f;
+            if f > max {
+                b1.accum = SPLIT_ACCUM.into();
+            }
             let mut last = "b1";
             let mut b2 = b2;
             if let Some(b) = b2.as_mut() {
                 b.outputs = f;
+                if f > max {
+                    b.accum = SPLIT_ACCUM.into();
+                }
             }
             match b2.as_mut() {
                 Some(b) => b.output = a.output.clone(),

@@ -83,31 +83,13 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
     }
     let k = constant_format();
     let precision = Precision { weight: k, bias: k, accum, output };
-    let one = k.exact_f64(1.0).expect("1 is a code of ap_ufixed<1,1>");
-    let (op, len, outputs) = match input.parts[0].as_slice() {
+    let (op, params) = match input.parts[0].as_slice() {
         &[h, w, c] => {
-            let mvau = Dense {
-                inputs: 9 * 2 * c,
-                outputs: c,
-                activation: Activation::Linear,
-                precision,
-                // Every filter at once, one tap's 2c values per cycle: a
-                // window in 9 cycles, 2c^2 one-bit multipliers.
-                pe: c,
-                simd: 2 * c,
-                trainable: Trainable::default(),
-            };
-            let conv = Conv2d { input: [h, w, 2 * c], filters: c, stride: 1, padding: Padding::Same, mvau };
-            let mut wt = vec![0i128; conv.tensors()[W].len()];
-            let window = 9 * 2 * c;
-            let centre = 4 * 2 * c; // (ky, kx) = (1, 1)
-            for f in 0..c {
-                wt[f * window + centre + f] = one;
-                wt[f * window + centre + c + f] = one;
-            }
-            (LayerOp::Conv2d(conv), wt, c)
+            let (conv, params) = sum_conv([h, w], c, 2, Activation::Linear, precision);
+            (LayerOp::Conv2d(conv), params)
         }
         shape => {
+            let one = k.exact_f64(1.0).expect("1 is a code of ap_ufixed<1,1>");
             let m: usize = shape.iter().product();
             let d = Dense {
                 inputs: 2 * m,
@@ -125,9 +107,42 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
                 wt[o * 2 * m + o] = one;
                 wt[o * 2 * m + m + o] = one;
             }
-            (LayerOp::Dense(d), wt, m)
+            (LayerOp::Dense(d), LayerParams { tensors: vec![wt, vec![0; m]] })
         }
     };
-    let params = LayerParams { tensors: vec![len, vec![0; outputs]] };
     Ok((op, Lowered { from: "add", params }))
+}
+
+/// The 3x3 convolution that sums `k` images of `c` channels, gathered side
+/// by side (`[h, w, k·c]`, image `j`'s channels at `j·c ..`): output channel
+/// `f` is `act(sum_j x[j·c + f])` in `precision`, whose weight and bias
+/// formats must hold 0 and 1 ([`constant_format`]). Weight 1 at the centre
+/// tap (`ky = kx = 1`) of input channels `j·c + f`, 0 elsewhere; bias 0;
+/// stride 1, `same` padding (the image keeps its size); folded `pe = c`,
+/// `simd = k·c` (a window in 9 cycles). An add is `k = 2`; the sum of a
+/// split layer's partial convolutions ([`crate::model::PartOf`]) is `k` =
+/// its input groups.
+pub(crate) fn sum_conv(hw: [usize; 2], c: usize, k: usize, activation: Activation, precision: Precision) -> (Conv2d, LayerParams) {
+    let one = precision.weight.exact_f64(1.0).expect("the weight format holds 1");
+    let mvau = Dense {
+        inputs: 9 * k * c,
+        outputs: c,
+        activation,
+        precision,
+        // Every filter at once, one tap's k·c values per cycle: a window in
+        // 9 cycles, k·c^2 one-bit multipliers.
+        pe: c,
+        simd: k * c,
+        trainable: Trainable::default(),
+    };
+    let conv = Conv2d { input: [hw[0], hw[1], k * c], filters: c, stride: 1, padding: Padding::Same, mvau };
+    let mut wt = vec![0i128; conv.tensors()[W].len()];
+    let window = 9 * k * c;
+    let centre = 4 * k * c; // (ky, kx) = (1, 1)
+    for f in 0..c {
+        for j in 0..k {
+            wt[f * window + centre + j * c + f] = one;
+        }
+    }
+    (conv, LayerParams { tensors: vec![wt, vec![0; c]] })
 }

@@ -24,6 +24,7 @@ pub mod conv2d;
 pub mod dense;
 pub mod flatten;
 pub mod maxpool2d;
+pub mod slice;
 
 pub use batchnorm::BatchNorm;
 pub use concat::Concat;
@@ -31,6 +32,7 @@ pub use conv2d::Conv2d;
 pub use dense::{Dense, Precision, Trainable};
 pub use flatten::Flatten;
 pub use maxpool2d::MaxPool2d;
+pub use slice::Slice;
 
 use serde_saphyr::{Location, Spanned};
 

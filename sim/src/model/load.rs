@@ -10,7 +10,7 @@ use super::schema::{
 };
 use super::{
     BatchNorm, Concat, Conv2d, Dense, Distribution, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Source, Training,
-    PartOf, DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
+    DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
 use crate::layers::{LayerInput, KINDS, REWRITES};
@@ -269,7 +269,11 @@ impl Checker<'_> {
             if layer.name == name {
                 return Err(self.err(&lf.name, format!("layer name '{}' is the network's name; the top-level module needs it", layer.name)));
             }
-            let split = self.split(lf, layer, max_channels, layers.len())?;
+            let mut split = self.split(lf, layer, max_channels, layers.len())?;
+            let last = split.len() - 1;
+            for l in &mut split[..last] {
+                l.split_from = Some(lf.name.value.clone());
+            }
             for l in &split[..split.len() - 1] {
                 if !names.insert(l.name.clone()) || l.name == name {
                     return Err(self.err(
@@ -495,80 +499,10 @@ impl Checker<'_> {
         Ok(out)
     }
 
-    /// `layer` (entry `lf`, to be layer `at` of the model), or, when it has
-    /// more output channels than `max`, its parts and the concat that
-    /// joins them ([`PartOf`]). A layer with more input channels than
-    /// `max` is an error: splitting input channels is not built yet.
+    /// `layer` (entry `lf`, to be layer `at` of the model), or the layers
+    /// it is split into under the channel limit `max` ([`super::split`]).
     fn split(&self, lf: &LayerFile, layer: Layer, max: usize, at: usize) -> Result<Vec<Layer>, ModelError> {
-        let name = layer.name.clone();
-        let (channels, outputs) = match &layer.op {
-            LayerOp::Conv2d(c) => (Some(c.input[2]), c.filters),
-            LayerOp::Dense(d) => (None, d.outputs),
-            _ => return Ok(vec![layer]),
-        };
-        if let Some(c) = channels.filter(|&c| c > max) {
-            let what = match &layer.lowered {
-                Some(l) => format!("is an {} of {}-channel images, lowered to a convolution of their {c} gathered channels", l.from, c / 2),
-                None => format!("takes {c} input channels"),
-            };
-            return Err(self.err(
-                &lf.kind,
-                format!(
-                    "layer '{name}' {what}, more than max_channels ({max}); splitting a layer's input channels is not built yet \
-                     (raise max_channels, or give its input fewer channels)"
-                ),
-            ));
-        }
-        if outputs <= max || layer.lowered.is_some() {
-            return Ok(vec![layer]);
-        }
-        let n = outputs.div_ceil(max);
-        let mut out = Vec::with_capacity(n + 1);
-        let mut widths = Vec::with_capacity(n);
-        for k in 0..n {
-            let first = k * max;
-            let f = max.min(outputs - first);
-            let op = match &layer.op {
-                LayerOp::Conv2d(c) => {
-                    let mut c = c.clone();
-                    c.filters = f;
-                    c.mvau.outputs = f;
-                    c.mvau.pe = c.mvau.pe.min(f);
-                    LayerOp::Conv2d(c)
-                }
-                LayerOp::Dense(d) => {
-                    let mut d = d.clone();
-                    d.outputs = f;
-                    d.pe = d.pe.min(f);
-                    LayerOp::Dense(d)
-                }
-                _ => unreachable!("checked above"),
-            };
-            widths.push(f);
-            out.push(Layer {
-                name: format!("{name}_part{k}"),
-                op,
-                input_format: layer.input_format,
-                inputs: layer.inputs.clone(),
-                gather: layer.gather.clone(),
-                lowered: None,
-                part_of: Some(PartOf { layer: name.clone(), first, total: outputs }),
-            });
-        }
-        let shape = layer.kind().output_shape();
-        let pixels = shape[..shape.len() - 1].iter().product();
-        let format = layer.kind().output_format();
-        let concat = Concat { shape, parts: n, format };
-        out.push(Layer {
-            name,
-            op: LayerOp::Concat(concat),
-            input_format: format,
-            inputs: (at..at + n).map(Source::Layer).collect(),
-            gather: Gather { widths, pixels },
-            lowered: None,
-            part_of: None,
-        });
-        Ok(out)
+        super::split::split(layer, max, at).map_err(|m| self.err(&lf.kind, m))
     }
 
     fn layer(&self, lf: &LayerFile, shape: &[usize], parts: &[Vec<usize>], from: &str, format: Format) -> Result<Layer, ModelError> {
@@ -608,7 +542,7 @@ impl Checker<'_> {
             return Err(self.err(&lf.kind, format!("layer '{name}' outputs {output_len} values; it must output between 1 and {MAX_DIM}")));
         }
         let len = shape.iter().product();
-        Ok(Layer { name, op, input_format: format, inputs: Vec::new(), gather: Gather::single(len), lowered, part_of: None })
+        Ok(Layer { name, op, input_format: format, inputs: Vec::new(), gather: Gather::single(len), lowered, part_of: None, split_from: None })
     }
 
     /// A folding factor: 1 (absent) to `dim`.

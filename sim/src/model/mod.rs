@@ -10,12 +10,13 @@
 //! is the graph in which every layer takes the previous one.
 
 mod load;
+mod split;
 pub mod schema;
 
 pub use load::{load, parse};
 pub(crate) use load::Checker;
 
-pub use crate::layers::{Activation, BatchNorm, Concat, Conv2d, Dense, Flatten, LayerKind, MaxPool2d, Precision, Trainable};
+pub use crate::layers::{Activation, BatchNorm, Concat, Conv2d, Dense, Flatten, LayerKind, MaxPool2d, Precision, Slice, Trainable};
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -49,9 +50,9 @@ pub struct Model {
     pub weights_path: PathBuf,
     /// The model file this came from.
     pub source: PathBuf,
-    /// Most output channels of one conv2d or dense layer (`max_channels`,
-    /// default [`DEFAULT_MAX_CHANNELS`]); larger ones were split at load
-    /// ([`PartOf`]).
+    /// Most channels into or out of one conv2d layer, out of one dense
+    /// layer (`max_channels`, default [`DEFAULT_MAX_CHANNELS`]); larger
+    /// ones were split at load (`split`, [`PartOf`]).
     pub max_channels: usize,
     /// Layers, input to output (a topological order of the graph); never empty.
     pub layers: Vec<Layer>,
@@ -76,6 +77,8 @@ pub enum LayerOp {
     Flatten(Flatten),
     /// Several inputs as one (the gather itself, unchanged).
     Concat(Concat),
+    /// A range of an image's channels (made by a split, never written).
+    Slice(Slice),
 }
 
 impl LayerOp {
@@ -88,6 +91,7 @@ impl LayerOp {
             LayerOp::BatchNorm(b) => b,
             LayerOp::Flatten(f) => f,
             LayerOp::Concat(c) => c,
+            LayerOp::Slice(c) => c,
         }
     }
 }
@@ -176,13 +180,27 @@ pub struct Lowered {
     pub params: LayerParams,
 }
 
-/// A part of a conv2d or dense layer with more output channels than
-/// `max_channels`, split at load into parts `<name>_part<k>` over the same
-/// input, each with a contiguous range of the filters (outputs), and a
-/// `concat` named `<name>` (exact: every output channel is computed on its
-/// own). The parts' tensors are slices along the first dimension of the
-/// original layer's tensors, which the weights archive holds under the
-/// original name.
+/// A part of a conv2d or dense layer split at load by `max_channels`.
+///
+/// A layer with more output channels than `max_channels` becomes parts
+/// `<name>_part<k>` over the same input, each with a contiguous range of
+/// the filters (outputs), and a `concat` named `<name>` (exact: every
+/// output channel is computed on its own).
+///
+/// A conv2d with more input channels than `max_channels` also splits its
+/// input channels into groups ([`PartOf::inputs`]): `slice` layers take
+/// each group, a partial convolution per group and filter range computes
+/// the group's share of the sum in the layer's accumulator format (linear,
+/// the bias in group 0 only), and a lowered 3x3 convolution (`from:
+/// "sum"`) adds the partial sums and applies the layer's activation and
+/// output cast. It is exact because the split is made only when the
+/// layer's accumulation is (`crate::layers::dense::exact_accumulation`).
+///
+/// The parts' tensors are slices of the original layer's tensors, which the
+/// weights archive holds under the original name: rows `first..` of every
+/// tensor and, for the weights of a part of an input split, channels
+/// `inputs.first..` of their last dimension; the bias of a part of a later
+/// input group is the constant 0, in no archive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PartOf {
     /// The model file's layer name (that of the concat after the parts).
@@ -191,6 +209,60 @@ pub struct PartOf {
     pub first: usize,
     /// The original layer's output channels.
     pub total: usize,
+    /// For a part of an input split, its input channels.
+    pub inputs: Option<InputRange>,
+}
+
+/// The input channels of a part of a split layer ([`PartOf`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InputRange {
+    /// The first input channel.
+    pub first: usize,
+    /// Input channels of the part.
+    pub count: usize,
+    /// The original layer's input channels.
+    pub total: usize,
+}
+
+impl PartOf {
+    /// True for the part that draws the original layer's whole tensors
+    /// when weights are made at random (the first in model order).
+    pub fn is_first(&self) -> bool {
+        self.first == 0 && self.inputs.is_none_or(|r| r.first == 0)
+    }
+
+    /// Where value `i` of the part's tensor number `tensor` (shaped
+    /// `shape`) sits in the original layer's whole tensor (flat, C
+    /// order), or None for a constant 0 (the bias of a later input group).
+    /// Tensor 0 is the weights, whose last dimension is the input
+    /// channels; the others have one value per output channel.
+    pub fn whole_index(&self, tensor: usize, shape: &[usize], i: usize) -> Option<usize> {
+        let rows = shape[0];
+        let row = shape.iter().product::<usize>() / rows.max(1);
+        match self.inputs {
+            None => Some(self.first * row + i),
+            Some(r) if tensor == 0 => {
+                // [rows, taps.., count] within [total, taps.., r.total].
+                let (c, rest) = (i % r.count, i / r.count);
+                let taps = row / r.count;
+                let (o, tap) = (rest / taps, rest % taps);
+                Some(((self.first + o) * taps + tap) * r.total + r.first + c)
+            }
+            Some(r) if r.first == 0 => Some(self.first * row + i),
+            Some(_) => None,
+        }
+    }
+
+    /// The shape of the original layer's whole tensor number `tensor`,
+    /// of which the part's is shaped `shape`.
+    pub fn whole_shape(&self, tensor: usize, shape: &[usize]) -> Vec<usize> {
+        let mut whole = shape.to_vec();
+        whole[0] = self.total;
+        if let (Some(r), 0) = (self.inputs, tensor) {
+            *whole.last_mut().expect("a weight tensor has dimensions") = r.total;
+        }
+        whole
+    }
 }
 
 /// One layer of the network.
@@ -213,6 +285,10 @@ pub struct Layer {
     pub lowered: Option<Lowered>,
     /// Set when the layer is a part of a split layer.
     pub part_of: Option<PartOf>,
+    /// The model file's layer whose channel split made this layer
+    /// (`max_channels`, [`PartOf`]); None for the split's last layer, which
+    /// keeps that name, and for every layer not made by a split.
+    pub split_from: Option<String>,
 }
 
 impl Layer {
@@ -259,19 +335,23 @@ impl Layer {
         format!("{}/{key}", self.name)
     }
 
-    /// Name and shape in the weights archive of the layer's tensor `t`:
-    /// the layer's own ([`Layer::tensor_name`]) or, for a part of a split
-    /// layer, the original layer's whole tensor (of which the part's is
-    /// rows `first..first + len` of the first dimension).
-    pub fn archive_tensor(&self, t: &crate::layers::TensorSpec) -> (String, Vec<usize>) {
+    /// Name and shape in the weights archive of the layer's tensor number
+    /// `index`, `t`: the layer's own ([`Layer::tensor_name`]) or, for a
+    /// part of a split layer, the original layer's whole tensor (of which
+    /// the part's is a slice, [`PartOf::whole_index`]).
+    pub fn archive_tensor(&self, index: usize, t: &crate::layers::TensorSpec) -> (String, Vec<usize>) {
         match &self.part_of {
             None => (self.tensor_name(t.key), t.shape.clone()),
-            Some(p) => {
-                let mut shape = t.shape.clone();
-                shape[0] = p.total;
-                (format!("{}/{}", p.layer, t.key), shape)
-            }
+            Some(p) => (format!("{}/{}", p.layer, t.key), p.whole_shape(index, &t.shape)),
         }
+    }
+
+    /// True if the layer's tensor number `index` is a constant that
+    /// fptgen makes, never read nor trained: every tensor of a lowered
+    /// layer, and the zero bias of a part of a later input group
+    /// ([`PartOf`]).
+    pub fn is_constant(&self, index: usize) -> bool {
+        self.lowered.is_some() || (index > 0 && self.part_of.as_ref().and_then(|p| p.inputs).is_some_and(|r| r.first > 0))
     }
 
     /// Name of the weight tensor in the weights archive.
@@ -590,9 +670,36 @@ impl Model {
         self.layers.iter().map(|l| l.kind().macs()).sum()
     }
 
-    /// Number of parameters (a lowered layer's constants not counted).
+    /// The channel splits (`max_channels`): per split layer of the model
+    /// file, in model order, its name and the names of the layers it
+    /// became (the last one keeps its name).
+    pub fn splits(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for l in &self.layers {
+            match &l.split_from {
+                Some(from) => match out.last_mut() {
+                    Some((name, parts)) if name == from => parts.push(l.name.clone()),
+                    _ => out.push((from.clone(), vec![l.name.clone()])),
+                },
+                None => {
+                    if let Some((name, parts)) = out.last_mut().filter(|(n, _)| *n == l.name) {
+                        if parts.last() != Some(name) {
+                            parts.push(l.name.clone());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Number of parameters (constants that fptgen makes,
+    /// [`Layer::is_constant`], not counted).
     pub fn params(&self) -> u64 {
-        self.layers.iter().filter(|l| l.lowered.is_none()).flat_map(|l| l.kind().tensors()).map(|t| t.len() as u64).sum()
+        self.layers
+            .iter()
+            .flat_map(|l| l.kind().tensors().into_iter().enumerate().filter(|(i, _)| !l.is_constant(*i)).map(|(_, t)| t.len() as u64))
+            .sum()
     }
 
     /// Number of retrainable parameters.
