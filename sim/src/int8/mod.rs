@@ -18,6 +18,7 @@ mod error;
 mod fully_connected;
 mod gemmlowp;
 mod multiplier;
+pub mod tflite;
 
 pub use error::Int8Error;
 pub use fully_connected::{FullyConnected, FullyConnectedParams, Requant};
