@@ -1,6 +1,7 @@
 //! The independent check of the int8 arithmetic: the head (the last
-//! FULLY_CONNECTED layer) of the real int8 TFLite fixture
-//! (`tests/fixtures/int8_head/model.tflite`, made by TensorFlow's converter),
+//! FULLY_CONNECTED layer) of the real int8 TFLite fixtures
+//! (`tests/fixtures/int8_head/model.tflite`, per-channel weight scales, and
+//! `model_per_tensor.tflite`, one scale; made by TensorFlow's converter),
 //! read by fptgen's own TFLite reader and run by `int8::FullyConnected` with
 //! the multipliers fptgen derives from the float32 scales, equals the LiteRT
 //! interpreter with its reference kernels code for code, on 10,000 seeded
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fptgen_sim::int8::tflite::{TensorType, TfliteModel};
-use fptgen_sim::int8::Rounding;
+use fptgen_sim::int8::{Requant, Rounding};
 use npyz::WriterBuilder;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -105,8 +106,19 @@ fn check_tensor_list(model: &TfliteModel, listing: &str) {
 }
 
 #[test]
-fn head_equals_the_litert_reference_kernel_code_for_code() {
-    let model_path = fixture_dir().join("model.tflite");
+fn per_channel_head_equals_the_litert_reference_kernel_code_for_code() {
+    check_head("model.tflite", true);
+}
+
+#[test]
+fn per_tensor_head_equals_the_litert_reference_kernel_code_for_code() {
+    check_head("model_per_tensor.tflite", false);
+}
+
+/// Runs the comparison on the fixture `file`, whose head has per-channel
+/// weight scales or not.
+fn check_head(file: &str, per_channel: bool) {
+    let model_path = fixture_dir().join(file);
     let model = TfliteModel::open(&model_path).unwrap();
     let head = model
         .fully_connected()
@@ -117,6 +129,7 @@ fn head_equals_the_litert_reference_kernel_code_for_code() {
     let single = model.fully_connected_kernel(&head, Rounding::Single).unwrap();
     let double = model.fully_connected_kernel(&head, Rounding::Double).unwrap();
     let (n_in, n_out) = (single.params().inputs, single.params().outputs);
+    assert_eq!(matches!(single.params().requant, Requant::PerChannel(_)), per_channel, "{file}: requantization kind");
     let features = *model.tensor_at(model.inputs()[0]).unwrap().shape.last().unwrap() as usize;
 
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
@@ -142,7 +155,7 @@ fn head_equals_the_litert_reference_kernel_code_for_code() {
         let got = single.run(x).unwrap();
         if let Some(c) = (0..n_out).find(|&c| got[c] != want[c]) {
             panic!(
-                "input {n}, output {c}: fptgen computes {} (accumulator {}), LiteRT's reference kernel {}",
+                "{file}: input {n}, output {c}: fptgen computes {} (accumulator {}), LiteRT's reference kernel {}",
                 got[c],
                 single.accumulator(x, c).unwrap(),
                 want[c]
@@ -150,13 +163,18 @@ fn head_equals_the_litert_reference_kernel_code_for_code() {
         }
         let d = double.run(x).unwrap();
         for c in (0..n_out).filter(|&c| d[c] != want[c]) {
-            assert_eq!((i32::from(d[c]) - i32::from(want[c])).abs(), 1, "input {n}, output {c}: double rounding");
+            assert_eq!(
+                (i32::from(d[c]) - i32::from(want[c])).abs(),
+                1,
+                "{file}: input {n}, output {c}: double rounding"
+            );
             double_differs += 1;
         }
     }
     let total = INPUTS * n_out;
     println!(
-        "single rounding: {total} of {total} outputs equal LiteRT's; double rounding would differ on {double_differs}"
+        "{file}: single rounding: {total} of {total} outputs equal LiteRT's; \
+         double rounding would differ on {double_differs}"
     );
     // Double rounding differs on a few outputs per thousand: the comparison
     // tells the two roundings apart, so it would catch the wrong one.
