@@ -44,8 +44,8 @@ pub enum Int8Error {
     ZeroPoint {
         /// Which zero point (`input`, `output`, `weights`).
         what: &'static str,
-        /// Its value.
-        value: i32,
+        /// Its value (the negated offset for inputs and weights).
+        value: i64,
     },
     /// An activation range that is empty or not inside `-128..=127`.
     #[error("activation range [{min}, {max}] is not a non-empty subrange of -128..=127")]

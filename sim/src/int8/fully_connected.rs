@@ -82,11 +82,11 @@ impl FullyConnected {
         if let Requant::PerChannel(ms) = &params.requant {
             check_len("multipliers", outputs, ms.len())?;
         }
-        check_zero_point("input", -params.input_offset)?;
-        check_zero_point("weights", -params.weights_offset)?;
-        check_zero_point("output", params.output_offset)?;
+        check_zero_point("input", -i64::from(params.input_offset))?;
+        check_zero_point("weights", -i64::from(params.weights_offset))?;
+        check_zero_point("output", i64::from(params.output_offset))?;
         if matches!(params.requant, Requant::PerChannel(_)) && params.weights_offset != 0 {
-            return Err(Int8Error::ZeroPoint { what: "per-channel weights", value: -params.weights_offset });
+            return Err(Int8Error::ZeroPoint { what: "per-channel weights", value: -i64::from(params.weights_offset) });
         }
         let (lo, hi) = (params.act_min, params.act_max);
         if lo > hi || lo < -128 || hi > 127 {
@@ -169,7 +169,7 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Int8
     }
 }
 
-fn check_zero_point(what: &'static str, value: i32) -> Result<(), Int8Error> {
+fn check_zero_point(what: &'static str, value: i64) -> Result<(), Int8Error> {
     if (-128..=127).contains(&value) {
         Ok(())
     } else {
@@ -248,6 +248,12 @@ mod tests {
         let mut p = small(Rounding::Single);
         p.input_offset = -128; // z_in = 128
         assert!(matches!(FullyConnected::new(p), Err(Int8Error::ZeroPoint { what: "input", value: 128 })));
+        let mut p = small(Rounding::Single);
+        p.output_offset = i32::MIN;
+        assert!(matches!(FullyConnected::new(p), Err(Int8Error::ZeroPoint { what: "output", .. })));
+        let mut p = small(Rounding::Single);
+        p.input_offset = i32::MIN; // -z_in would overflow i32
+        assert!(matches!(FullyConnected::new(p), Err(Int8Error::ZeroPoint { what: "input", .. })));
         let mut p = small(Rounding::Single);
         p.act_min = 5;
         p.act_max = 4;

@@ -126,7 +126,8 @@ impl TfliteModel {
             }
         };
 
-        let quantize = |f: f32| z_out as i32 + (f / s_out).round() as i32;
+        // `as` saturates a huge quotient (a tiny scale), so the sum cannot overflow.
+        let quantize = |f: f32| (z_out as i32).saturating_add((f / s_out).round() as i32);
         let (act_min, act_max) = match op.activation {
             Activation::None => (-128, 127),
             Activation::Relu => (quantize(0.0).max(-128), 127),
