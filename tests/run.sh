@@ -26,4 +26,14 @@ verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p
 
+# The LiteRT interpreter (sim/tests/litert_int8.rs, the independent check of
+# the int8 arithmetic against TFLite's reference kernels) comes from PyPI; its
+# wheels need only numpy. A Python that refuses pip installs outside a venv
+# (PEP 668) is retried with --break-system-packages.
+if ! python3 -c 'import ai_edge_litert' 2>/dev/null; then
+    echo "tests/run.sh: installing ai-edge-litert" >&2
+    python3 -m pip install --quiet ai-edge-litert==2.3.0 \
+        || python3 -m pip install --quiet --break-system-packages ai-edge-litert==2.3.0
+fi
+
 cargo test --workspace --locked

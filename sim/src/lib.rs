@@ -13,6 +13,7 @@ pub mod error;
 pub mod fast;
 pub mod files;
 pub mod fixed;
+pub mod int8;
 pub mod layers;
 pub mod model;
 pub mod network;

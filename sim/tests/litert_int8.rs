@@ -1,0 +1,185 @@
+//! The independent check of the int8 arithmetic: the head (the last
+//! FULLY_CONNECTED layer) of the real int8 TFLite fixtures
+//! (`tests/fixtures/int8_head/model.tflite`, per-channel weight scales, and
+//! `model_per_tensor.tflite`, one scale; made by TensorFlow's converter),
+//! read by fptgen's own TFLite reader and run by `int8::FullyConnected` with
+//! the multipliers fptgen derives from the float32 scales, equals the LiteRT
+//! interpreter with its reference kernels code for code, on 10,000 seeded
+//! random int8 network inputs.
+//!
+//! The interpreter runs in Python (`tests/fixtures/int8_head/run_litert.py`,
+//! `ai-edge-litert` from PyPI, which `tests/run.sh` installs). Without
+//! python3 or the package this test FAILS with the install command: it is
+//! never skipped.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fptgen_sim::int8::tflite::{TensorType, TfliteModel};
+use fptgen_sim::int8::{Requant, Rounding};
+use npyz::WriterBuilder;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const INPUTS: usize = 10_000;
+const SEED: u64 = 15;
+const INSTALL: &str = "python3 -m pip install ai-edge-litert==2.3.0";
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/int8_head")
+}
+
+fn write_i8(path: &Path, rows: usize, cols: usize, data: &[i8]) {
+    let f = File::create(path).unwrap();
+    let mut w = npyz::WriteOptions::<i8>::new()
+        .default_dtype()
+        .shape(&[rows as u64, cols as u64])
+        .writer(f)
+        .begin_nd()
+        .unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+fn read_i8(path: &Path) -> (Vec<u64>, Vec<i8>) {
+    let npy = npyz::NpyFile::new(BufReader::new(File::open(path).unwrap())).unwrap();
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<i8>().unwrap())
+}
+
+/// Runs `run_litert.py`; panics with the install command when python3 or
+/// ai-edge-litert is missing.
+fn run_litert(model: &Path, inputs: &Path, head_in: usize, head_out: usize, out: &Path) {
+    let script = fixture_dir().join("run_litert.py");
+    let result = Command::new("python3")
+        .arg(&script)
+        .arg(model)
+        .arg(inputs)
+        .arg(head_in.to_string())
+        .arg(head_out.to_string())
+        .arg(out)
+        .output();
+    let output = match result {
+        Ok(o) => o,
+        Err(e) => panic!(
+            "cannot run python3 ({e}): this test needs Python 3 with the LiteRT interpreter; \
+             install Python 3, then: {INSTALL}"
+        ),
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() == Some(3) {
+        panic!("python3 cannot import the LiteRT interpreter:\n{stderr}");
+    }
+    assert!(output.status.success(), "run_litert.py failed ({}):\n{stderr}", output.status);
+}
+
+/// The reader's tensor list equals the interpreter's: names, types, shapes,
+/// scales bit for bit, zero points, quantized dimension.
+fn check_tensor_list(model: &TfliteModel, listing: &str) {
+    let mut seen = 0;
+    for line in listing.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 7, "tensors.txt line {line:?}");
+        let index: usize = f[0].parse().unwrap();
+        let Some(t) = model.tensors().get(index) else { continue };
+        seen += 1;
+        assert_eq!(t.name, f[1], "tensor {index}: name");
+        let dtype = match f[2] {
+            "int8" => TensorType::Int8,
+            "int32" => TensorType::Int32,
+            "float32" => TensorType::Float32,
+            other => panic!("tensor {index}: unexpected dtype {other}"),
+        };
+        assert_eq!(t.dtype, dtype, "tensor {index} ({}): type", t.name);
+        let shape: Vec<i32> = f[3].split(',').filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+        assert_eq!(t.shape, shape, "tensor {index} ({}): shape", t.name);
+        let scales: Vec<u32> =
+            f[4].split(',').filter(|s| !s.is_empty()).map(|s| u32::from_str_radix(s, 16).unwrap()).collect();
+        assert_eq!(t.scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), scales, "tensor {index}: scales");
+        let zps: Vec<i64> = f[5].split(',').filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+        assert_eq!(t.zero_points, zps, "tensor {index} ({}): zero points", t.name);
+        assert_eq!(t.quantized_dimension.to_string(), f[6], "tensor {index}: quantized dimension");
+    }
+    assert_eq!(seen, model.tensors().len(), "the interpreter lists {seen} of the model's tensors");
+}
+
+#[test]
+fn per_channel_head_equals_the_litert_reference_kernel_code_for_code() {
+    check_head("model.tflite", true);
+}
+
+#[test]
+fn per_tensor_head_equals_the_litert_reference_kernel_code_for_code() {
+    check_head("model_per_tensor.tflite", false);
+}
+
+/// Runs the comparison on the fixture `file`, whose head has per-channel
+/// weight scales or not.
+fn check_head(file: &str, per_channel: bool) {
+    let model_path = fixture_dir().join(file);
+    let model = TfliteModel::open(&model_path).unwrap();
+    let head = model
+        .fully_connected()
+        .iter()
+        .find(|op| model.outputs().contains(&op.output))
+        .expect("the fixture's output comes from a FULLY_CONNECTED operator")
+        .clone();
+    let single = model.fully_connected_kernel(&head, Rounding::Single).unwrap();
+    let double = model.fully_connected_kernel(&head, Rounding::Double).unwrap();
+    let (n_in, n_out) = (single.params().inputs, single.params().outputs);
+    assert_eq!(matches!(single.params().requant, Requant::PerChannel(_)), per_channel, "{file}: requantization kind");
+    let features = *model.tensor_at(model.inputs()[0]).unwrap().shape.last().unwrap() as usize;
+
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let inputs: Vec<i8> = (0..INPUTS * features).map(|_| rng.random()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let inputs_path = dir.path().join("inputs.npy");
+    write_i8(&inputs_path, INPUTS, features, &inputs);
+    run_litert(&model_path, &inputs_path, head.input, head.output, dir.path());
+
+    check_tensor_list(&model, &std::fs::read_to_string(dir.path().join("tensors.txt")).unwrap());
+    let (shape_in, head_in) = read_i8(&dir.path().join("head_in.npy"));
+    let (shape_out, head_out) = read_i8(&dir.path().join("head_out.npy"));
+    assert_eq!(shape_in, [INPUTS as u64, n_in as u64]);
+    assert_eq!(shape_out, [INPUTS as u64, n_out as u64]);
+    // The head's inputs must exercise the kernel: not all at the ReLU floor.
+    let distinct = head_in.iter().collect::<std::collections::BTreeSet<_>>().len();
+    assert!(distinct > 64, "only {distinct} distinct head input codes");
+
+    let mut double_differs = 0;
+    for n in 0..INPUTS {
+        let x = &head_in[n * n_in..(n + 1) * n_in];
+        let want = &head_out[n * n_out..(n + 1) * n_out];
+        let got = single.run(x).unwrap();
+        if let Some(c) = (0..n_out).find(|&c| got[c] != want[c]) {
+            panic!(
+                "{file}: input {n}, output {c}: fptgen computes {} (accumulator {}), LiteRT's reference kernel {}",
+                got[c],
+                single.accumulator(x, c).unwrap(),
+                want[c]
+            );
+        }
+        let d = double.run(x).unwrap();
+        for c in (0..n_out).filter(|&c| d[c] != want[c]) {
+            assert_eq!(
+                (i32::from(d[c]) - i32::from(want[c])).abs(),
+                1,
+                "{file}: input {n}, output {c}: double rounding"
+            );
+            double_differs += 1;
+        }
+    }
+    let total = INPUTS * n_out;
+    println!(
+        "{file}: single rounding: {total} of {total} outputs equal LiteRT's; \
+         double rounding would differ on {double_differs}"
+    );
+    // Double rounding differs on a few outputs per thousand: the comparison
+    // tells the two roundings apart, so it would catch the wrong one.
+    assert!(
+        double_differs > 0,
+        "double rounding gave the same {total} outputs: the check cannot tell the roundings apart"
+    );
+}
