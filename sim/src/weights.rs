@@ -125,7 +125,13 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
             let all = &whole[&name];
             tensors.push((0..t.len()).map(|i| part.whole_index(ti, &t.shape, i).map_or(0, |j| all[j])).collect());
         }
-        layers.push(LayerParams { tensors });
+        let lp = LayerParams { tensors };
+        if let Err((ti, i, message)) = layer.kind().check_params(&lp) {
+            let specs = layer.kind().tensors();
+            let (name, shape) = layer.archive_tensor(ti, &specs[ti]);
+            return Err(TensorError::value(path, &name, unravel(i, &shape), message).into());
+        }
+        layers.push(lp);
     }
     if let Some(extra) = arrays.keys().find(|k| !k.starts_with("meta/")) {
         let mut expected: Vec<String> = model

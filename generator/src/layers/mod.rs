@@ -121,6 +121,8 @@ pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<Layer
         LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
         LayerOp::Concat(c) => Some(concat::plan(model, layer, input_shape, c)),
         LayerOp::Slice(s) => Some(slice::plan(model, layer, input_shape, s)),
+        // Issue 15's int8 layers have no hardware yet.
+        LayerOp::DenseInt8(_) | LayerOp::Requantize(_) => None,
     }
 }
 

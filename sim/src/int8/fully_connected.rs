@@ -142,15 +142,24 @@ impl FullyConnected {
         check_len("input", p.inputs, input.len())?;
         check_len("output", p.outputs, output.len())?;
         for (c, out) in output.iter_mut().enumerate() {
-            let acc = self.accumulator(input, c).unwrap_or(0);
-            let m = match &p.requant {
-                Requant::PerTensor(m) => m,
-                Requant::PerChannel(ms) => &ms[c],
-            };
-            let y = m.apply(acc, p.rounding).wrapping_add(p.output_offset);
-            *out = y.clamp(p.act_min, p.act_max) as i8;
+            *out = self.output(input, c).unwrap_or(0);
         }
         Ok(())
+    }
+
+    /// Output channel `c` for `input` (which must have
+    /// [`FullyConnectedParams::inputs`] elements): the accumulator
+    /// requantized, offset and clamped, as [`FullyConnected::run`] gives it;
+    /// `None` for a channel out of range or a wrong input length.
+    pub fn output(&self, input: &[i8], c: usize) -> Option<i8> {
+        let p = &self.params;
+        let acc = self.accumulator(input, c)?;
+        let m = match &p.requant {
+            Requant::PerTensor(m) => m,
+            Requant::PerChannel(ms) => &ms[c],
+        };
+        let y = m.apply(acc, p.rounding).wrapping_add(p.output_offset);
+        Some(y.clamp(p.act_min, p.act_max) as i8)
     }
 
     /// Computes the outputs for one input vector.
@@ -159,6 +168,18 @@ impl FullyConnected {
         self.run_into(input, &mut out)?;
         Ok(out)
     }
+}
+
+/// TFLite's `CalculateActivationRangeQuantized` for int8: the output codes
+/// `(act_min, act_max)` of a fused activation whose real bounds are `lo`
+/// and `hi` (`None`: unbounded), for an output of scale `scale` and zero
+/// point `zero_point`. A bound is `zero_point + round(f / scale)`, the
+/// quotient in float32 rounded half away from zero, kept within
+/// `-128..=127`: ReLU is `(Some(0.0), None)`, ReLU6 `(Some(0.0), Some(6.0))`.
+pub fn activation_range(lo: Option<f32>, hi: Option<f32>, scale: f32, zero_point: i32) -> (i32, i32) {
+    // `as` saturates a huge quotient (a tiny scale), so the sum cannot overflow.
+    let quantize = |f: f32| zero_point.saturating_add((f / scale).round() as i32);
+    (lo.map_or(-128, |f| quantize(f).max(-128)), hi.map_or(127, |f| quantize(f).min(127)))
 }
 
 fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Int8Error> {

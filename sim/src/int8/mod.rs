@@ -21,6 +21,6 @@ mod multiplier;
 pub mod tflite;
 
 pub use error::Int8Error;
-pub use fully_connected::{FullyConnected, FullyConnectedParams, Requant};
+pub use fully_connected::{activation_range, FullyConnected, FullyConnectedParams, Requant};
 pub use gemmlowp::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul};
 pub use multiplier::{quantize_multiplier, quantize_multiplier_with, QuantizedMultiplier, Rounding};

@@ -22,14 +22,18 @@ pub mod batchnorm;
 pub mod concat;
 pub mod conv2d;
 pub mod dense;
+pub mod dense_int8;
 pub mod flatten;
 pub mod maxpool2d;
+pub mod requantize;
 pub mod slice;
 
 pub use batchnorm::BatchNorm;
 pub use concat::Concat;
 pub use conv2d::Conv2d;
 pub use dense::{Dense, Precision, Trainable};
+pub use dense_int8::{Affine, DenseInt8, Int8Activation};
+pub use requantize::Requantize;
 pub use flatten::Flatten;
 pub use maxpool2d::MaxPool2d;
 pub use slice::Slice;
@@ -51,6 +55,8 @@ pub const KINDS: &[(&str, &str)] = &[
     ("flatten", "an image as a vector"),
     ("concat", "two or more inputs as one (channels of images, or vectors one after the other)"),
     ("add", "the exact sum of two inputs, cast to the output format (lowered to concat + a 3x3 conv2d, seed 004)"),
+    ("dense_int8", "fully connected on affine int8 values, as TFLite's reference int8 kernel (issue 15)"),
+    ("requantize", "int8 to int8 with another scale and zero point, as TFLite's REQUANTIZE"),
 ];
 
 /// Operators outside the core set that seed 004 rewrites into it: the
@@ -84,6 +90,11 @@ pub(crate) struct LayerInput<'a> {
     pub from: &'a str,
     /// The format of the layer's input values.
     pub format: Format,
+    /// The int8 quantization of what feeds the layer: `None` when that is
+    /// not int8 (an `ap_fixed` layer, or several inputs gathered),
+    /// `Some(None)` for the network input of a model without `interface:`,
+    /// `Some(Some(q))` for the interface or an int8 layer's output.
+    pub feed: Option<Option<Affine>>,
 }
 
 impl LayerInput<'_> {
@@ -133,7 +144,7 @@ impl LayerInput<'_> {
                 ),
             ));
         }
-        let given: [(&str, Option<&Location>); 12] = [
+        let given: [(&str, Option<&Location>); 14] = [
             ("inputs", count),
             ("outputs", lf.outputs.as_ref().map(|s| &s.referenced)),
             ("filters", lf.filters.as_ref().map(|s| &s.referenced)),
@@ -146,6 +157,8 @@ impl LayerInput<'_> {
             ("pe", lf.pe.as_ref().map(|s| &s.referenced)),
             ("simd", lf.simd.as_ref().map(|s| &s.referenced)),
             ("trainable", lf.trainable.as_ref().map(|s| &s.referenced)),
+            ("quantization", lf.quantization.as_ref().map(|s| &s.referenced)),
+            ("rounding", lf.rounding.as_ref().map(|s| &s.referenced)),
         ];
         let kind = &lf.kind.value;
         for (field, at) in given {
@@ -200,6 +213,9 @@ impl LayerInput<'_> {
         Ok(match a.value {
             ActivationFile::Relu => Activation::Relu,
             ActivationFile::Linear => Activation::Linear,
+            ActivationFile::Relu6 => {
+                return Err(self.c.err(a, format!("relu6 applies to int8 layers (dense_int8) only; {} layer takes relu or linear", a_kind(&self.lf.kind.value))))
+            }
         })
     }
 
@@ -230,6 +246,11 @@ impl LayerInput<'_> {
             ))),
         }
     }
+}
+
+/// The kind with its indefinite article: `a conv2d`, `an add`.
+pub(crate) fn a_kind(kind: &str) -> String {
+    a(kind)
 }
 
 /// The kind with its indefinite article: `a conv2d`, `an add`.
@@ -396,4 +417,24 @@ pub trait LayerKind: std::fmt::Debug {
 
     /// The layer's activation, if it has one.
     fn activation(&self) -> Option<Activation>;
+
+    /// The affine int8 quantization of the layer's output, for an int8
+    /// kind (`dense_int8`, `requantize`); `None` for `ap_fixed` kinds.
+    fn output_quantization(&self) -> Option<Affine> {
+        None
+    }
+
+    /// The affine int8 quantization the layer expects of its input, for an
+    /// int8 kind; `None` for `ap_fixed` kinds.
+    fn input_quantization(&self) -> Option<Affine> {
+        None
+    }
+
+    /// Checks parameter codes beyond their formats (e.g. int8 weight codes
+    /// in `-127..=127`): `Err((tensor, index, message))` names the first
+    /// value at fault by its tensor's position in [`LayerKind::tensors`]
+    /// and its flat (C order) index. The default accepts every code.
+    fn check_params(&self, _p: &LayerParams) -> Result<(), (usize, usize, String)> {
+        Ok(())
+    }
 }

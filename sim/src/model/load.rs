@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, TrainingFile,
+    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, TrainingFile,
 };
 use super::{
-    BatchNorm, Concat, Conv2d, Dense, Distribution, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Source, Training,
+    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Source, Training,
     DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
@@ -165,6 +165,10 @@ impl Checker<'_> {
         let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
         let weights_path: PathBuf = dir.join(&f.weights.value);
 
+        let interface = match &f.interface {
+            None => None,
+            Some(i) => Some(self.interface(i, &dir)?),
+        };
         if f.layers.value.is_empty() {
             return Err(self.err(&f.layers, "the model has no layers"));
         }
@@ -197,6 +201,12 @@ impl Checker<'_> {
             let label = |s: Source| match s {
                 Source::Input => "input".to_string(),
                 Source::Layer(j) => layers[j].name.clone(),
+            };
+            // The int8 quantization of what feeds the layer (one source only).
+            let feed = match sources.as_slice() {
+                [Source::Input] => Some(interface.as_ref().map(|i| i.quantization)),
+                [Source::Layer(j)] => layers[*j].kind().output_quantization().map(Some),
+                _ => None,
             };
             let parts: Vec<Vec<usize>> = sources.iter().map(|&s| shape_of(s)).collect();
             let format = format_of(sources[0]);
@@ -260,7 +270,7 @@ impl Checker<'_> {
             if gather.len() > MAX_DIM {
                 return Err(self.inputs_err(lf, format!("layer '{lname}' gathers {} values; at most {MAX_DIM} are supported", gather.len())));
             }
-            let mut layer = self.layer(lf, &shape, &parts, &from, format)?;
+            let mut layer = self.layer(lf, &shape, &parts, &from, format, feed)?;
             layer.inputs = sources;
             layer.gather = gather;
             if !names.insert(layer.name.clone()) {
@@ -323,7 +333,38 @@ impl Checker<'_> {
             max_channels,
             layers,
             training,
+            interface,
         })
+    }
+
+    /// The `interface:` section: `scale` and `zero_point`, or `tflite` and
+    /// `tensor` (an int8 tensor of a TFLite file, relative to `dir`).
+    fn interface(&self, i: &Spanned<InterfaceFile>, dir: &Path) -> Result<Interface, ModelError> {
+        let v = &i.value;
+        if let Some(t) = &v.trainable {
+            return Err(self.err(
+                t,
+                "the interface's scale and zero point are fixed by the frozen prefix, never trained; remove `trainable`",
+            ));
+        }
+        match (&v.scale, &v.zero_point, &v.tflite, &v.tensor) {
+            (Some(s), Some(z), None, None) => {
+                let scale = crate::layers::dense_int8::check_scale(s.value).map_err(|m| self.err(s, format!("interface {m}")))?;
+                let q = crate::layers::Affine::new(scale, z.value).map_err(|m| self.err(z, format!("interface {m}")))?;
+                Ok(Interface { quantization: q, from: "the model file".into() })
+            }
+            (None, None, Some(file), Some(tensor)) => {
+                let path = dir.join(&file.value);
+                let model = crate::int8::tflite::TfliteModel::open(&path).map_err(|e| self.err(file, format!("interface: {e}")))?;
+                let (scale, z) = model.int8_quantization(&tensor.value).map_err(|e| self.err(tensor, format!("interface: {e}")))?;
+                let q = crate::layers::Affine::new(scale, z).map_err(|m| self.err(tensor, format!("interface: {m}")))?;
+                Ok(Interface { quantization: q, from: format!("tensor '{}' of {}", tensor.value, file.value) })
+            }
+            _ => Err(self.err(
+                i,
+                "the interface takes `scale` and `zero_point`, or `tflite` (a .tflite file) and `tensor` (the name of its int8 tensor)",
+            )),
+        }
     }
 
     /// A count between `min` and `max`, or `default` when absent.
@@ -505,12 +546,20 @@ impl Checker<'_> {
         super::split::split(layer, max, at).map_err(|m| self.err(&lf.kind, m))
     }
 
-    fn layer(&self, lf: &LayerFile, shape: &[usize], parts: &[Vec<usize>], from: &str, format: Format) -> Result<Layer, ModelError> {
+    fn layer(
+        &self,
+        lf: &LayerFile,
+        shape: &[usize],
+        parts: &[Vec<usize>],
+        from: &str,
+        format: Format,
+        feed: Option<Option<crate::layers::Affine>>,
+    ) -> Result<Layer, ModelError> {
         let name = self.identifier(&lf.name, "layer name")?;
         if let Some((_, why)) = RESERVED_LAYER_NAMES.iter().find(|(r, _)| *r == name) {
             return Err(self.err(&lf.name, format!("layer name '{name}' is reserved: {why}")));
         }
-        let input = LayerInput { c: self, lf, name: &name, shape, parts, from, format };
+        let input = LayerInput { c: self, lf, name: &name, shape, parts, from, format, feed };
         let mut lowered = None;
         let op = match lf.kind.value.as_str() {
             "dense" => LayerOp::Dense(Dense::from_file(&input)?),
@@ -519,6 +568,8 @@ impl Checker<'_> {
             "batchnorm" => LayerOp::BatchNorm(BatchNorm::from_file(&input)?),
             "flatten" => LayerOp::Flatten(Flatten::from_file(&input)?),
             "concat" => LayerOp::Concat(Concat::from_file(&input)?),
+            "dense_int8" => LayerOp::DenseInt8(DenseInt8::from_file(&input)?),
+            "requantize" => LayerOp::Requantize(Requantize::from_file(&input)?),
             "add" => {
                 let (op, l) = crate::layers::add::lower(&input)?;
                 lowered = Some(l);

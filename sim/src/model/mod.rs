@@ -16,7 +16,9 @@ pub mod schema;
 pub use load::{load, parse};
 pub(crate) use load::Checker;
 
-pub use crate::layers::{Activation, BatchNorm, Concat, Conv2d, Dense, Flatten, LayerKind, MaxPool2d, Precision, Slice, Trainable};
+pub use crate::layers::{
+    Activation, Affine, BatchNorm, Concat, Conv2d, Dense, DenseInt8, Flatten, LayerKind, MaxPool2d, Precision, Requantize, Slice, Trainable,
+};
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -59,6 +61,21 @@ pub struct Model {
     /// On-device training, when the model file has a `training:` section
     /// (then at least one layer has trainable parameters).
     pub training: Option<Training>,
+    /// The int8 interface, when the model file has an `interface:`
+    /// section: the quantization of the network input, which every int8
+    /// layer fed by the input matches bit for bit (checked at load).
+    pub interface: Option<Interface>,
+}
+
+/// The int8 interface contract (issue 15): the quantization of the frozen
+/// prefix's output, which is the network input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    /// The scale and zero point.
+    pub quantization: Affine,
+    /// Where they come from, for summaries: `the model file` or
+    /// `tensor 'x' of prefix.tflite`.
+    pub from: String,
 }
 
 /// The operation a layer performs: the closed set of layer kinds
@@ -79,6 +96,10 @@ pub enum LayerOp {
     Concat(Concat),
     /// A range of an image's channels (made by a split, never written).
     Slice(Slice),
+    /// Fully connected on affine int8 values (TFLite's int8 kernel).
+    DenseInt8(DenseInt8),
+    /// int8 to int8 with another scale and zero point.
+    Requantize(Requantize),
 }
 
 impl LayerOp {
@@ -92,6 +113,8 @@ impl LayerOp {
             LayerOp::Flatten(f) => f,
             LayerOp::Concat(c) => c,
             LayerOp::Slice(c) => c,
+            LayerOp::DenseInt8(d) => d,
+            LayerOp::Requantize(r) => r,
         }
     }
 }

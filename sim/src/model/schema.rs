@@ -32,6 +32,78 @@ pub struct ModelFile {
     /// How the trainable parameters are retrained on the device (optional).
     #[serde(default)]
     pub training: Option<Spanned<TrainingFile>>,
+    /// The int8 interface: the quantization of the frozen prefix's output,
+    /// which the network input carries (optional; issue 15).
+    #[serde(default)]
+    pub interface: Option<Spanned<InterfaceFile>>,
+}
+
+/// The `interface:` section: the frozen prefix's int8 output quantization,
+/// given as `scale` and `zero_point`, or read from a `.tflite` file's
+/// tensor (`tflite` and `tensor`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterfaceFile {
+    /// The real value of one code step.
+    #[serde(default)]
+    pub scale: Option<Spanned<f64>>,
+    /// The code of the real value 0.
+    #[serde(default)]
+    pub zero_point: Option<Spanned<i64>>,
+    /// A TFLite model file, relative to the model file.
+    #[serde(default)]
+    pub tflite: Option<Spanned<String>>,
+    /// The name of the int8 tensor of `tflite` whose quantization is the interface.
+    #[serde(default)]
+    pub tensor: Option<Spanned<String>>,
+    /// Never accepted: the interface is fixed (present only to refuse it
+    /// with a message).
+    #[serde(default)]
+    pub trainable: Option<Spanned<serde::de::IgnoredAny>>,
+}
+
+/// The affine quantization of an int8 tensor: `real = (code - zero_point) * scale`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AffineFile {
+    /// The real value of one code step (positive, a float32).
+    pub scale: Spanned<f64>,
+    /// The code of the real value 0 (`-128..=127`).
+    pub zero_point: Spanned<i64>,
+}
+
+/// An int8 layer's `quantization:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuantizationFile {
+    /// The input's scale and zero point.
+    pub input: Spanned<AffineFile>,
+    /// The output's scale and zero point.
+    pub output: Spanned<AffineFile>,
+    /// The weights' scales: one (per tensor) or one per output channel
+    /// (`dense_int8`).
+    #[serde(default)]
+    pub weight_scales: Option<Spanned<ScalesFile>>,
+}
+
+/// One scale or a list of them.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ScalesFile {
+    /// A single value: per tensor.
+    One(f64),
+    /// One per output channel.
+    Many(Vec<Spanned<f64>>),
+}
+
+/// How an int8 layer's requantization rounds.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundingFile {
+    /// TFLite's `TFLITE_SINGLE_ROUNDING` (the default).
+    Single,
+    /// gemmlowp's double rounding.
+    Double,
 }
 
 /// The network input.
@@ -50,6 +122,8 @@ pub struct InputFile {
 pub enum ActivationFile {
     /// max(x, 0) on the accumulator.
     Relu,
+    /// min(max(x, 0), 6), int8 layers only.
+    Relu6,
     /// Identity.
     Linear,
 }
@@ -67,6 +141,10 @@ pub enum TrainableFile {
     Scale,
     /// A batch normalization's per-channel shift.
     Shift,
+    /// An int8 layer's scales: never trainable (named only to refuse it).
+    Scales,
+    /// An int8 layer's zero points: never trainable (named only to refuse it).
+    ZeroPoints,
 }
 
 impl TrainableFile {
@@ -77,6 +155,8 @@ impl TrainableFile {
             TrainableFile::Biases => "biases",
             TrainableFile::Scale => "scale",
             TrainableFile::Shift => "shift",
+            TrainableFile::Scales => "scales",
+            TrainableFile::ZeroPoints => "zero_points",
         }
     }
 }
@@ -166,6 +246,12 @@ pub struct LayerFile {
     /// Which parameter tensors are retrainable on the device.
     #[serde(default)]
     pub trainable: Option<Spanned<Vec<TrainableFile>>>,
+    /// The affine quantization of an int8 layer (`dense_int8`, `requantize`).
+    #[serde(default)]
+    pub quantization: Option<Spanned<QuantizationFile>>,
+    /// How an int8 layer's requantization rounds (default `single`).
+    #[serde(default)]
+    pub rounding: Option<Spanned<RoundingFile>>,
 }
 
 /// A layer's `inputs:` as written: a count (dense) or a list of names.

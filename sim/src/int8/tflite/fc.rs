@@ -5,7 +5,7 @@
 use super::model::TfliteModel;
 use super::types::{Activation, FullyConnectedOp, TensorInfo, TensorType};
 use crate::error::TensorError;
-use crate::int8::{FullyConnected, FullyConnectedParams, QuantizedMultiplier, Requant, Rounding};
+use crate::int8::{activation_range, FullyConnected, FullyConnectedParams, QuantizedMultiplier, Requant, Rounding};
 
 impl TfliteModel {
     /// The kernel of the int8 fully-connected operator `op`:
@@ -126,13 +126,12 @@ impl TfliteModel {
             }
         };
 
-        // `as` saturates a huge quotient (a tiny scale), so the sum cannot overflow.
-        let quantize = |f: f32| (z_out as i32).saturating_add((f / s_out).round() as i32);
+        let range = |lo, hi| activation_range(lo, hi, s_out, z_out as i32);
         let (act_min, act_max) = match op.activation {
             Activation::None => (-128, 127),
-            Activation::Relu => (quantize(0.0).max(-128), 127),
-            Activation::Relu6 => (quantize(0.0).max(-128), quantize(6.0).min(127)),
-            Activation::ReluN1To1 => (quantize(-1.0).max(-128), quantize(1.0).min(127)),
+            Activation::Relu => range(Some(0.0), None),
+            Activation::Relu6 => range(Some(0.0), Some(6.0)),
+            Activation::ReluN1To1 => range(Some(-1.0), Some(1.0)),
             Activation::Other(code) => {
                 return Err(TensorError::tensor(
                     path,
@@ -156,6 +155,18 @@ impl TfliteModel {
             rounding,
         };
         FullyConnected::new(params).map_err(|e| werr(format!("operator {}: {e}", op.index)))
+    }
+}
+
+impl TfliteModel {
+    /// The quantization of the int8 activation tensor `name`: its one
+    /// scale and zero point. Errors name the file and the tensor: no such
+    /// tensor, a tensor that is not int8, not exactly one scale, a scale
+    /// that is not positive and finite, a zero point outside `-128..=127`.
+    pub fn int8_quantization(&self, name: &str) -> Result<(f32, i64), TensorError> {
+        let t = self.tensor(name)?;
+        expect_type(self, t, TensorType::Int8)?;
+        per_tensor(self, t)
     }
 }
 
