@@ -268,6 +268,10 @@ enum Command {
         /// Write here instead of the path the model file names.
         #[arg(long, short, value_name = "FILE.npz")]
         output: Option<PathBuf>,
+        /// Not random: take every dense_int8 layer's int8 weights and int32
+        /// biases from the TFLite operator it names (`tflite:`).
+        #[arg(long, conflicts_with = "seed")]
+        from_tflite: bool,
     },
     /// Sweep the ES trainer over populations N and block counts P: area,
     /// training time, and accuracy or loss (docs/training.md).
@@ -343,7 +347,9 @@ fn main() -> ExitCode {
             let o = commands::train::Options { epochs, batch, lr: lr as f32, loss, seed, validation, limit, output: output.as_deref(), log: log.as_deref() };
             commands::train::run(&model, &data, &o)
         }
-        Command::InitWeights { model, seed, output } => commands::init_weights::run(&model, seed, output.as_deref()),
+        Command::InitWeights { model, seed, output, from_tflite } => {
+            commands::init_weights::run(&model, seed, output.as_deref(), from_tflite)
+        }
         Command::Sweep(args) => commands::sweep::run(args),
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)

@@ -51,6 +51,18 @@ pub enum SimError {
         /// The format.
         format: Format,
     },
+    /// A layer kind refuses a parameter code ([`crate::layers::LayerKind::check_params`]).
+    #[error("layer '{layer}': {what}[{index}]: {message}")]
+    Param {
+        /// Layer name.
+        layer: String,
+        /// The tensor's role ("weights", "biases", ...).
+        what: &'static str,
+        /// Flat index.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// An input vector has the wrong length.
     #[error("input sample {sample} has {got} values but the network takes {want}")]
     InputLen {
@@ -115,6 +127,9 @@ impl Network {
                 if let Some((index, &raw)) = vals.iter().enumerate().find(|(_, &r)| !fmt.contains_raw(r)) {
                     return Err(SimError::ParamRange { layer: layer.name.clone(), what, index, raw, format: fmt });
                 }
+            }
+            if let Err((t, index, message)) = layer.kind().check_params(p) {
+                return Err(SimError::Param { layer: layer.name.clone(), what: specs[t].role, index, message });
             }
         }
         let narrow = model

@@ -269,6 +269,34 @@ pub fn random(model: &Model, seed: u64) -> Params {
     Params { layers }
 }
 
+/// The parameters of `model` taken from TFLite files: every layer with
+/// parameters must be a `dense_int8` layer that names its operator
+/// (`tflite:`), whose int8 weight and int32 bias codes it takes (a missing
+/// bias is zeros). Errors name the file and tensor at fault, or the layer
+/// that names no operator.
+pub fn from_tflite(model: &Model) -> Result<Params, Error> {
+    let mut layers = Vec::with_capacity(model.layers.len());
+    for l in &model.layers {
+        let p = match &l.op {
+            crate::model::LayerOp::DenseInt8(d) if d.tflite.is_some() => d.tflite.as_ref().map(|t| t.params()).transpose()?.unwrap_or_default(),
+            _ if l.kind().tensors().is_empty() => LayerParams::default(),
+            _ => {
+                return Err(crate::error::ModelError::whole(
+                    &model.source,
+                    format!("layer '{}' has parameters but names no TFLite operator (only dense_int8 layers with `tflite:` do)", l.name),
+                )
+                .into())
+            }
+        };
+        if let Err((t, i, message)) = l.kind().check_params(&p) {
+            let specs = l.kind().tensors();
+            return Err(TensorError::value(&model.source, &l.tensor_name(specs[t].key), unravel(i, &specs[t].shape), message).into());
+        }
+        layers.push(p);
+    }
+    Ok(Params { layers })
+}
+
 fn draw(rng: &mut ChaCha8Rng, f: Format, bound: f64) -> i128 {
     let step = f.to_f64(1);
     let k = ((bound / step).floor() as i128).max(1);

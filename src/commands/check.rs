@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use fptgen_sim::model::{Distribution, Model, Source, Training};
+use fptgen_sim::model::{Distribution, LayerOp, Model, Source, Training};
 
 /// Validates each model and its weights and prints a summary.
 pub fn run(models: &[PathBuf], quantize: bool) -> anyhow::Result<()> {
@@ -101,6 +101,53 @@ pub fn summary(m: &Model) -> String {
     );
     if let Some(t) = &m.training {
         s += &format!("  {}\n", training_line(m, t));
+    }
+    s += &int8_lines(m);
+    s
+}
+
+/// The int8 interface and each int8 layer's quantization, one line each
+/// (nothing for a model without either).
+pub fn int8_lines(m: &Model) -> String {
+    let mut s = String::new();
+    if let Some(i) = &m.interface {
+        // Load checked every int8 layer fed by the input against it.
+        let fed: Vec<String> = m
+            .layers
+            .iter()
+            .filter(|l| l.inputs.contains(&Source::Input) && l.kind().input_quantization().is_some())
+            .map(|l| format!("'{}'", l.name))
+            .collect();
+        let check = if fed.is_empty() { String::new() } else { format!("; equals the input quantization of {} bit for bit", fed.join(", ")) };
+        s += &format!("  interface: {} (from {}){check}\n", i.quantization, i.from);
+    }
+    for l in &m.layers {
+        match &l.op {
+            LayerOp::DenseInt8(d) => {
+                let ws = d.weight_scales();
+                let scales = if ws.len() == 1 { format!("weight scale {:?} (per tensor)", ws[0]) } else { format!("{} weight scales (per channel)", ws.len()) };
+                let (lo, hi) = d.activation_range();
+                s += &format!(
+                    "  int8 '{}': input {}; output {}; {scales}; output codes {lo}..={hi}; {:?} rounding\n",
+                    l.name,
+                    d.input_q(),
+                    d.output_q(),
+                    d.rounding
+                );
+            }
+            LayerOp::Requantize(r) => {
+                s += &format!(
+                    "  int8 '{}': requantize {} -> {}; multiplier {} shift {}; {:?} rounding\n",
+                    l.name,
+                    r.input_q(),
+                    r.output_q(),
+                    r.multiplier().multiplier(),
+                    r.multiplier().shift(),
+                    r.rounding
+                );
+            }
+            _ => {}
+        }
     }
     s
 }

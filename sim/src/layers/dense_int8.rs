@@ -24,13 +24,14 @@
 //! `relu6` as TFLite's `CalculateActivationRangeQuantized` gives it.
 
 use num_traits::Float;
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
 use super::{Activation, Backward, LayerInput, LayerKind, TensorSpec, Trainable};
-use crate::error::ModelError;
+use crate::error::{ModelError, TensorError};
+use crate::int8::tflite::{Activation as TfliteActivation, FullyConnectedOp, TfliteModel};
 use crate::fixed::{Format, Overflow, Quant};
 use crate::int8::{activation_range, FullyConnected, FullyConnectedParams, Int8Error, QuantizedMultiplier, Requant, Rounding};
-use crate::model::schema::{ActivationFile, AffineFile, InputsFile, RoundingFile, ScalesFile, TrainableFile};
+use crate::model::schema::{ActivationFile, AffineFile, InputsFile, RoundingFile, ScalesFile, TfliteOpFile, TrainableFile};
 use crate::model::Checker;
 use crate::weights::LayerParams;
 
@@ -159,6 +160,8 @@ pub struct DenseInt8 {
     pub rounding: Rounding,
     /// Retrainable parameters (weights, biases; never the quantization).
     pub trainable: Trainable,
+    /// The TFLite operator the quantization was read from (`tflite:`), if any.
+    pub tflite: Option<TfliteSource>,
     input_q: Affine,
     output_q: Affine,
     /// The weight scales' float32 bits: one, or one per output.
@@ -215,6 +218,7 @@ impl DenseInt8 {
             activation,
             rounding,
             trainable,
+            tflite: None,
             input_q: input,
             output_q: output,
             weight_scales: weight_scales.iter().map(|s| s.to_bits()).collect(),
@@ -295,7 +299,7 @@ impl DenseInt8 {
     /// Reads a `type: dense_int8` entry of the model file.
     pub(crate) fn from_file(input: &LayerInput) -> Result<DenseInt8, ModelError> {
         let (c, lf) = (input.c, input.lf);
-        input.only(&["inputs", "outputs", "activation", "trainable", "quantization", "rounding"], &[])?;
+        input.only(&["inputs", "outputs", "activation", "trainable", "quantization", "rounding", "tflite"], &[])?;
         let feed = int8_feed(input)?;
         let count = input.input_count();
         if let [h, w, ch] = input.shape {
@@ -313,45 +317,146 @@ impl DenseInt8 {
         } else if !matches!(lf.inputs.as_ref().map(|i| &i.value), Some(InputsFile::Names(_))) {
             input.require(&count, "inputs")?;
         }
-        let outputs = c.dim(input.require(&lf.outputs, "outputs")?, "outputs")?;
-        let q = input.require(&lf.quantization, "quantization")?;
-        let in_q = read_affine(c, &q.value.input)?;
-        let out_q = read_affine(c, &q.value.output)?;
-        check_feed(input, &q.value.input, in_q, feed)?;
-        let ws = q.value.weight_scales.as_ref().ok_or_else(|| c.err(q, "a dense_int8 layer's quantization needs `weight_scales` (one, or one per output channel)"))?;
-        let scales: Vec<(f32, Option<&Spanned<f64>>)> = match &ws.value {
-            ScalesFile::One(s) => vec![(*s as f32, None)],
-            ScalesFile::Many(v) => v.iter().map(|s| (s.value as f32, Some(s))).collect(),
-        };
-        let raw: Vec<f64> = match &ws.value {
-            ScalesFile::One(s) => vec![*s],
-            ScalesFile::Many(v) => v.iter().map(|s| s.value).collect(),
-        };
-        for (i, (&r, (_, at))) in raw.iter().zip(&scales).enumerate() {
-            if let Err(m) = check_scale(r) {
-                let m = format!("weight scale {i}: {m}");
-                return Err(match at {
-                    Some(at) => c.err(at, m),
-                    None => c.err(ws, m),
-                });
-            }
-        }
-        let activation = match lf.activation.as_ref().map(|a| a.value) {
-            None | Some(ActivationFile::Linear) => Int8Activation::Linear,
-            Some(ActivationFile::Relu) => Int8Activation::Relu,
-            Some(ActivationFile::Relu6) => Int8Activation::Relu6,
-        };
         let rounding = read_rounding(lf.rounding.as_ref());
         refuse_trainable_quantization(input)?;
         let [weights, biases] = input.trainable(["weights", "biases"])?;
-        let only: Vec<f32> = scales.iter().map(|s| s.0).collect();
-        DenseInt8::new(prev_len, outputs, activation, in_q, out_q, &only, rounding, Trainable { weights, biases }).map_err(|(i, m)| {
-            match i.and_then(|i| scales.get(i)).and_then(|s| s.1) {
-                Some(at) => c.err(at, m),
-                None => c.err(ws, m),
+        let trainable = Trainable { weights, biases };
+        match (&lf.quantization, &lf.tflite) {
+            (Some(_), Some(t)) => Err(c.err(t, "a dense_int8 layer takes `quantization` or `tflite`, not both")),
+            (None, None) => Err(input.err_at_type(
+                "a dense_int8 layer needs `quantization` (input, output, weight_scales) or `tflite` (file, output: a FULLY_CONNECTED operator's output tensor)",
+            )),
+            (None, Some(t)) => from_tflite(input, t, prev_len, rounding, trainable, feed),
+            (Some(q), None) => {
+                let outputs = c.dim(input.require(&lf.outputs, "outputs")?, "outputs")?;
+                let in_q = read_affine(c, &q.value.input)?;
+                let out_q = read_affine(c, &q.value.output)?;
+                check_feed(input, &q.value.input.value.scale.referenced, &q.value.input.value.zero_point.referenced, in_q, feed)?;
+                let ws = q
+                    .value
+                    .weight_scales
+                    .as_ref()
+                    .ok_or_else(|| c.err(q, "a dense_int8 layer's quantization needs `weight_scales` (one, or one per output channel)"))?;
+                let written: Vec<(f64, Option<&Spanned<f64>>)> = match &ws.value {
+                    ScalesFile::One(s) => vec![(*s, None)],
+                    ScalesFile::Many(v) => v.iter().map(|s| (s.value, Some(s))).collect(),
+                };
+                let at = |i: Option<usize>, m: String| match i.and_then(|i| written.get(i)).and_then(|s| s.1) {
+                    Some(v) => c.err(v, m),
+                    None => c.err(ws, m),
+                };
+                let mut scales = Vec::with_capacity(written.len());
+                for (i, (v, _)) in written.iter().enumerate() {
+                    scales.push(check_scale(*v).map_err(|m| at(Some(i), format!("weight {m} (index {i})")))?);
+                }
+                let activation = match lf.activation.as_ref().map(|a| a.value) {
+                    None | Some(ActivationFile::Linear) => Int8Activation::Linear,
+                    Some(ActivationFile::Relu) => Int8Activation::Relu,
+                    Some(ActivationFile::Relu6) => Int8Activation::Relu6,
+                };
+                DenseInt8::new(prev_len, outputs, activation, in_q, out_q, &scales, rounding, trainable).map_err(|(i, m)| at(i, m))
             }
+        }
+    }
+}
+
+/// Where a `dense_int8` layer's quantization came from, when it names a
+/// TFLite operator (`tflite:`): the file (resolved against the model file's
+/// directory) and the operator's output tensor.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TfliteSource {
+    /// The `.tflite` file.
+    pub file: std::path::PathBuf,
+    /// The name of the FULLY_CONNECTED operator's output tensor.
+    pub output: String,
+}
+
+impl TfliteSource {
+    /// The FULLY_CONNECTED operator of `model` whose output tensor is
+    /// named `output`, or an error naming the file and the tensor.
+    pub fn find<'m>(model: &'m TfliteModel, output: &str) -> Result<&'m FullyConnectedOp, TensorError> {
+        let named = |op: &FullyConnectedOp| model.tensor_at(op.output).map(|t| t.name.clone()).unwrap_or_default();
+        model.fully_connected().iter().find(|op| named(op) == output).ok_or_else(|| {
+            let outs: Vec<String> = model.fully_connected().iter().map(|op| format!("'{}'", named(op))).collect();
+            TensorError::tensor(
+                model.path(),
+                output,
+                format!(
+                    "is not the output of a FULLY_CONNECTED operator; the FULLY_CONNECTED outputs are {}",
+                    if outs.is_empty() { "none".to_string() } else { outs.join(", ") }
+                ),
+            )
         })
     }
+
+    /// The weight and bias codes of the operator, as a `dense_int8`
+    /// layer's [`LayerParams`] (`w`, `b`; a missing bias is zeros).
+    pub fn params(&self) -> Result<LayerParams, TensorError> {
+        let model = TfliteModel::open(&self.file).map_err(|e| TensorError::file(&self.file, e.to_string()))?;
+        let op = Self::find(&model, &self.output)?;
+        let k = model.fully_connected_kernel(op, Rounding::Single)?;
+        let p = k.params();
+        let w = p.weights.iter().map(|&w| i128::from(w)).collect();
+        let b = p.bias.as_ref().map_or_else(|| vec![0; p.outputs], |b| b.iter().map(|&b| i128::from(b)).collect());
+        Ok(LayerParams { tensors: vec![w, b] })
+    }
+}
+
+/// A `dense_int8` layer whose quantization comes from the TFLite operator
+/// `t` names.
+fn from_tflite(
+    input: &LayerInput,
+    t: &Spanned<TfliteOpFile>,
+    inputs: usize,
+    rounding: Rounding,
+    trainable: Trainable,
+    feed: Option<Affine>,
+) -> Result<DenseInt8, ModelError> {
+    let (c, lf) = (input.c, input.lf);
+    if let Some(a) = &lf.activation {
+        return Err(c.err(a, "with `tflite`, the operator's fused activation applies; remove `activation`"));
+    }
+    let (file, output) = (&t.value.file, &t.value.output);
+    let path = c.dir().join(&file.value);
+    let model = TfliteModel::open(&path).map_err(|e| c.err(file, e.to_string()))?;
+    let op = TfliteSource::find(&model, &output.value).map_err(|e| c.err(output, e.to_string()))?;
+    // The kernel validates every tensor (types, shapes, scales, zero points).
+    let kernel = model.fully_connected_kernel(op, rounding).map_err(|e| c.err(output, e.to_string()))?;
+    let kp = kernel.params();
+    let tensor = |i: usize| model.tensor_at(i).map_err(|e| c.err(output, e.to_string()));
+    let (x, w, y) = (tensor(op.input)?, tensor(op.weights)?, tensor(op.output)?);
+    let affine = |t: &crate::int8::tflite::TensorInfo| {
+        Affine::new(t.scales[0], t.zero_points.first().copied().unwrap_or(0)).map_err(|m| c.err(output, format!("tensor '{}': {m}", t.name)))
+    };
+    let (in_q, out_q) = (affine(x)?, affine(y)?);
+    if kp.weights_offset != 0 {
+        return Err(c.err(
+            output,
+            format!("weights tensor '{}' has zero point {}; dense_int8 takes symmetric weights (zero point 0)", w.name, -kp.weights_offset),
+        ));
+    }
+    if kp.inputs != inputs {
+        return Err(c.err(
+            output,
+            format!("the operator takes {} inputs but {} has {inputs} values", kp.inputs, input.from),
+        ));
+    }
+    if let Some(o) = &lf.outputs {
+        if o.value != kp.outputs as u64 {
+            return Err(c.err(o, format!("outputs is {} but the operator has {}", o.value, kp.outputs)));
+        }
+    }
+    let activation = match op.activation {
+        TfliteActivation::None => Int8Activation::Linear,
+        TfliteActivation::Relu => Int8Activation::Relu,
+        TfliteActivation::Relu6 => Int8Activation::Relu6,
+        other => return Err(c.err(output, format!("the operator's fused activation {other:?} is not one dense_int8 takes (linear, relu, relu6)"))),
+    };
+    check_feed(input, &output.referenced, &output.referenced, in_q, feed)?;
+    let mut d = DenseInt8::new(kp.inputs, kp.outputs, activation, in_q, out_q, &w.scales, rounding, trainable)
+        .map_err(|(_, m)| c.err(output, m))?;
+    d.tflite = Some(TfliteSource { file: path, output: output.value.clone() });
+    Ok(d)
 }
 
 /// A scale as written: positive, finite, and so as a float32.
@@ -422,19 +527,30 @@ pub(crate) fn int8_feed(input: &LayerInput) -> Result<Option<Affine>, ModelError
 /// Checks that the quantization `got` of an int8 layer's input (written at
 /// `at`) equals `feed`'s bit for bit: a direct connection is equivalent
 /// only then, and otherwise a `requantize` layer is needed.
-pub(crate) fn check_feed(input: &LayerInput, at: &Spanned<AffineFile>, got: Affine, feed: Option<Affine>) -> Result<(), ModelError> {
+pub(crate) fn check_feed(
+    input: &LayerInput,
+    scale_at: &Location,
+    zero_point_at: &Location,
+    got: Affine,
+    feed: Option<Affine>,
+) -> Result<(), ModelError> {
     let Some(feed) = feed else { return Ok(()) };
     let Some(diff) = got.difference(&feed) else { return Ok(()) };
     let from = if input.from == "the network input" { "the interface (the network input)".to_string() } else { input.from.to_string() };
-    let at_value = if got.scale_bits != feed.scale_bits { &at.value.scale.referenced } else { &at.value.zero_point.referenced };
+    let at_value = if got.scale_bits != feed.scale_bits { scale_at } else { zero_point_at };
     Err(input.c.err_at(
         at_value,
         format!(
             "layer '{}' {}; an int8 connection is direct only when scale (float32 bits) and zero point are equal: \
-             add a `type: requantize` layer before '{}' (input {feed}, output {got}), or fix the value",
+             add a `type: requantize` layer before '{}' with `quantization: {{input: {{scale: {:?}, zero_point: {}}}, \
+             output: {{scale: {:?}, zero_point: {}}}}}`, or fix the value",
             input.name,
             diff.replace("{from}", &from),
-            input.name
+            input.name,
+            feed.scale(),
+            feed.zero_point,
+            got.scale(),
+            got.zero_point
         ),
     ))
 }

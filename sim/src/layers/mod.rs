@@ -144,7 +144,7 @@ impl LayerInput<'_> {
                 ),
             ));
         }
-        let given: [(&str, Option<&Location>); 14] = [
+        let given: [(&str, Option<&Location>); 15] = [
             ("inputs", count),
             ("outputs", lf.outputs.as_ref().map(|s| &s.referenced)),
             ("filters", lf.filters.as_ref().map(|s| &s.referenced)),
@@ -159,6 +159,7 @@ impl LayerInput<'_> {
             ("trainable", lf.trainable.as_ref().map(|s| &s.referenced)),
             ("quantization", lf.quantization.as_ref().map(|s| &s.referenced)),
             ("rounding", lf.rounding.as_ref().map(|s| &s.referenced)),
+            ("tflite", lf.tflite.as_ref().map(|s| &s.referenced)),
         ];
         let kind = &lf.kind.value;
         for (field, at) in given {

@@ -80,7 +80,7 @@ impl Requantize {
         }
         let in_q = read_affine(c, &q.value.input)?;
         let out_q = read_affine(c, &q.value.output)?;
-        check_feed(input, &q.value.input, in_q, feed)?;
+        check_feed(input, &q.value.input.value.scale.referenced, &q.value.input.value.zero_point.referenced, in_q, feed)?;
         let rounding = read_rounding(input.lf.rounding.as_ref());
         Requantize::new(input.shape.to_vec(), in_q, out_q, rounding).map_err(|m| c.err(&q.value.output.value.scale, m))
     }

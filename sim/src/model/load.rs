@@ -72,6 +72,11 @@ impl Checker<'_> {
         ModelError::at(self.path, pos(at), message)
     }
 
+    /// The directory of the model file (what its paths are relative to).
+    pub(crate) fn dir(&self) -> PathBuf {
+        self.path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+
     /// Position of the character `offset` bytes into the scalar at `at`,
     /// skipping an opening quote.
     fn pos_in_scalar(&self, at: &Spanned<String>, offset: usize) -> Pos {

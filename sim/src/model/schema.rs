@@ -87,13 +87,41 @@ pub struct QuantizationFile {
 }
 
 /// One scale or a list of them.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 pub enum ScalesFile {
     /// A single value: per tensor.
     One(f64),
     /// One per output channel.
     Many(Vec<Spanned<f64>>),
+}
+
+impl<'de> Deserialize<'de> for ScalesFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ScalesFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a scale, or a list of scales (one per output channel)")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ScalesFile, E> {
+                Ok(ScalesFile::One(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ScalesFile, E> {
+                Ok(ScalesFile::One(v as f64))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ScalesFile, E> {
+                Ok(ScalesFile::One(v as f64))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ScalesFile, A::Error> {
+                let mut out = Vec::new();
+                while let Some(s) = seq.next_element::<Spanned<f64>>()? {
+                    out.push(s);
+                }
+                Ok(ScalesFile::Many(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// How an int8 layer's requantization rounds.
@@ -252,6 +280,20 @@ pub struct LayerFile {
     /// How an int8 layer's requantization rounds (default `single`).
     #[serde(default)]
     pub rounding: Option<Spanned<RoundingFile>>,
+    /// A `dense_int8` layer's quantization read from a TFLite operator
+    /// instead of `quantization:`.
+    #[serde(default)]
+    pub tflite: Option<Spanned<TfliteOpFile>>,
+}
+
+/// A FULLY_CONNECTED operator of a `.tflite` file, by its output tensor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfliteOpFile {
+    /// The `.tflite` file, relative to the model file.
+    pub file: Spanned<String>,
+    /// The name of the operator's output tensor.
+    pub output: Spanned<String>,
 }
 
 /// A layer's `inputs:` as written: a count (dense) or a list of names.

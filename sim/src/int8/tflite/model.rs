@@ -80,7 +80,15 @@ impl TfliteModel {
         self.tensors
             .iter()
             .find(|t| t.name == name)
-            .ok_or_else(|| TensorError::tensor(&self.path, name, "no tensor of this name in the model's main subgraph"))
+            .ok_or_else(|| {
+                let names: Vec<String> = self.tensors.iter().take(20).map(|t| format!("'{}'", t.name)).collect();
+                let more = if self.tensors.len() > 20 { format!(" and {} more", self.tensors.len() - 20) } else { String::new() };
+                TensorError::tensor(
+                    &self.path,
+                    name,
+                    format!("no tensor of this name in the model's main subgraph; its tensors are {}{more}", names.join(", ")),
+                )
+            })
     }
 
     /// The tensor at `index` (operators refer to tensors by index).
