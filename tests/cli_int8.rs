@@ -1,0 +1,113 @@
+//! The `fptgen` commands on the int8 example (`examples/int8_head/`, issue
+//! 15): `check` accepts it and states the interface contract; a wrong
+//! interface zero point fails with the message a user needs; `init-weights
+//! --from-tflite` makes its archive; `simulate` runs it as the kernel read
+//! from the TFLite file; `generate` refuses it (no int8 hardware yet).
+
+mod common;
+use common::{fptgen, root};
+
+use std::path::Path;
+
+use fptgen_sim::int8::tflite::TfliteModel;
+use fptgen_sim::int8::Rounding;
+use fptgen_sim::tensor::{self, OutValues, Values};
+use fptgen_sim::weights::{self, Conversion};
+
+/// A copy of the example in a temporary directory.
+fn example_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in ["model.yaml", "weights.npz", "prefix.tflite"] {
+        std::fs::copy(root().join("examples/int8_head").join(f), dir.path().join(f)).expect("copy");
+    }
+    dir
+}
+
+#[test]
+fn check_accepts_the_int8_example_and_states_the_interface() {
+    let (code, out, err) = fptgen(&["check", "examples/int8_head/model.yaml"], &root());
+    assert_eq!(code, 0, "{err}");
+    // 10 x 32 weights and 10 biases; 320 multiply-accumulates.
+    assert!(out.contains("total: 330 parameters, 320 MACs per inference, 330 trainable parameters"), "{out}");
+    assert!(out.contains("interface: scale 0.032746293, zero point -128 (from tensor"), "{out}");
+    assert!(out.contains("equals the input quantization of 'head' bit for bit"), "{out}");
+}
+
+#[test]
+fn a_wrong_interface_zero_point_fails_check_with_the_fix() {
+    let dir = example_copy();
+    let path = dir.path().join("model.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("interface:\n").expect("interface");
+    let end = text.find("layers:").expect("layers");
+    // The prefix's true zero point is -128; this interface says -127.
+    let wrong = format!("{}interface: {{scale: 0.032746293, zero_point: -127}}\n{}", &text[..start], &text[end..]);
+    std::fs::write(&path, &wrong).unwrap();
+    let (code, _, err) = fptgen(&["check", "model.yaml"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    // Located at the layer's operator (its quantization comes from it).
+    let line = wrong.lines().position(|l| l.contains("output: \"StatefulPartitionedCall_1:0\"")).unwrap() + 1;
+    assert!(err.starts_with(&format!("error: model.yaml:{line}:")), "{err}");
+    for w in [
+        "layer 'head' input zero point is -128 but the interface (the network input)'s is -127",
+        "add a `type: requantize` layer before 'head'",
+    ] {
+        assert!(err.contains(w), "{w:?} in {err}");
+    }
+    // The scale, one float32 step away, is another mismatch.
+    let scale = f32::from_bits(0.032746293f32.to_bits() + 1);
+    std::fs::write(&path, wrong.replace("scale: 0.032746293, zero_point: -127", &format!("scale: {scale:?}, zero_point: -128"))).unwrap();
+    let (code, _, err) = fptgen(&["check", "model.yaml"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("input scale is 0.032746293") && err.contains(&format!("{scale:?}")), "{err}");
+}
+
+#[test]
+fn init_weights_from_tflite_makes_the_example_archive() {
+    let dir = example_copy();
+    let (code, out, err) = fptgen(&["init-weights", "model.yaml", "--from-tflite", "-o", "made.npz"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("wrote made.npz"), "{out}");
+    let model = fptgen_sim::model::load(&dir.path().join("model.yaml")).unwrap();
+    let made = weights::load_from(&model, &dir.path().join("made.npz"), Conversion::Exact).unwrap();
+    let committed = weights::load(&model, Conversion::Exact).unwrap();
+    assert_eq!(made, committed);
+    // The codes are the file's int8 weights and int32 biases.
+    let m = TfliteModel::open(&dir.path().join("prefix.tflite")).unwrap();
+    let head = m.fully_connected().last().unwrap();
+    let k = m.fully_connected_kernel(head, Rounding::Single).unwrap();
+    let w: Vec<i128> = k.params().weights.iter().map(|&v| i128::from(v)).collect();
+    assert_eq!(made.layers[0].tensors[0], w);
+}
+
+#[test]
+fn simulate_runs_the_example_as_the_tflite_kernel() {
+    let dir = example_copy();
+    let n = 200;
+    let x: Vec<i64> = (0..n * 32).map(|i| ((i * 37 + 11) % 256) as i64 - 128).collect();
+    tensor::write_npy(&dir.path().join("x.npy"), &[n, 32], &OutValues::I64(x.clone())).unwrap();
+    let (code, _, err) = fptgen(
+        &["simulate", "model.yaml", "--inputs", "x.npy", "--input-kind", "raw", "--output-kind", "raw", "-o", "y.npy"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let y = tensor::read_npy(&dir.path().join("y.npy")).unwrap();
+    assert_eq!(y.shape, vec![n, 10]);
+    let Values::Int(y) = y.values else { panic!("raw outputs are integers") };
+    let m = TfliteModel::open(Path::new(&dir.path().join("prefix.tflite"))).unwrap();
+    let k = m.fully_connected_kernel(m.fully_connected().last().unwrap(), Rounding::Single).unwrap();
+    for s in 0..n {
+        let xs: Vec<i8> = x[s * 32..(s + 1) * 32].iter().map(|&v| v as i8).collect();
+        let want: Vec<i128> = k.run(&xs).unwrap().into_iter().map(i128::from).collect();
+        assert_eq!(&y[s * 10..(s + 1) * 10], &want[..], "sample {s}");
+    }
+}
+
+#[test]
+fn generate_refuses_int8_layers_and_writes_nothing() {
+    let dir = example_copy();
+    let (code, _, err) = fptgen(&["generate", "model.yaml", "-o", "out"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen generates hardware for dense"), "{err}");
+    assert!(!dir.path().join("out").exists());
+}
