@@ -111,3 +111,14 @@ fn generate_refuses_int8_layers_and_writes_nothing() {
     assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen generates hardware for dense"), "{err}");
     assert!(!dir.path().join("out").exists());
 }
+
+/// Host training of int8 layers is not built: `train` refuses the example
+/// with a message, before reading any data, and writes nothing.
+#[test]
+fn train_refuses_int8_layers() {
+    let dir = example_copy();
+    let (code, _, err) = fptgen(&["train", "model.yaml", "--data", "nodata", "-o", "trained.npz"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen train does not train int8 layers yet"), "{err}");
+    assert!(!dir.path().join("trained.npz").exists());
+}
