@@ -122,3 +122,13 @@ fn train_refuses_int8_layers() {
     assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen train does not train int8 layers yet"), "{err}");
     assert!(!dir.path().join("trained.npz").exists());
 }
+
+/// Nor is ES training of int8 layers: `train-es` refuses the example.
+#[test]
+fn train_es_refuses_int8_layers() {
+    let dir = example_copy();
+    let (code, _, err) = fptgen(&["train-es", "model.yaml", "--data", "nodata.npz", "-o", "trained.npz"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen train-es does not train int8 layers yet"), "{err}");
+    assert!(!dir.path().join("trained.npz").exists());
+}

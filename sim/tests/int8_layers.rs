@@ -193,6 +193,10 @@ fn bad_int8_models_are_located() {
             assert!(e.contains(w), "{to:?}: {w:?} in {e}");
         }
     }
+    // An ap_fixed layer does not take int8 codes.
+    let mixed = format!("{BASE}  - name: after\n    type: flatten\n");
+    let e = parse(&mixed, Path::new("model.yaml")).unwrap_err().to_string();
+    assert!(e.starts_with("model.yaml:16:11:") && e.contains("'head' outputs affine int8 values"), "{e}");
     // The good base loads, and `relu6` belongs to int8 layers only.
     parse(BASE, Path::new("model.yaml")).unwrap();
     let dense = "name: d\ninput: {shape: [4], format: 'ap_fixed<8,4>'}\nweights: w.npz\nlayers:\n  - name: a\n    type: dense\n    inputs: 4\n    outputs: 2\n    activation: relu6\n    precision: {weight: 'ap_fixed<8,4>', bias: 'ap_fixed<8,4>', accum: 'ap_fixed<16,8>', output: 'ap_fixed<8,4>'}\n";

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use fptgen_sim::int8::Rounding;
 use fptgen_sim::model::{Distribution, LayerOp, Model, Source, Training};
 
 /// Validates each model and its weights and prints a summary.
@@ -128,28 +129,36 @@ pub fn int8_lines(m: &Model) -> String {
                 let scales = if ws.len() == 1 { format!("weight scale {:?} (per tensor)", ws[0]) } else { format!("{} weight scales (per channel)", ws.len()) };
                 let (lo, hi) = d.activation_range();
                 s += &format!(
-                    "  int8 '{}': input {}; output {}; {scales}; output codes {lo}..={hi}; {:?} rounding\n",
+                    "  int8 '{}': input {}; output {}; {scales}; output codes {lo}..={hi}; {} rounding\n",
                     l.name,
                     d.input_q(),
                     d.output_q(),
-                    d.rounding
+                    rounding(d.rounding)
                 );
             }
             LayerOp::Requantize(r) => {
                 s += &format!(
-                    "  int8 '{}': requantize {} -> {}; multiplier {} shift {}; {:?} rounding\n",
+                    "  int8 '{}': requantize {} -> {}; multiplier {} shift {}; {} rounding\n",
                     l.name,
                     r.input_q(),
                     r.output_q(),
                     r.multiplier().multiplier(),
                     r.multiplier().shift(),
-                    r.rounding
+                    rounding(r.rounding)
                 );
             }
             _ => {}
         }
     }
     s
+}
+
+/// The model file's name of a rounding.
+fn rounding(r: Rounding) -> &'static str {
+    match r {
+        Rounding::Single => "single",
+        Rounding::Double => "double",
+    }
 }
 
 /// One line about the `training:` section: N, k, P, M, T, G and the forward

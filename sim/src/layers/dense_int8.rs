@@ -562,7 +562,9 @@ impl LayerKind for DenseInt8 {
 
     fn describe(&self) -> String {
         let per = if self.weight_scales.len() == 1 { "per-tensor" } else { "per-channel" };
-        format!("dense_int8 {}x{} {per} {}", self.outputs, self.inputs, self.activation)
+        // The act column shows linear and relu; relu6 is said here.
+        let act = if self.activation == Int8Activation::Relu6 { " relu6" } else { "" };
+        format!("dense_int8 {}x{} {per}{act}", self.outputs, self.inputs)
     }
 
     fn input_len(&self) -> usize {

@@ -275,6 +275,20 @@ impl Checker<'_> {
             if gather.len() > MAX_DIM {
                 return Err(self.inputs_err(lf, format!("layer '{lname}' gathers {} values; at most {MAX_DIM} are supported", gather.len())));
             }
+            // int8 codes are not ap_fixed values: only int8 layers read them.
+            if !INT8_KINDS.contains(&lf.kind.value.as_str()) {
+                if let Some(Source::Layer(j)) = sources.iter().find(|s| matches!(s, Source::Layer(j) if layers[*j].kind().output_quantization().is_some())) {
+                    return Err(self.inputs_err(
+                        lf,
+                        format!(
+                            "layer '{lname}' is {} layer but '{}' outputs affine int8 values (codes with a scale and zero point), \
+                             which only int8 layers (dense_int8, requantize) take; the network may end in an int8 layer",
+                            crate::layers::a_kind(&lf.kind.value),
+                            layers[*j].name
+                        ),
+                    ));
+                }
+            }
             let mut layer = self.layer(lf, &shape, &parts, &from, format, feed)?;
             layer.inputs = sources;
             layer.gather = gather;
@@ -623,6 +637,9 @@ fn reserved_network_name(name: &str) -> Option<&'static str> {
          which the network's modules would collide with",
     )
 }
+
+/// The layer kinds that take affine int8 values (`crate::layers::dense_int8`).
+const INT8_KINDS: &[&str] = &["dense_int8", "requantize"];
 
 /// The prefix of the RTL library's module names.
 pub const LIBRARY_PREFIX: &str = "fptgen";
