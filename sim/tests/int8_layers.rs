@@ -302,3 +302,41 @@ fn bad_tflite_interfaces_are_located() {
         }
     }
 }
+
+/// A layer's `tflite:` that names no FULLY_CONNECTED output, or comes with
+/// `quantization:` too, or with an `activation`: errors at the line.
+#[test]
+fn bad_tflite_layers_are_located() {
+    let m = TfliteModel::open(&fixture("model.tflite")).unwrap();
+    let (xin, yout) = head_tensors(&m);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("model.tflite"), dir.path().join("prefix.tflite")).unwrap();
+    let good = imported("prefix.tflite", "single", &xin, &yout);
+    let path = dir.path().join("model.yaml");
+    let cases: Vec<(String, String, Vec<&str>)> = vec![
+        (
+            good.replacen(&format!("output: \"{yout}\""), "output: \"nope\"", 1),
+            "\"nope\"}".to_string(),
+            vec!["is not the output of a FULLY_CONNECTED operator", &yout],
+        ),
+        (
+            good.replacen("    rounding: single\n", "    rounding: single\n    quantization: {input: {scale: 1.0, zero_point: 0}, output: {scale: 1.0, zero_point: 0}}\n", 1),
+            "{file".to_string(),
+            vec!["takes `quantization` or `tflite`, not both"],
+        ),
+        (good.replacen("    rounding: single\n", "    rounding: single\n    activation: relu\n", 1), "relu".to_string(), vec!["fused activation applies"]),
+        (good.replacen("    inputs: 32\n", "    inputs: 32\n    outputs: 11\n", 1), "11".to_string(), vec!["outputs is 11 but the operator has 10"]),
+    ];
+    for (text, at, words) in cases {
+        std::fs::write(&path, &text).unwrap();
+        let l = text.lines().enumerate().skip(5).find(|(_, l)| l.contains(&at)).unwrap_or_else(|| panic!("{at}")).0;
+        let col = text.lines().nth(l).unwrap().find(&at).unwrap() + 1;
+        let e = load(&path).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:{}:{col}:", path.display(), l + 1)), "{at}: {e}");
+        for w in words {
+            assert!(e.contains(w), "{w:?} in {e}");
+        }
+    }
+    std::fs::write(&path, &good).unwrap();
+    load(&path).unwrap();
+}
