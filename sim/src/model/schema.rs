@@ -233,7 +233,7 @@ pub struct LayerFile {
     /// Layer name; names its tensors in the weights archive (`<name>/w`, `<name>/b`).
     pub name: Spanned<String>,
     /// Layer kind: `dense`, `conv2d`, `maxpool2d`, `batchnorm`, `flatten`,
-    /// `concat`, `add` (lowered at load).
+    /// `concat`, `add` (lowered at load), `dense_int8`, `requantize`.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// What feeds the layer: a list of earlier layers' names (or `input`,
@@ -241,7 +241,7 @@ pub struct LayerFile {
     /// its inputs (the chain's check of the previous layer's length).
     #[serde(default)]
     pub inputs: Option<Spanned<InputsFile>>,
-    /// Number of outputs (dense).
+    /// Number of outputs (dense, dense_int8).
     #[serde(default)]
     pub outputs: Option<Spanned<u64>>,
     /// Output channels (conv2d).
