@@ -109,6 +109,7 @@ fn generate_refuses_int8_layers_and_writes_nothing() {
     let (code, _, err) = fptgen(&["generate", "model.yaml", "-o", "out"], dir.path());
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen generates hardware for dense"), "{err}");
+    assert!(err.contains("check and simulate take every layer kind, train and train-es every kind but the int8 ones"), "{err}");
     assert!(!dir.path().join("out").exists());
 }
 

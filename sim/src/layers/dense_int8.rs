@@ -89,13 +89,13 @@ impl Affine {
         self.zero_point
     }
 
-    /// Why `self` (a layer's input quantization) differs from `feed` (what
-    /// feeds it), naming the parameter and both values; `None` if they are
-    /// equal bit for bit.
-    pub fn difference(&self, feed: &Affine) -> Option<String> {
+    /// Why `self` (a layer's input quantization) differs from `feed` (the
+    /// quantization of what feeds it, described by `from`), naming the
+    /// parameter and both values; `None` if they are equal bit for bit.
+    pub fn difference(&self, feed: &Affine, from: &str) -> Option<String> {
         if self.scale_bits != feed.scale_bits {
             return Some(format!(
-                "input scale is {:?} (float32 bits {:#010x}) but {{from}}'s is {:?} (bits {:#010x})",
+                "input scale is {:?} (float32 bits {:#010x}) but {from}'s is {:?} (bits {:#010x})",
                 self.scale(),
                 self.scale_bits,
                 feed.scale(),
@@ -103,7 +103,7 @@ impl Affine {
             ));
         }
         if self.zero_point != feed.zero_point {
-            return Some(format!("input zero point is {} but {{from}}'s is {}", self.zero_point, feed.zero_point));
+            return Some(format!("input zero point is {} but {from}'s is {}", self.zero_point, feed.zero_point));
         }
         None
     }
@@ -535,8 +535,8 @@ pub(crate) fn check_feed(
     feed: Option<Affine>,
 ) -> Result<(), ModelError> {
     let Some(feed) = feed else { return Ok(()) };
-    let Some(diff) = got.difference(&feed) else { return Ok(()) };
-    let from = if input.from == "the network input" { "the interface (the network input)".to_string() } else { input.from.to_string() };
+    let from = if input.from == "the network input" { "the interface (the network input)" } else { input.from };
+    let Some(diff) = got.difference(&feed, from) else { return Ok(()) };
     let at_value = if got.scale_bits != feed.scale_bits { scale_at } else { zero_point_at };
     Err(input.c.err_at(
         at_value,
@@ -545,7 +545,7 @@ pub(crate) fn check_feed(
              add a `type: requantize` layer before '{}' with `quantization: {{input: {{scale: {:?}, zero_point: {}}}, \
              output: {{scale: {:?}, zero_point: {}}}}}`, or fix the value",
             input.name,
-            diff.replace("{from}", &from),
+            diff,
             input.name,
             feed.scale(),
             feed.zero_point,
@@ -792,9 +792,12 @@ mod tests {
     #[test]
     fn differences_name_the_parameter() {
         let a = q(0.5, 3);
-        assert_eq!(a.difference(&q(0.5, 3)), None);
-        assert!(a.difference(&q(0.5, 4)).unwrap().contains("zero point is 3 but {from}'s is 4"));
+        assert_eq!(a.difference(&q(0.5, 3), "x"), None);
+        assert_eq!(a.difference(&q(0.5, 4), "x").unwrap(), "input zero point is 3 but x's is 4");
         let next = f32::from_bits(0.5f32.to_bits() + 1);
-        assert!(a.difference(&q(next, 3)).unwrap().contains("0x3f000000"));
+        assert_eq!(
+            a.difference(&q(next, 3), "x").unwrap(),
+            "input scale is 0.5 (float32 bits 0x3f000000) but x's is 0.50000006 (bits 0x3f000001)"
+        );
     }
 }
