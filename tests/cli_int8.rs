@@ -133,3 +133,19 @@ fn train_es_refuses_int8_layers() {
     assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen train-es does not train int8 layers yet"), "{err}");
     assert!(!dir.path().join("trained.npz").exists());
 }
+
+/// A truncated or corrupted `.tflite` is an error at the line that names
+/// it (the interface's `tflite:`, the first to read it), never a panic.
+#[test]
+fn a_damaged_tflite_is_an_error_at_its_line() {
+    let dir = example_copy();
+    let bytes = std::fs::read(dir.path().join("prefix.tflite")).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("model.yaml")).unwrap();
+    let line = text.lines().position(|l| l.starts_with("  tflite: prefix.tflite")).unwrap() + 1;
+    for cut in [0, 7, 64, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(dir.path().join("prefix.tflite"), &bytes[..cut]).unwrap();
+        let (code, _, err) = fptgen(&["check", "model.yaml"], dir.path());
+        assert_eq!(code, 1, "cut {cut}: {err}");
+        assert!(err.starts_with(&format!("error: model.yaml:{line}:")) && err.contains("prefix.tflite"), "cut {cut}: {err}");
+    }
+}
