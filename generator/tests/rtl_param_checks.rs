@@ -114,6 +114,7 @@ const CASES: &[Case] = &[
             ("ACT_MAX", 128, "fptgen_param_error_requant_clamp_out_of_range"),
         ],
     },
+    Case { module: "fptgen_requant_vec", bad: &[("N", 0, "fptgen_param_error_requant_vec_size_below_1")] },
     Case { module: "fptgen_sample_buf", bad: &[("WORDS", 2, "fptgen_param_error_sample_buf_out_of_range")] },
 ];
 
