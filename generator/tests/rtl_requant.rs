@@ -209,8 +209,8 @@ fn requant_vector_stream_matches_the_simulator_and_its_cycle_model() {
     let mut stim = String::new();
     for (valid, ready, x) in &rows {
         write!(stim, "{} {}", u8::from(*valid), u8::from(*ready)).unwrap();
-        for k in 0..LANES {
-            write!(stim, " {:x}", x[k] as u32).unwrap();
+        for &xk in x {
+            write!(stim, " {:x}", xk as u32).unwrap();
         }
         stim.push('\n');
     }
