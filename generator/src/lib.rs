@@ -14,6 +14,7 @@ pub mod bits;
 pub mod cosim;
 pub mod cosim_train;
 pub mod design;
+pub mod export;
 pub mod fold;
 pub mod layers;
 pub mod output;

@@ -38,6 +38,9 @@ pub enum Block {
     Fork(Fork),
     /// `rtl/fptgen_concat.v`: two streams to one beat.
     Join(Join),
+    /// `rtl/fptgen_requant_vec.v`: a pipeline whose stages advance
+    /// together.
+    Pipe(Pipe),
 }
 
 impl Block {
@@ -84,6 +87,13 @@ impl Block {
     /// `fptgen_concat`, after reset.
     pub fn join() -> Block {
         Block::Join(Join { out_valid: false })
+    }
+
+    /// A pipeline of `depth` stages that advance together
+    /// (`fptgen_requant_vec`: 6), after reset.
+    pub fn pipe(depth: usize) -> Block {
+        assert!(depth >= 1);
+        Block::Pipe(Pipe { valid: vec![false; depth] })
     }
 
     /// Input ports (1, or 2 for a join).
@@ -150,6 +160,7 @@ impl Block {
             Block::Collect(b) => b.in_ready(out_ready),
             Block::Stage(b) => b.in_ready(out_ready),
             Block::Serialize(b) => b.in_ready(out_ready),
+            Block::Pipe(b) => b.in_ready(out_ready),
             Block::Fork(_) | Block::Join(_) => unreachable!("a fork or join has its own ports (in_ready_at)"),
         }
     }
@@ -163,6 +174,7 @@ impl Block {
             Block::Collect(b) => b.out_valid,
             Block::Stage(b) => b.out_valid,
             Block::Serialize(b) => b.busy,
+            Block::Pipe(b) => b.out_valid(),
             Block::Fork(_) => unreachable!("a fork has two outputs (out_valid_at)"),
             Block::Join(j) => j.out_valid,
         }
@@ -177,6 +189,7 @@ impl Block {
             Block::Collect(b) => b.clock(in_valid, out_ready),
             Block::Stage(b) => b.clock(in_valid, out_ready),
             Block::Serialize(b) => b.clock(in_valid, out_ready),
+            Block::Pipe(b) => b.clock(in_valid, out_ready),
             Block::Fork(_) | Block::Join(_) => unreachable!("a fork or join has its own ports (clock_at)"),
         }
     }
@@ -379,6 +392,32 @@ impl Stage {
     fn clock(&mut self, in_valid: bool, out_ready: bool) {
         let accept = in_valid && self.in_ready(out_ready);
         self.out_valid = accept || (self.out_valid && !out_ready);
+    }
+}
+
+/// A pipeline whose stages advance together (`fptgen_requant_vec`):
+/// `in_ready = !out_valid || out_ready`, and on an edge with `in_ready`
+/// every stage's valid moves one stage on, the first taking `in_valid`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pipe {
+    /// Per stage, first to last (the last is `out_valid`).
+    valid: Vec<bool>,
+}
+
+impl Pipe {
+    fn out_valid(&self) -> bool {
+        self.valid[self.valid.len() - 1]
+    }
+
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.out_valid() || out_ready
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        if self.in_ready(out_ready) {
+            self.valid.rotate_right(1);
+            self.valid[0] = in_valid;
+        }
     }
 }
 

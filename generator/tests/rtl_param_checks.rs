@@ -106,6 +106,15 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_param_walk", bad: &[("PE", 9, "fptgen_param_error_param_walk_out_of_range")] },
     Case { module: "fptgen_param_cursor", bad: &[("P", 0, "fptgen_param_error_param_cursor_out_of_range")] },
     Case { module: "fptgen_po2", bad: &[("S_W", 1, "fptgen_param_error_po2_out_of_range")] },
+    Case {
+        module: "fptgen_requant",
+        bad: &[
+            ("ROUNDING", 2, "fptgen_param_error_requant_rounding_not_0_or_1"),
+            ("OUT_W", 1, "fptgen_param_error_requant_out_w_out_of_range"),
+            ("ACT_MAX", 128, "fptgen_param_error_requant_clamp_out_of_range"),
+        ],
+    },
+    Case { module: "fptgen_requant_vec", bad: &[("N", 0, "fptgen_param_error_requant_vec_size_below_1")] },
     Case { module: "fptgen_sample_buf", bad: &[("WORDS", 2, "fptgen_param_error_sample_buf_out_of_range")] },
 ];
 

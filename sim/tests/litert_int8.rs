@@ -107,19 +107,56 @@ fn check_tensor_list(model: &TfliteModel, listing: &str) {
 
 #[test]
 fn per_channel_head_equals_the_litert_reference_kernel_code_for_code() {
-    check_head("model.tflite", true);
+    check_head(&fixture_dir().join("model.tflite"), true, INPUTS);
 }
 
 #[test]
 fn per_tensor_head_equals_the_litert_reference_kernel_code_for_code() {
-    check_head("model_per_tensor.tflite", false);
+    check_head(&fixture_dir().join("model_per_tensor.tflite"), false, INPUTS);
 }
 
-/// Runs the comparison on the fixture `file`, whose head has per-channel
-/// weight scales or not.
-fn check_head(file: &str, per_channel: bool) {
-    let model_path = fixture_dir().join(file);
-    let model = TfliteModel::open(&model_path).unwrap();
+/// The export of trained weights (`TfliteModel::with_fully_connected`): the
+/// fixture with its head's weights and bias replaced by other values is a
+/// model that LiteRT runs, whose head computes what the simulator computes
+/// with those values; every other constant tensor is unchanged.
+#[test]
+fn an_exported_head_runs_in_litert_as_in_the_simulator() {
+    let original = TfliteModel::open(&fixture_dir().join("model.tflite")).unwrap();
+    let head = original.fully_connected().iter().find(|op| original.outputs().contains(&op.output)).unwrap().clone();
+    let (wname, bname) = (original.tensor_at(head.weights).unwrap().name.clone(), original.tensor_at(head.bias.unwrap()).unwrap().name.clone());
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    let w: Vec<i8> = original.int8_data(&wname).unwrap().iter().map(|&v| (i32::from(v) + rng.random_range(-40..=40)).clamp(-127, 127) as i8).collect();
+    let b: Vec<i32> = original.int32_data(&bname).unwrap().iter().map(|&v| v + rng.random_range(-2000..=2000)).collect();
+    let bytes = original.with_fully_connected(&head, &w, Some(&b)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("exported.tflite");
+    std::fs::write(&path, &bytes).unwrap();
+    let exported = TfliteModel::open(&path).unwrap();
+    assert_eq!(exported.int8_data(&wname).unwrap(), w);
+    assert_eq!(exported.int32_data(&bname).unwrap(), b);
+    assert_ne!(original.int8_data(&wname).unwrap(), w, "the replacement changed the weights");
+    for t in original.tensors().iter().filter(|t| t.name != wname && t.name != bname) {
+        if let Ok(data) = original.data(t) {
+            assert_eq!(exported.data(exported.tensor_at(t.index).unwrap()).unwrap(), data, "tensor '{}' changed", t.name);
+        }
+        assert_eq!(exported.tensor_at(t.index).unwrap(), t, "tensor '{}': its description changed", t.name);
+    }
+    let kernel = exported.fully_connected_kernel(&head, Rounding::Single).unwrap();
+    assert_eq!(kernel.params().weights, w);
+    check_head(&path, true, 2_000);
+    // A replacement of the wrong size, or a -128 code, is refused.
+    assert!(original.with_fully_connected(&head, &w[1..], None).unwrap_err().to_string().contains(&wname));
+    let mut bad = w.clone();
+    bad[3] = -128;
+    let e = original.with_fully_connected(&head, &bad, None).unwrap_err().to_string();
+    assert!(e.contains(&wname) && e.contains("-127..127"), "{e}");
+}
+
+/// Runs the comparison on the model `model_path`, whose head has
+/// per-channel weight scales or not, with `inputs` random inputs.
+fn check_head(model_path: &Path, per_channel: bool, inputs: usize) {
+    let file = model_path.file_name().unwrap().to_string_lossy().into_owned();
+    let model = TfliteModel::open(model_path).unwrap();
     let head = model
         .fully_connected()
         .iter()
@@ -133,23 +170,23 @@ fn check_head(file: &str, per_channel: bool) {
     let features = *model.tensor_at(model.inputs()[0]).unwrap().shape.last().unwrap() as usize;
 
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
-    let inputs: Vec<i8> = (0..INPUTS * features).map(|_| rng.random()).collect();
+    let data: Vec<i8> = (0..inputs * features).map(|_| rng.random()).collect();
     let dir = tempfile::tempdir().unwrap();
     let inputs_path = dir.path().join("inputs.npy");
-    write_i8(&inputs_path, INPUTS, features, &inputs);
-    run_litert(&model_path, &inputs_path, head.input, head.output, dir.path());
+    write_i8(&inputs_path, inputs, features, &data);
+    run_litert(model_path, &inputs_path, head.input, head.output, dir.path());
 
     check_tensor_list(&model, &std::fs::read_to_string(dir.path().join("tensors.txt")).unwrap());
     let (shape_in, head_in) = read_i8(&dir.path().join("head_in.npy"));
     let (shape_out, head_out) = read_i8(&dir.path().join("head_out.npy"));
-    assert_eq!(shape_in, [INPUTS as u64, n_in as u64]);
-    assert_eq!(shape_out, [INPUTS as u64, n_out as u64]);
+    assert_eq!(shape_in, [inputs as u64, n_in as u64]);
+    assert_eq!(shape_out, [inputs as u64, n_out as u64]);
     // The head's inputs must exercise the kernel: not all at the ReLU floor.
     let distinct = head_in.iter().collect::<std::collections::BTreeSet<_>>().len();
     assert!(distinct > 64, "only {distinct} distinct head input codes");
 
     let mut double_differs = 0;
-    for n in 0..INPUTS {
+    for n in 0..inputs {
         let x = &head_in[n * n_in..(n + 1) * n_in];
         let want = &head_out[n * n_out..(n + 1) * n_out];
         let got = single.run(x).unwrap();
@@ -171,7 +208,7 @@ fn check_head(file: &str, per_channel: bool) {
             double_differs += 1;
         }
     }
-    let total = INPUTS * n_out;
+    let total = inputs * n_out;
     println!(
         "{file}: single rounding: {total} of {total} outputs equal LiteRT's; \
          double rounding would differ on {double_differs}"

@@ -85,7 +85,9 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
     let precision = Precision { weight: k, bias: k, accum, output };
     let (op, params) = match input.parts[0].as_slice() {
         &[h, w, c] => {
-            let (conv, params) = sum_conv([h, w], c, 2, Activation::Linear, precision);
+            // Every filter at once, one tap's 2c values per cycle: a window
+            // in 9 cycles, 2c^2 one-bit multipliers.
+            let (conv, params) = sum_conv([h, w], c, 2, Activation::Linear, precision, [c, 2 * c]);
             (LayerOp::Conv2d(conv), params)
         }
         shape => {
@@ -118,21 +120,26 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
 /// `f` is `act(sum_j x[j·c + f])` in `precision`, whose weight and bias
 /// formats must hold 0 and 1 ([`constant_format`]). Weight 1 at the centre
 /// tap (`ky = kx = 1`) of input channels `j·c + f`, 0 elsewhere; bias 0;
-/// stride 1, `same` padding (the image keeps its size); folded `pe = c`,
-/// `simd = k·c` (a window in 9 cycles). An add is `k = 2`; the sum of a
-/// split layer's partial convolutions ([`crate::model::PartOf`]) is `k` =
+/// stride 1, `same` padding (the image keeps its size); folded `[pe,
+/// simd]` (`[c, k·c]`: a window in 9 cycles). An add is `k = 2`; the sum of
+/// a split layer's partial convolutions ([`crate::model::PartOf`]) is `k` =
 /// its input groups.
-pub(crate) fn sum_conv(hw: [usize; 2], c: usize, k: usize, activation: Activation, precision: Precision) -> (Conv2d, LayerParams) {
+pub(crate) fn sum_conv(
+    hw: [usize; 2],
+    c: usize,
+    k: usize,
+    activation: Activation,
+    precision: Precision,
+    [pe, simd]: [usize; 2],
+) -> (Conv2d, LayerParams) {
     let one = precision.weight.exact_f64(1.0).expect("the weight format holds 1");
     let mvau = Dense {
         inputs: 9 * k * c,
         outputs: c,
         activation,
         precision,
-        // Every filter at once, one tap's k·c values per cycle: a window in
-        // 9 cycles, k·c^2 one-bit multipliers.
-        pe: c,
-        simd: k * c,
+        pe,
+        simd,
         trainable: Trainable::default(),
     };
     let conv = Conv2d { input: [hw[0], hw[1], k * c], filters: c, stride: 1, padding: Padding::Same, mvau };

@@ -2,7 +2,7 @@
 //! `h·w·c` values in C order (row by row, a pixel's channels together: the
 //! order the pixels stream in). Codes and format pass unchanged.
 
-use super::{Activation, Backward, LayerInput, LayerKind, TensorSpec};
+use super::{Backward, LayerInput, LayerKind};
 use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::weights::LayerParams;
@@ -46,20 +46,8 @@ impl LayerKind for Flatten {
         self.format
     }
 
-    fn output_floor(&self) -> i128 {
-        self.format.lossless_min_raw()
-    }
-
     fn ste_mask(&self) -> bool {
         false
-    }
-
-    fn tensors(&self) -> Vec<TensorSpec> {
-        Vec::new()
-    }
-
-    fn macs(&self) -> u64 {
-        0
     }
 
     fn forward(&self, _input_format: Format, _p: &LayerParams, x: &[i128]) -> Vec<i128> {
@@ -71,8 +59,6 @@ impl LayerKind for Flatten {
             out[o] = x[o];
         }
     }
-
-    fn affected(&self, _tensor: usize, _index: usize, _out: &mut Vec<usize>) {}
 
     fn forward_f64(&self, _params: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
         x.to_vec()
@@ -88,21 +74,5 @@ impl LayerKind for Flatten {
         } else {
             Vec::new()
         }
-    }
-
-    fn init_masters(&self, _draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
-        Vec::new()
-    }
-
-    fn formats(&self) -> Vec<(&'static str, Format)> {
-        vec![("output", self.format)]
-    }
-
-    fn folding(&self) -> String {
-        "-".into()
-    }
-
-    fn activation(&self) -> Option<Activation> {
-        None
     }
 }

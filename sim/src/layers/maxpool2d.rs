@@ -7,7 +7,7 @@
 //! Keras' `valid` pooling does. No parameters; the output format is the
 //! input's.
 
-use super::{Activation, Backward, LayerInput, LayerKind, TensorSpec};
+use super::{Backward, LayerInput, LayerKind};
 use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::weights::LayerParams;
@@ -84,20 +84,8 @@ impl LayerKind for MaxPool2d {
         self.format
     }
 
-    fn output_floor(&self) -> i128 {
-        self.format.lossless_min_raw()
-    }
-
     fn ste_mask(&self) -> bool {
         false
-    }
-
-    fn tensors(&self) -> Vec<TensorSpec> {
-        Vec::new()
-    }
-
-    fn macs(&self) -> u64 {
-        0
     }
 
     fn forward(&self, _input_format: Format, _p: &LayerParams, x: &[i128]) -> Vec<i128> {
@@ -109,8 +97,6 @@ impl LayerKind for MaxPool2d {
             out[o] = x[self.source(o, self.argmax(x, o))];
         }
     }
-
-    fn affected(&self, _tensor: usize, _index: usize, _out: &mut Vec<usize>) {}
 
     fn forward_f64(&self, _params: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
         self.forward_float(x)
@@ -129,21 +115,5 @@ impl LayerKind for MaxPool2d {
             dx[self.source(o, self.argmax(b.x, o))] += dl;
         }
         dx
-    }
-
-    fn init_masters(&self, _draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
-        Vec::new()
-    }
-
-    fn formats(&self) -> Vec<(&'static str, Format)> {
-        vec![("output", self.format)]
-    }
-
-    fn folding(&self) -> String {
-        "-".into()
-    }
-
-    fn activation(&self) -> Option<Activation> {
-        None
     }
 }

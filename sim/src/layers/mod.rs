@@ -359,8 +359,11 @@ pub trait LayerKind: std::fmt::Debug {
     fn output_format(&self) -> Format;
 
     /// The lowest output code the layer can produce (above the format's
-    /// lowest where the activation clips, e.g. 0 after a ReLU).
-    fn output_floor(&self) -> i128;
+    /// lowest where the activation clips, e.g. 0 after a ReLU). By
+    /// default the lowest code the output format holds exactly.
+    fn output_floor(&self) -> i128 {
+        self.output_format().lossless_min_raw()
+    }
 
     /// Whether quantization-aware training's straight-through estimator
     /// stops the gradient where an output sits at a bound of its format
@@ -372,10 +375,15 @@ pub trait LayerKind: std::fmt::Debug {
 
     /// The parameter tensors, in the order of [`LayerParams::tensors`] and of
     /// training (`docs/training.md`, "Order of the trainable parameters").
-    fn tensors(&self) -> Vec<TensorSpec>;
+    /// By default none (a kind that only moves codes).
+    fn tensors(&self) -> Vec<TensorSpec> {
+        Vec::new()
+    }
 
-    /// Multiply-accumulates per inference.
-    fn macs(&self) -> u64;
+    /// Multiply-accumulates per inference (by default none).
+    fn macs(&self) -> u64 {
+        0
+    }
 
     /// The exact forward pass on raw codes: `x` in `input_format`, the
     /// result in [`LayerKind::output_format`]. Callers guarantee that `x`
@@ -389,7 +397,8 @@ pub trait LayerKind: std::fmt::Debug {
 
     /// Appends to `out` the outputs that value `index` of tensor `tensor`
     /// enters (for the cached evaluator: only they change when it does).
-    fn affected(&self, tensor: usize, index: usize, out: &mut Vec<usize>);
+    /// By default none: a kind without tensors is never asked.
+    fn affected(&self, _tensor: usize, _index: usize, _out: &mut Vec<usize>) {}
 
     /// The float reference in `f64`: the layer on real values with no
     /// quantization between operations; `params` are the parameters' real
@@ -407,17 +416,27 @@ pub trait LayerKind: std::fmt::Debug {
 
     /// The initial master values of quantization-aware training, one vector
     /// per tensor, drawn from `draw(bound)` (a uniform value in `±bound`).
-    fn init_masters(&self, draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>>;
+    /// By default none (no tensors).
+    fn init_masters(&self, _draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
+        Vec::new()
+    }
 
     /// The layer's formats by the model file's `precision:` names
-    /// (`weight`, `bias`, `accum`, `output`, ...), for summaries.
-    fn formats(&self) -> Vec<(&'static str, Format)>;
+    /// (`weight`, `bias`, `accum`, `output`, ...), for summaries. By
+    /// default the output format alone.
+    fn formats(&self) -> Vec<(&'static str, Format)> {
+        vec![("output", self.output_format())]
+    }
 
-    /// The folding, as `check` prints it (`pe/simd`).
-    fn folding(&self) -> String;
+    /// The folding, as `check` prints it (`pe/simd`; by default `-`).
+    fn folding(&self) -> String {
+        "-".into()
+    }
 
-    /// The layer's activation, if it has one.
-    fn activation(&self) -> Option<Activation>;
+    /// The layer's activation, if it has one (by default none).
+    fn activation(&self) -> Option<Activation> {
+        None
+    }
 
     /// The affine int8 quantization of the layer's output, for an int8
     /// kind (`dense_int8`, `requantize`); `None` for `ap_fixed` kinds.

@@ -5,7 +5,7 @@
 //! layer with more input channels than `max_channels` makes it at load
 //! (`crate::model::load`), one slice per group of input channels.
 
-use super::{Activation, Backward, LayerKind, TensorSpec};
+use super::{Backward, LayerKind};
 use crate::fixed::Format;
 use crate::weights::LayerParams;
 
@@ -55,20 +55,8 @@ impl LayerKind for Slice {
         self.format
     }
 
-    fn output_floor(&self) -> i128 {
-        self.format.lossless_min_raw()
-    }
-
     fn ste_mask(&self) -> bool {
         false
-    }
-
-    fn tensors(&self) -> Vec<TensorSpec> {
-        Vec::new()
-    }
-
-    fn macs(&self) -> u64 {
-        0
     }
 
     fn forward(&self, _input_format: Format, _p: &LayerParams, x: &[i128]) -> Vec<i128> {
@@ -80,8 +68,6 @@ impl LayerKind for Slice {
             out[o] = x[self.source(o)];
         }
     }
-
-    fn affected(&self, _tensor: usize, _index: usize, _out: &mut Vec<usize>) {}
 
     fn forward_f64(&self, _params: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
         self.gather(x)
@@ -100,22 +86,6 @@ impl LayerKind for Slice {
             dx[self.source(o)] = d;
         }
         dx
-    }
-
-    fn init_masters(&self, _draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
-        Vec::new()
-    }
-
-    fn formats(&self) -> Vec<(&'static str, Format)> {
-        vec![("output", self.format)]
-    }
-
-    fn folding(&self) -> String {
-        "-".into()
-    }
-
-    fn activation(&self) -> Option<Activation> {
-        None
     }
 }
 

@@ -142,7 +142,7 @@ fn split_add(layer: Layer, max: usize, at: usize) -> Result<Vec<Layer>, String> 
             let one = Layer { inputs: vec![*src], gather: Gather::single(h * w * c), ..layer.clone() };
             out.push(slice(&one, [h, w, c], format!("{name}_part{k}_{side}"), first, count));
         }
-        let (op, params) = sum_conv([h, w], count, 2, conv.mvau.activation, conv.mvau.precision);
+        let (op, params) = sum_conv([h, w], count, 2, conv.mvau.activation, conv.mvau.precision, [count, 2 * count]);
         let n = at + out.len();
         sums.push(out.len());
         out.push(Layer {
@@ -243,7 +243,9 @@ fn split_inputs(layer: Layer, max: usize, at: usize) -> Result<Vec<Layer>, Strin
         }
         let k1 = constant_format();
         let precision = Precision { weight: k1, bias: k1, accum: d.precision.accum, output: d.precision.output };
-        let (op, params) = sum_conv([oh, ow], fk, groups, d.activation, precision);
+        // At most the layer's own folding: no more multipliers than it has.
+        let fold = [d.pe.min(fk), d.simd.min(9 * groups * fk)];
+        let (op, params) = sum_conv([oh, ow], fk, groups, d.activation, precision, fold);
         out.push(Layer {
             name: range_name,
             op: LayerOp::Conv2d(op),

@@ -151,6 +151,64 @@ impl TfliteModel {
     }
 }
 
+impl TfliteModel {
+    /// The model file's bytes with the data of the constant tensor `tensor`
+    /// replaced by `data`, little-endian, of exactly the same length: the
+    /// rest of the file is unchanged, so the copy runs wherever the original
+    /// ran (issue 15's `--format tflite` export). Errors: the tensor has no
+    /// data, `data` has another length, or another tensor shares its
+    /// buffer (replacing it would change that one too).
+    pub fn with_data(&self, tensor: &TensorInfo, data: &[u8]) -> Result<Vec<u8>, TensorError> {
+        let old = self.data(tensor)?;
+        let err = |msg: String| TensorError::tensor(&self.path, &tensor.name, msg);
+        if old.len() != data.len() {
+            return Err(err(format!("holds {} bytes; the replacement has {}", old.len(), data.len())));
+        }
+        if let Some(other) = self.tensors.iter().find(|t| t.buffer == tensor.buffer && t.index != tensor.index) {
+            return Err(err(format!(
+                "shares its buffer {} with tensor '{}'; replacing it would change both",
+                tensor.buffer, other.name
+            )));
+        }
+        let start = old.as_ptr() as usize - self.bytes.as_ptr() as usize;
+        let mut out = self.bytes.clone();
+        out[start..start + data.len()].copy_from_slice(data);
+        Ok(out)
+    }
+
+    /// The model file's bytes with the weights (int8 codes, `[outputs,
+    /// inputs]` in C order) and, if given, the bias (int32) of the
+    /// fully-connected operator `op` replaced; see [`TfliteModel::with_data`].
+    /// The quantization parameters (scales, zero points) stay as they
+    /// are. Errors as `with_data`, and for weights or a bias of the wrong
+    /// type, a bias given to an operator without one, or a weight code of
+    /// -128 (TFLite's int8 weights are symmetric, -127..127).
+    pub fn with_fully_connected(&self, op: &FullyConnectedOp, weights: &[i8], bias: Option<&[i32]>) -> Result<Vec<u8>, TensorError> {
+        let wt = self.tensor_at(op.weights)?;
+        if wt.dtype != TensorType::Int8 {
+            return Err(TensorError::tensor(&self.path, &wt.name, format!("is {}, expected int8 weights", wt.dtype)));
+        }
+        if let Some(i) = weights.iter().position(|&w| w == i8::MIN) {
+            return Err(TensorError::tensor(&self.path, &wt.name, format!("replacement code {i} is -128; int8 weights are -127..127")));
+        }
+        let bytes: Vec<u8> = weights.iter().map(|&w| w as u8).collect();
+        let mut model = self.clone();
+        model.bytes = self.with_data(wt, &bytes)?;
+        if let Some(b) = bias {
+            let bt = match op.bias {
+                Some(i) => self.tensor_at(i)?,
+                None => return Err(TensorError::tensor(&self.path, &wt.name, "its operator has no bias to replace")),
+            };
+            if bt.dtype != TensorType::Int32 {
+                return Err(TensorError::tensor(&self.path, &bt.name, format!("is {}, expected an int32 bias", bt.dtype)));
+            }
+            let bytes: Vec<u8> = b.iter().flat_map(|v| v.to_le_bytes()).collect();
+            model.bytes = model.with_data(bt, &bytes)?;
+        }
+        Ok(model.bytes)
+    }
+}
+
 /// What `parse` reads out of the flatbuffer.
 struct Parts {
     tensors: Vec<TensorInfo>,

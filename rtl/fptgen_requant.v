@@ -1,0 +1,172 @@
+/*
+ * fptgen RTL library: int8 requantization, TFLite's
+ * MultiplyByQuantizedMultiplier, output offset and clamp, pipelined
+ * (docs/numerics.md, "Int8 requantization").
+ *
+ * For a signed 32-bit accumulator x, a multiplier m (0 .. 2^31-1) and a
+ * shift s (-31 .. 30), the real scale being m * 2^(s - 31):
+ *
+ *   ROUNDING = 0 (single rounding, TFLITE_SINGLE_ROUNDING, the default):
+ *     r = (x * m + 2^(t-1)) >> t, t = 31 - s (1 .. 62), in 64 bits;
+ *   ROUNDING = 1 (double rounding, gemmlowp):
+ *     r = RoundingDivideByPOT(SRDHM(x << max(s, 0), m), max(-s, 0)), where
+ *     x << left wraps in 32 bits, SRDHM(a, b) = floor(a * b / 2^31 + 1/2)
+ *     (ties toward +infinity; its one saturating case, a = b = -2^31,
+ *     cannot occur since m >= 0) and RoundingDivideByPOT rounds to
+ *     nearest, ties away from zero;
+ *
+ * then y = r[31:0] + OUT_ZP (wrapping in 32 bits, as the simulator's
+ * wrapping_add) clamped to ACT_MIN .. ACT_MAX, as an OUT_W-bit code.
+ * fptgen_sim::int8 (QuantizedMultiplier::apply) is the definition, itself
+ * checked against LiteRT's reference kernels; generator/tests/rtl_requant.rs
+ * checks this module against it.
+ *
+ * Single rounding uses floor((P + 2^(t-1)) / 2^t) = floor((floor(P / 2^(t-1))
+ * + 1) / 2), so no variable rounding constant is added to the 63-bit
+ * product: one barrel shift, then an increment and a fixed shift.
+ *
+ * Pipeline. LATENCY = 6 enabled edges from inputs to y, one value per
+ * enabled cycle; en low freezes every stage (the caller's stall), in_valid
+ * travels with the data to out_valid. Stages: input registers; the left
+ * shift (double rounding); the product x * m (a 32 x 31 multiply, one
+ * register after it and one more that synthesis may move into the DSP48E2
+ * cascade); the first shift; the rounding step; offset and clamp.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_requant #(
+    // 0: single rounding (TFLITE_SINGLE_ROUNDING); 1: double rounding (gemmlowp)
+    parameter integer ROUNDING = 0,
+    // Output code width (8 for int8), 2 .. 32
+    parameter integer OUT_W = 8,
+    // Output zero point, added after the multiply
+    parameter integer OUT_ZP = 0,
+    // Activation clamp, ACT_MIN <= ACT_MAX, both within signed OUT_W bits
+    parameter integer ACT_MIN = -128,
+    parameter integer ACT_MAX = 127
+) (
+    input  wire                    clk,
+    input  wire                    rst,
+    // Advance the pipeline this cycle
+    input  wire                    en,
+    input  wire                    in_valid,
+    // The int32 accumulator
+    input  wire signed [31:0]      x,
+    // The multiplier, 0 .. 2^31-1
+    input  wire [30:0]             mult,
+    // The shift, -31 .. 30 (two's complement)
+    input  wire signed [5:0]       shift,
+    output wire                    out_valid,
+    output wire signed [OUT_W-1:0] y
+);
+
+localparam integer LATENCY = 6;
+
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (ROUNDING != 0 && ROUNDING != 1) begin : g_error_rounding
+        fptgen_param_error_requant_rounding_not_0_or_1 error_inst ();
+    end
+    if (OUT_W < 2 || OUT_W > 32) begin : g_error_width
+        fptgen_param_error_requant_out_w_out_of_range error_inst ();
+    end
+    if (ACT_MIN > ACT_MAX || ACT_MIN < -(2 ** (OUT_W - 1)) || ACT_MAX > 2 ** (OUT_W - 1) - 1) begin : g_error_clamp
+        fptgen_param_error_requant_clamp_out_of_range error_inst ();
+    end
+endgenerate
+
+// Valid bits, one per stage.
+reg [LATENCY-1:0] valid_reg;
+
+// Stage 1: input registers.
+reg signed [31:0] x1_reg;
+reg        [30:0] m1_reg;
+reg signed [5:0]  s1_reg;
+
+// Stage 2: the multiplicand (x, or x << left for double rounding).
+reg signed [31:0] a2_reg;
+reg        [30:0] m2_reg;
+reg signed [5:0]  s2_reg;
+
+// Stages 3 and 4: the product, 63 bits signed, and one more register.
+reg signed [62:0] p3_reg;
+reg signed [5:0]  s3_reg;
+reg signed [62:0] p4_reg;
+reg signed [5:0]  s4_reg;
+
+// Stage 5: single rounding: P >> (t - 1); double: q = SRDHM's result.
+reg signed [62:0] q5_reg;
+reg signed [5:0]  s5_reg;
+
+// Stage 6 output: offset and clamp.
+reg signed [OUT_W-1:0] y_reg;
+
+// Double rounding's shifts: left = max(s, 0), right = max(-s, 0).
+wire [5:0] left2  = s1_reg[5] ? 6'd0 : s1_reg;
+// Single rounding's first shift, t - 1 = 30 - s (0 .. 61).
+wire [5:0] t_minus_1 = 6'd30 - s4_reg;
+
+// Stage 5's value.
+wire signed [62:0] p_nudged = p4_reg + 63'sd1073741824; // + 2^30
+wire signed [62:0] q5_next = (ROUNDING == 0) ? (p4_reg >>> t_minus_1) : (p_nudged >>> 31);
+
+// Stage 6's value: the rounding step.
+// Single: (q + 1) >> 1. Double: RoundingDivideByPOT(q[31:0], right).
+wire signed [62:0] single_r = (q5_reg + 63'sd1) >>> 1;
+wire signed [31:0] q32 = q5_reg[31:0];
+wire [5:0] right6 = s5_reg[5] ? -s5_reg : 6'd0;
+wire [31:0] pot_mask = (right6 >= 6'd32) ? 32'hFFFF_FFFF : ((32'd1 << right6) - 32'd1);
+wire [31:0] remainder = q32 & pot_mask;
+wire [31:0] threshold = (pot_mask >> 1) + {31'd0, q32[31]};
+// (Both terms signed: an unsigned one would make >>> a logical shift.)
+wire signed [31:0] double_r = (q32 >>> right6) + $signed({31'd0, (remainder > threshold)});
+wire signed [31:0] r6 = (ROUNDING == 0) ? single_r[31:0] : double_r;
+wire signed [31:0] off6 = r6 + OUT_ZP;
+wire signed [31:0] act_min32 = ACT_MIN;
+wire signed [31:0] act_max32 = ACT_MAX;
+wire signed [31:0] clamped6 = (off6 < act_min32) ? act_min32 : ((off6 > act_max32) ? act_max32 : off6);
+
+always @(posedge clk) begin
+    if (en) begin
+        x1_reg <= x;
+        m1_reg <= mult;
+        s1_reg <= shift;
+
+        a2_reg <= (ROUNDING == 0) ? x1_reg : (x1_reg <<< left2);
+        m2_reg <= m1_reg;
+        s2_reg <= s1_reg;
+
+        p3_reg <= a2_reg * $signed({1'b0, m2_reg});
+        s3_reg <= s2_reg;
+        p4_reg <= p3_reg;
+        s4_reg <= s3_reg;
+
+        q5_reg <= q5_next;
+        s5_reg <= s4_reg;
+
+        y_reg <= clamped6[OUT_W-1:0];
+    end
+end
+
+always @(posedge clk) begin
+    if (rst) begin
+        valid_reg <= {LATENCY{1'b0}};
+    end else if (en) begin
+        valid_reg <= {valid_reg[LATENCY-2:0], in_valid};
+    end
+end
+
+assign out_valid = valid_reg[LATENCY-1];
+assign y = y_reg;
+
+// Bits not needed: the high bits of the single-rounding result (r wraps to
+// 32 bits) and of the clamped value (it fits OUT_W bits).
+wire unused_bits = &{1'b0, single_r[62:32], clamped6};
+
+endmodule
+
+`resetall
