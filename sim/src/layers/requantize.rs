@@ -12,7 +12,7 @@
 //! interface contract, `docs/numerics.md`, "Int8 layers").
 
 use super::dense_int8::{check_feed, int8_feed, int8_format, read_affine, read_rounding, refuse_trainable_quantization, Affine};
-use super::{Activation, Backward, LayerInput, LayerKind, TensorSpec};
+use super::{Backward, LayerInput, LayerKind};
 use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::int8::{QuantizedMultiplier, Rounding};
@@ -108,18 +108,6 @@ impl LayerKind for Requantize {
         int8_format()
     }
 
-    fn output_floor(&self) -> i128 {
-        -128
-    }
-
-    fn tensors(&self) -> Vec<TensorSpec> {
-        Vec::new()
-    }
-
-    fn macs(&self) -> u64 {
-        0
-    }
-
     fn forward(&self, _input_format: Format, _p: &LayerParams, x: &[i128]) -> Vec<i128> {
         x.iter().map(|&v| self.one(v)).collect()
     }
@@ -148,22 +136,6 @@ impl LayerKind for Requantize {
         }
         let m = self.ratio() as f32;
         b.delta.iter().map(|&d| d * m).collect()
-    }
-
-    fn init_masters(&self, _draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
-        Vec::new()
-    }
-
-    fn formats(&self) -> Vec<(&'static str, Format)> {
-        vec![("output", int8_format())]
-    }
-
-    fn folding(&self) -> String {
-        "-".into()
-    }
-
-    fn activation(&self) -> Option<Activation> {
-        None
     }
 
     fn output_quantization(&self) -> Option<Affine> {
