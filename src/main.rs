@@ -273,6 +273,31 @@ enum Command {
         #[arg(long, conflicts_with = "seed")]
         from_tflite: bool,
     },
+    /// Export a model's trained int8 layers for the device they came from.
+    ///
+    /// --format cmsis-nn writes OUT/<layer>.h and OUT/<layer>.c per
+    /// dense_int8 layer: the int8 weights, int32 biases, per-channel
+    /// multipliers and shifts, offsets and activation bounds in the
+    /// argument order of CMSIS-NN's arm_fully_connected_per_channel_s8
+    /// (refuses a non-empty OUT that fptgen did not create). --format
+    /// tflite writes OUT, a new file: a copy of the .tflite the layers were
+    /// read from (`tflite:`) with their weight and bias buffers replaced
+    /// (same sizes, nothing else changed), so the trained network runs
+    /// again on the device it came from.
+    Export {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// The trained weights (default: the archive the model file names).
+        #[arg(long, value_name = "W.npz")]
+        weights: Option<PathBuf>,
+        /// What to write.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// Output directory (cmsis-nn) or new file (tflite).
+        #[arg(long, short, value_name = "OUT")]
+        output: PathBuf,
+    },
     /// Sweep the ES trainer over populations N and block counts P: area,
     /// training time, and accuracy or loss (docs/training.md).
     ///
@@ -290,6 +315,15 @@ enum Command {
     /// after writing every output. Refuses a non-empty OUT that fptgen did
     /// not create.
     Sweep(commands::sweep::Args),
+}
+
+/// What `fptgen export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A C header and source per int8 layer, for CMSIS-NN.
+    CmsisNn,
+    /// A copy of the layers' .tflite with their tensors replaced.
+    Tflite,
 }
 
 /// How numbers are given or wanted.
@@ -350,6 +384,7 @@ fn main() -> ExitCode {
         Command::InitWeights { model, seed, output, from_tflite } => {
             commands::init_weights::run(&model, seed, output.as_deref(), from_tflite)
         }
+        Command::Export { model, weights, format, output } => commands::export::run(&model, weights.as_deref(), format, &output),
         Command::Sweep(args) => commands::sweep::run(args),
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)

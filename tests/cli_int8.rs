@@ -149,3 +149,72 @@ fn a_damaged_tflite_is_an_error_at_its_line() {
         assert!(err.starts_with(&format!("error: model.yaml:{line}:")) && err.contains("prefix.tflite"), "cut {cut}: {err}");
     }
 }
+
+/// `export --format tflite` with the archive read from the .tflite gives
+/// the .tflite back byte for byte; with other (trained) weights, the copy
+/// holds them in the head's tensors and nothing else changes; an existing
+/// output file is never replaced.
+#[test]
+fn export_tflite_replaces_only_the_trained_tensors() {
+    let dir = example_copy();
+    let (code, out, err) = fptgen(&["export", "model.yaml", "--format", "tflite", "-o", "same.tflite"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("wrote same.tflite"), "{out}");
+    let source = std::fs::read(dir.path().join("prefix.tflite")).unwrap();
+    assert_eq!(std::fs::read(dir.path().join("same.tflite")).unwrap(), source, "the untrained export is the source");
+    // "Trained" weights: every code moved by one toward zero, biases + 7.
+    let model = fptgen_sim::model::load(&dir.path().join("model.yaml")).unwrap();
+    let mut params = weights::load(&model, Conversion::Exact).unwrap();
+    for w in params.layers[0].tensors[0].iter_mut() {
+        *w -= w.signum();
+    }
+    for b in params.layers[0].tensors[1].iter_mut() {
+        *b += 7;
+    }
+    weights::save(&model, &params, &dir.path().join("trained.npz"), &[]).unwrap();
+    let (code, _, err) = fptgen(&["export", "model.yaml", "--weights", "trained.npz", "--format", "tflite", "-o", "trained.tflite"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let src = TfliteModel::open(&dir.path().join("prefix.tflite")).unwrap();
+    let new = TfliteModel::open(&dir.path().join("trained.tflite")).unwrap();
+    let head = src.fully_connected().iter().find(|op| src.outputs().contains(&op.output)).unwrap();
+    let (wt, bt) = (src.tensor_at(head.weights).unwrap(), src.tensor_at(head.bias.unwrap()).unwrap());
+    let want_w: Vec<i8> = params.layers[0].tensors[0].iter().map(|&v| v as i8).collect();
+    let want_b: Vec<i32> = params.layers[0].tensors[1].iter().map(|&v| v as i32).collect();
+    assert_eq!(new.int8_data(&wt.name).unwrap(), want_w);
+    assert_eq!(new.int32_data(&bt.name).unwrap(), want_b);
+    assert_ne!(src.int8_data(&wt.name).unwrap(), want_w);
+    for t in src.tensors().iter().filter(|t| t.index != wt.index && t.index != bt.index) {
+        if let Ok(d) = src.data(t) {
+            assert_eq!(new.data(t).unwrap(), d, "tensor '{}' changed", t.name);
+        }
+    }
+    // Never over an existing file.
+    let (code, _, err) = fptgen(&["export", "model.yaml", "--format", "tflite", "-o", "trained.tflite"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("trained.tflite") && err.contains("already exists"), "{err}");
+}
+
+/// `export --format cmsis-nn` writes the head's C header and source into a
+/// new directory (the C itself is checked against the simulator in
+/// generator/tests/export_cmsis.rs), refuses a directory it did not make,
+/// and a model without int8 layers has nothing to export.
+#[test]
+fn export_cmsis_nn_writes_the_header_and_source() {
+    let dir = example_copy();
+    let (code, out, err) = fptgen(&["export", "model.yaml", "--format", "cmsis-nn", "-o", "c"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("wrote head.h, head.c in c (CMSIS-NN)"), "{out}");
+    let h = std::fs::read_to_string(dir.path().join("c/head.h")).unwrap();
+    // z_in of the interface is -128: input_offset is 128.
+    assert!(h.contains("#define HEAD_INPUT_OFFSET (128)") && h.contains("#define HEAD_OUTPUTS 10"), "{h}");
+    assert!(std::fs::read_to_string(dir.path().join("c/head.c")).unwrap().contains("const int8_t head_weights[] = {"));
+    std::fs::create_dir(dir.path().join("mine")).unwrap();
+    std::fs::write(dir.path().join("mine/notes.txt"), "mine").unwrap();
+    let (code, _, err) = fptgen(&["export", "model.yaml", "--format", "cmsis-nn", "-o", "mine"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("was not created by fptgen"), "{err}");
+    let (code, _, err) = fptgen(&["export", "examples/tiny/model.yaml", "--format", "cmsis-nn", "-o", "x"], &root().join("."));
+    assert_eq!(code, 1);
+    assert!(err.contains("has no dense_int8 layer"), "{err}");
+    assert!(!root().join("x").exists());
+}

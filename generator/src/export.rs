@@ -15,8 +15,16 @@
 //! rounds twice and may differ by one code on a few outputs per thousand
 //! (docs/numerics.md, "Int8 requantization").
 
+use std::path::{Path, PathBuf};
+
 use askama::Template;
+use fptgen_sim::int8::tflite::TfliteModel;
 use fptgen_sim::int8::{FullyConnectedParams, Requant, Rounding};
+use fptgen_sim::layers::dense_int8::{DenseInt8, TfliteSource, B, W};
+use fptgen_sim::model::{LayerOp, Model};
+use fptgen_sim::weights::Params;
+
+use crate::render::GeneratedFile;
 
 /// The generated files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +44,19 @@ pub enum ExportError {
     /// Rendering failed.
     #[error("rendering the C export: {0}")]
     Render(String),
+    /// The model has nothing to export.
+    #[error("{}: has no dense_int8 layer; export writes int8 layers (issue 15)", .0.display())]
+    NoInt8Layer(PathBuf),
+    /// `--format tflite` for a layer that names no `.tflite`.
+    #[error("layer '{0}' has no `tflite:` source; --format tflite replaces a layer's tensors in the .tflite it was read from")]
+    NoTflite(String),
+    /// The int8 layers name different `.tflite` files.
+    #[error("layers '{0}' and '{1}' come from different .tflite files ({2} and {3}); export one file at a time")]
+    DifferentFiles(String, String, String, String),
+    /// A layer's parameters do not make a valid int8 kernel, or the
+    /// `.tflite` refused them.
+    #[error("layer '{0}': {1}")]
+    Layer(String, String),
 }
 
 #[derive(Template)]
@@ -108,4 +129,78 @@ pub fn cmsis_nn(name: &str, p: &FullyConnectedParams, version: &str, source: &st
     .render()
     .map_err(|e| ExportError::Render(e.to_string()))?;
     Ok(CmsisExport { header, source })
+}
+
+/// The model's int8 layers with their parameters' codes: (name, layer,
+/// weights, biases).
+fn int8_layers<'m>(model: &'m Model, params: &Params) -> Result<Vec<(&'m str, &'m DenseInt8, Vec<i8>, Vec<i32>)>, ExportError> {
+    let mut out = Vec::new();
+    for (l, p) in model.layers.iter().zip(&params.layers) {
+        if let LayerOp::DenseInt8(d) = &l.op {
+            // The loader checked the codes against their formats (int8
+            // weights, int32 biases).
+            let w = p.tensors[W].iter().map(|&v| v as i8).collect();
+            let b = p.tensors[B].iter().map(|&v| v as i32).collect();
+            out.push((l.name.as_str(), d, w, b));
+        }
+    }
+    if out.is_empty() {
+        return Err(ExportError::NoInt8Layer(model.source.clone()));
+    }
+    Ok(out)
+}
+
+/// `fptgen export --format cmsis-nn`: per int8 layer of `model` with
+/// `params`, `<layer>.h` and `<layer>.c` ([`cmsis_nn`]).
+pub fn cmsis_files(model: &Model, params: &Params, version: &str) -> Result<Vec<GeneratedFile>, ExportError> {
+    let source = model.source.display().to_string();
+    let mut files = Vec::new();
+    for (i, l) in model.layers.iter().enumerate() {
+        let LayerOp::DenseInt8(d) = &l.op else { continue };
+        let kernel = d.kernel(&params.layers[i]).map_err(|e| ExportError::Layer(l.name.clone(), e.to_string()))?;
+        let e = cmsis_nn(&l.name, kernel.params(), version, &source)?;
+        files.push(GeneratedFile { path: PathBuf::from(format!("{}.h", l.name)), contents: e.header.into_bytes(), executable: false });
+        files.push(GeneratedFile { path: PathBuf::from(format!("{}.c", l.name)), contents: e.source.into_bytes(), executable: false });
+    }
+    int8_layers(model, params)?;
+    Ok(files)
+}
+
+/// `fptgen export --format tflite`: the `.tflite` the int8 layers were read
+/// from (`tflite:`), with each layer's weights and biases replaced by
+/// `params` ([`TfliteModel::with_fully_connected`]: same sizes, nothing
+/// else changed), so the trained network runs again where it came from.
+pub fn tflite_bytes(model: &Model, params: &Params) -> Result<Vec<u8>, ExportError> {
+    let layers = int8_layers(model, params)?;
+    let mut file: Option<(&str, &Path)> = None;
+    let mut current: Option<TfliteModel> = None;
+    for (name, d, w, b) in &layers {
+        let src = d.tflite.as_ref().ok_or_else(|| ExportError::NoTflite(name.to_string()))?;
+        match file {
+            Some((first, f)) if f != src.file.as_path() => {
+                return Err(ExportError::DifferentFiles(
+                    first.to_string(),
+                    name.to_string(),
+                    f.display().to_string(),
+                    src.file.display().to_string(),
+                ))
+            }
+            Some(_) => {}
+            None => file = Some((name, src.file.as_path())),
+        }
+        let layer_err = |e: &dyn std::fmt::Display| ExportError::Layer(name.to_string(), e.to_string());
+        let tfl = match current.take() {
+            Some(m) => m,
+            None => TfliteModel::open(&src.file).map_err(|e| layer_err(&e))?,
+        };
+        let op = TfliteSource::find(&tfl, &src.output).map_err(|e| layer_err(&e))?.clone();
+        let bias = match op.bias {
+            Some(_) => Some(b.as_slice()),
+            None if b.iter().all(|&v| v == 0) => None,
+            None => return Err(layer_err(&"its biases are not all 0, but the .tflite operator has no bias tensor to hold them")),
+        };
+        let bytes = tfl.with_fully_connected(&op, w, bias).map_err(|e| layer_err(&e))?;
+        current = Some(TfliteModel::from_bytes(&src.file, bytes).map_err(|e| layer_err(&e))?);
+    }
+    current.map(|m| m.bytes().to_vec()).ok_or_else(|| ExportError::NoInt8Layer(model.source.clone()))
 }

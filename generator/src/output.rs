@@ -40,6 +40,8 @@ pub const SYNTH: &str = "synth";
 pub const SWEEP: &str = "sweep";
 /// Group of the co-simulation's stimulus and expected-output files.
 pub const COSIM: &str = "cosim";
+/// Group of an export's files (`fptgen export --format cmsis-nn`).
+pub const EXPORT: &str = "export";
 
 /// Why an output directory could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod cosim;
+pub mod export;
 pub mod generate;
 pub mod init_weights;
 pub mod simulate;

@@ -54,6 +54,12 @@ impl TfliteModel {
         &self.path
     }
 
+    /// The model file's bytes, as read (or as replaced, for a model made
+    /// by [`TfliteModel::from_bytes`] from [`TfliteModel::with_data`]).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Every tensor of the main subgraph, in index order.
     pub fn tensors(&self) -> &[TensorInfo] {
         &self.tensors
