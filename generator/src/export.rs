@@ -131,9 +131,16 @@ pub fn cmsis_nn(name: &str, p: &FullyConnectedParams, version: &str, source: &st
     Ok(CmsisExport { header, source })
 }
 
-/// The model's int8 layers with their parameters' codes: (name, layer,
-/// weights, biases).
-fn int8_layers<'m>(model: &'m Model, params: &Params) -> Result<Vec<(&'m str, &'m DenseInt8, Vec<i8>, Vec<i32>)>, ExportError> {
+/// An int8 layer of a model with its parameters' codes.
+struct Int8Layer<'m> {
+    name: &'m str,
+    layer: &'m DenseInt8,
+    weights: Vec<i8>,
+    biases: Vec<i32>,
+}
+
+/// The model's int8 layers with their parameters' codes.
+fn int8_layers<'m>(model: &'m Model, params: &Params) -> Result<Vec<Int8Layer<'m>>, ExportError> {
     let mut out = Vec::new();
     for (l, p) in model.layers.iter().zip(&params.layers) {
         if let LayerOp::DenseInt8(d) = &l.op {
@@ -141,7 +148,7 @@ fn int8_layers<'m>(model: &'m Model, params: &Params) -> Result<Vec<(&'m str, &'
             // weights, int32 biases).
             let w = p.tensors[W].iter().map(|&v| v as i8).collect();
             let b = p.tensors[B].iter().map(|&v| v as i32).collect();
-            out.push((l.name.as_str(), d, w, b));
+            out.push(Int8Layer { name: l.name.as_str(), layer: d, weights: w, biases: b });
         }
     }
     if out.is_empty() {
@@ -174,8 +181,8 @@ pub fn tflite_bytes(model: &Model, params: &Params) -> Result<Vec<u8>, ExportErr
     let layers = int8_layers(model, params)?;
     let mut file: Option<(&str, &Path)> = None;
     let mut current: Option<TfliteModel> = None;
-    for (name, d, w, b) in &layers {
-        let src = d.tflite.as_ref().ok_or_else(|| ExportError::NoTflite(name.to_string()))?;
+    for Int8Layer { name, layer, weights: w, biases: b } in &layers {
+        let src = layer.tflite.as_ref().ok_or_else(|| ExportError::NoTflite(name.to_string()))?;
         match file {
             Some((first, f)) if f != src.file.as_path() => {
                 return Err(ExportError::DifferentFiles(
