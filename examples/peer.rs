@@ -10,8 +10,11 @@
 //!    members change the buffer loss, and draws its N members' noise as
 //!    the trainer does (the model's `training:` section: antithetic,
 //!    8-bit rademacher LFSRs, seed 1).
-//! 2. Times the simulator: `Network::infer_batch` on a batch of 256 images
-//!    and on all 10,000 (both cores, and the batch on one thread), and the
+//! 2. Times the simulator: `Network::infer_rows` on a matrix of the images'
+//!    byte codes (the pixels: the input format is `ap_ufixed<8,0>`) and
+//!    `Network::infer_batch` on one `i128` vector per image (checking that
+//!    both give the same codes), each on a batch of 256 images and on all
+//!    10,000 (both cores, and the batch on one thread), and the
 //!    group's member evaluation (`Evaluator::evaluate_members`) with
 //!    `EvalMode::Batched` and with the cached evaluator (`EvalMode::Cached`),
 //!    checking that both give the same member losses.
@@ -89,6 +92,9 @@ fn npy(dir: &Path, name: &str, shape: &[usize], v: Vec<f64>) -> anyhow::Result<(
 
 /// The simulator's figures of one round.
 struct Round {
+    rows256: f64,
+    rows256_one_thread: f64,
+    rows_all: f64,
     infer256: f64,
     infer256_one_thread: f64,
     infer_all: f64,
@@ -104,6 +110,13 @@ fn main() -> anyhow::Result<()> {
     let splits = data::load_dir(&m, &a.mnist.data)?;
     let images = splits.test.inputs();
     let batch: Vec<Vec<i128>> = images[..256].to_vec();
+    // The same images as one matrix of byte codes.
+    let bytes: Vec<u8> = images.iter().flatten().map(|&c| u8::try_from(c)).collect::<Result<_, _>>()?;
+    let bytes256 = &bytes[..256 * m.input_len()];
+    let rows_out = net.infer_rows(&bytes)?;
+    if rows_out != net.infer_batch(&images)?.into_iter().flatten().map(|c| c as i64).collect::<Vec<i64>>() {
+        bail!("infer_rows and infer_batch disagree");
+    }
     let (n_in, n_out) = (m.input_len(), m.output_len());
 
     // The ES buffer and group.
@@ -166,6 +179,9 @@ fn main() -> anyhow::Result<()> {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let mut round = || -> Round {
         Round {
+            rows256: rate(|| drop(net.infer_rows(bytes256)), 256, a.seconds),
+            rows256_one_thread: one.install(|| rate(|| drop(net.infer_rows(bytes256)), 256, a.seconds)),
+            rows_all: rate(|| drop(net.infer_rows(&bytes)), images.len(), a.seconds),
             infer256: rate(|| drop(net.infer_batch(&batch)), 256, a.seconds),
             infer256_one_thread: one.install(|| rate(|| drop(net.infer_batch(&batch)), 256, a.seconds)),
             infer_all: rate(|| drop(net.infer_batch(&images)), images.len(), a.seconds),
@@ -235,9 +251,12 @@ fn main() -> anyhow::Result<()> {
     println!("| figure | fptgen | NumPy float32 | fptgen ÷ NumPy |");
     println!("|---|---|---|---|");
     let row = |what: &str, f: f64, n: f64, unit: &str| println!("| {what} | {f:.0} {unit} | {n:.0} {unit} | {:.2}x |", f / n);
-    row("inference, batch 256, both cores", best(|r| r.infer256), np("infer_batch256"), "images/s");
-    row("inference, all 10,000 test images, both cores", best(|r| r.infer_all), np("infer_all"), "images/s");
-    println!("| inference, batch 256, one thread (fptgen only) | {:.0} images/s | | |", best(|r| r.infer256_one_thread));
+    row("inference, batch 256, both cores (`infer_rows`, byte codes)", best(|r| r.rows256), np("infer_batch256"), "images/s");
+    row("inference, all 10,000 test images, both cores (`infer_rows`)", best(|r| r.rows_all), np("infer_all"), "images/s");
+    println!("| inference, batch 256, one thread (`infer_rows`; fptgen only) | {:.0} images/s | | |", best(|r| r.rows256_one_thread));
+    row("inference, batch 256, both cores (`infer_batch`, an `i128` vector per image)", best(|r| r.infer256), np("infer_batch256"), "images/s");
+    row("inference, all 10,000 test images, both cores (`infer_batch`)", best(|r| r.infer_all), np("infer_all"), "images/s");
+    println!("| inference, batch 256, one thread (`infer_batch`; fptgen only) | {:.0} images/s | | |", best(|r| r.infer256_one_thread));
     row("ES member-sample evaluations (batched)", best(|r| r.es_batched), np("es_member_samples"), "/s");
     println!(
         "| ES member-sample evaluations (cached, today's) | {es_cached:.0} /s | | batched ÷ cached {:.1}x |",

@@ -15,6 +15,9 @@
 //!   dense layer one exact integer matrix product per chunk
 //!   (`fptgen_sim::fast`); not a single-thread figure.
 //! * `fixed_batch_one_thread`: the same in a one-thread rayon pool.
+//! * `fixed_rows_parallel`: [`Network::infer_rows`] on the same codes as
+//!   one row-major matrix of bytes (the examples' inputs are 8-bit
+//!   unsigned), which the first layer's 8-bit kernel reads as they are.
 //! * `f32`, `f64`: [`reference::infer`] on each sample in turn (one
 //!   thread), the inputs being the exact values of the same input codes
 //!   (converted before timing). As that function is written, it converts
@@ -134,6 +137,9 @@ fn mnist(c: &mut Criterion) {
     // Sanity checks, not timed.
     let fixed: Vec<Vec<i128>> = inputs.iter().map(|x| net.infer(x).expect("valid input")).collect();
     assert_eq!(net.infer_batch(&inputs).expect("valid inputs"), fixed, "infer_batch differs from infer");
+    let bytes: Vec<u8> = inputs.iter().flatten().map(|&c| u8::try_from(c).expect("8-bit unsigned input codes")).collect();
+    let rows: Vec<i64> = fixed.iter().flatten().map(|&c| c as i64).collect();
+    assert_eq!(net.infer_rows(&bytes).expect("valid inputs"), rows, "infer_rows differs from infer");
     // Bit-exactness of what is timed, on the real model: the first samples
     // against the neuron's definition, operation by operation.
     for (x, y) in inputs.iter().zip(&fixed).take(CHECKED) {
@@ -179,6 +185,9 @@ fn mnist(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::from_parameter("fixed_batch_parallel"), |b| {
         b.iter(|| black_box(net.infer_batch(black_box(&inputs)).expect("valid inputs")))
+    });
+    group.bench_function(BenchmarkId::from_parameter("fixed_rows_parallel"), |b| {
+        b.iter(|| black_box(net.infer_rows(black_box(&bytes)).expect("valid inputs")))
     });
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a thread pool");
     group.bench_function(BenchmarkId::from_parameter("fixed_batch_one_thread"), |b| {

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::fast::kernel::extend_i64;
+use crate::fast::kernel::{byte_range, extend_i64};
 use crate::fast::{i64_range, FastDense};
 use crate::fixed::Format;
 use crate::layers::dense::Narrow;
@@ -73,6 +73,10 @@ pub enum SimError {
         /// Values needed.
         want: usize,
     },
+    /// The network's codes do not all fit `i64`, which
+    /// [`Network::infer_rows`] needs.
+    #[error("the network's codes do not all fit 64 bits: run it with infer_batch")]
+    Wide,
     /// A raw input code is outside the input format.
     #[error("input sample {sample}, value {index}: raw code {raw} is not a code of {format}")]
     InputRange {
@@ -171,18 +175,18 @@ impl Network {
         }
     }
 
-    /// The network on `inputs` (checked codes), layer by layer on `i64`
-    /// matrices: batched layers in one product, the others sample by sample.
-    /// Every layer's matrix is kept until its last reader has run; a layer
-    /// with several inputs gets their rows gathered.
-    fn run_chunk(&self, inputs: &[Vec<i128>]) -> Vec<Vec<i128>> {
-        let m = inputs.len();
-        let mut input: Vec<i64> = Vec::with_capacity(m * self.model.input_len());
-        for x in inputs {
-            extend_i64(x, &mut input);
-        }
+    /// The network on `m` samples of checked input codes, layer by layer on
+    /// `i64` matrices: batched layers in one product, the others sample by
+    /// sample. Every layer's matrix is kept until its last reader has run; a
+    /// layer with several inputs gets their rows gathered. Returns the
+    /// output rows, row-major.
+    fn run_rows(&self, rows: Rows<'_>, m: usize) -> Vec<i64> {
         let layers = &self.model.layers;
         let last_use = &self.last_use;
+        let (mut bytes, mut input) = match rows {
+            Rows::Bytes(b) => (Some(b), Vec::new()),
+            Rows::Codes(v) => (None, v),
+        };
         let mut acts: Vec<Vec<i64>> = vec![Vec::new(); layers.len()];
         let mut input_last = 0;
         for (l, layer) in layers.iter().enumerate() {
@@ -191,6 +195,18 @@ impl Network {
             }
         }
         for (l, layer) in layers.iter().enumerate() {
+            // Byte codes go to a dense layer's kernel as they are.
+            if let (Some(b), [Source::Input], Some(f)) = (bytes, layer.inputs.as_slice(), &self.fast[l]) {
+                if let Some(y) = f.forward_u8(b, m) {
+                    acts[l] = y;
+                    continue;
+                }
+            }
+            if layer.inputs.contains(&Source::Input) {
+                if let Some(b) = bytes.take() {
+                    input = b.iter().map(|&v| i64::from(v)).collect();
+                }
+            }
             let n_out: usize = layer.kind().output_shape().iter().product();
             let width = layer.gather.len();
             // The layer's input matrix: a source read for the last time is
@@ -231,9 +247,7 @@ impl Network {
                 }
             };
         }
-        let out = acts.pop().unwrap_or_default();
-        let width = self.model.output_len();
-        out.chunks_exact(width.max(1)).take(m).map(|r| r.iter().map(|&v| i128::from(v)).collect()).collect()
+        acts.pop().unwrap_or_default()
     }
 
     /// The model.
@@ -292,16 +306,137 @@ impl Network {
     /// the layers, each dense layer that qualifies ([`FastDense`]) as one
     /// exact integer matrix product per chunk (`crate::fast`).
     pub fn infer_batch(&self, inputs: &[Vec<i128>]) -> Result<Vec<Vec<i128>>, SimError> {
-        for (s, x) in inputs.iter().enumerate() {
-            self.check_input(s, x)?;
-        }
         if !self.batched {
-            return inputs.par_iter().map(|x| self.infer(x)).collect();
+            let outs: Vec<Result<Vec<i128>, SimError>> = inputs
+                .par_iter()
+                .enumerate()
+                .map(|(s, x)| {
+                    self.check_input(s, x)?;
+                    self.infer(x)
+                })
+                .collect();
+            return outs.into_iter().collect();
         }
-        let chunks: Vec<Vec<Vec<i128>>> = inputs.par_chunks(CHUNK).map(|c| self.run_chunk(c)).collect();
-        Ok(chunks.into_iter().flatten().collect())
+        let n_in = self.model.input_len();
+        let width = self.model.output_len();
+        // Chunks checked and run in parallel; the first error in sample
+        // order is the one reported, as a sequential check would.
+        let chunks: Vec<Result<Vec<Vec<i128>>, SimError>> = inputs
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut codes: Vec<i64> = Vec::with_capacity(chunk.len() * n_in);
+                for (s, x) in chunk.iter().enumerate() {
+                    self.check_input(c * CHUNK + s, x)?;
+                    extend_i64(x, &mut codes);
+                }
+                let out = self.run_rows(Rows::Codes(codes), chunk.len());
+                Ok(out.chunks_exact(width.max(1)).take(chunk.len()).map(|r| r.iter().map(|&v| i128::from(v)).collect()).collect())
+            })
+            .collect();
+        let mut outs = Vec::with_capacity(inputs.len());
+        for c in chunks {
+            outs.extend(c?);
+        }
+        Ok(outs)
+    }
+
+    /// Runs the samples of a row-major matrix of input codes (`x` holds
+    /// whole samples of [`Model::input_len`] codes each, in any integer
+    /// type of up to 64 bits) in parallel, and returns the output codes as
+    /// a row-major matrix ([`Model::output_len`] per sample): the same codes
+    /// as [`Network::infer_batch`], without a vector per sample. Byte codes
+    /// (`u8`) go to a first dense layer's 8-bit kernel as they are.
+    ///
+    /// Errors: a partial last sample ([`SimError::InputLen`]), a code
+    /// outside the input format (the first in sample order), or a network
+    /// whose codes do not all fit `i64` ([`SimError::Wide`]; use
+    /// [`Network::infer_batch`]).
+    pub fn infer_rows<T: InputCode>(&self, x: &[T]) -> Result<Vec<i64>, SimError> {
+        if !self.batched {
+            return Err(SimError::Wide);
+        }
+        let n_in = self.model.input_len();
+        if n_in == 0 || x.len() % n_in != 0 {
+            return Err(SimError::InputLen { sample: x.len() / n_in.max(1), got: x.len() % n_in.max(1), want: n_in });
+        }
+        let (lo, hi) = i64_range(self.model.input_format).ok_or(SimError::Wide)?;
+        let f = self.model.input_format;
+        let chunks: Vec<Result<Vec<i64>, SimError>> = x
+            .par_chunks(CHUNK * n_in)
+            .enumerate()
+            .map(|(c, rows)| {
+                let m = rows.len() / n_in;
+                // A fold the compiler vectorizes; the position only on failure.
+                let (min, max) = T::range(rows);
+                let bad = min < lo || max > hi;
+                if let Some(k) = rows.iter().position(|&v| bad && !(lo..=hi).contains(&v.to_i64())) {
+                    let raw = i128::from(rows[k].to_i64());
+                    return Err(SimError::InputRange { sample: c * CHUNK + k / n_in, index: k % n_in, raw, format: f });
+                }
+                Ok(match T::as_bytes(rows) {
+                    Some(b) => self.run_rows(Rows::Bytes(b), m),
+                    None => self.run_rows(Rows::Codes(rows.iter().map(|&v| v.to_i64()).collect()), m),
+                })
+            })
+            .collect();
+        let mut outs = Vec::with_capacity(x.len() / n_in * self.model.output_len());
+        for c in chunks {
+            outs.extend(c?);
+        }
+        Ok(outs)
     }
 }
+
+/// The input of [`Network::run_rows`]: `m` rows of codes.
+enum Rows<'a> {
+    /// Byte codes, as the caller gave them.
+    Bytes(&'a [u8]),
+    /// Codes as `i64`.
+    Codes(Vec<i64>),
+}
+
+/// An integer type of input codes for [`Network::infer_rows`].
+pub trait InputCode: Copy + Send + Sync + 'static {
+    /// The code as `i64` (exact: every implementing type fits).
+    fn to_i64(self) -> i64;
+    /// The smallest and largest code as `i64` (`(i64::MAX, i64::MIN)` when empty).
+    fn range(codes: &[Self]) -> (i64, i64) {
+        codes.iter().fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v.to_i64()), b.max(v.to_i64())))
+    }
+    /// The codes as bytes when `Self` is `u8`.
+    fn as_bytes(codes: &[Self]) -> Option<&[u8]> {
+        let _ = codes;
+        None
+    }
+}
+
+impl InputCode for u8 {
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    fn as_bytes(codes: &[u8]) -> Option<&[u8]> {
+        Some(codes)
+    }
+    fn range(codes: &[u8]) -> (i64, i64) {
+        if codes.is_empty() {
+            return (i64::MAX, i64::MIN);
+        }
+        let (lo, hi) = byte_range(codes);
+        (i64::from(lo), i64::from(hi))
+    }
+}
+
+macro_rules! input_code {
+    ($($t:ty),*) => {$(
+        impl InputCode for $t {
+            fn to_i64(self) -> i64 {
+                i64::from(self)
+            }
+        }
+    )*};
+}
+input_code!(i8, i16, u16, i32, u32, i64);
 
 /// Converts float input values to raw codes of the model's input format,
 /// with that format's quantization and overflow modes (as the sensor

@@ -357,3 +357,96 @@ fn batched_layers_equal_the_reference() {
     }
     let _ = Kernel::Vnni;
 }
+
+/// [`Network::infer_rows`] (a row-major matrix of codes; `u8` codes go to
+/// the first layer's 8-bit kernel as they are) gives the reference chain's
+/// codes for byte, `i16` and `i64` inputs, in networks with unsigned inputs
+/// of up to 8 bits (the byte path where the CPU has VNNI and the input
+/// count is a multiple of 4) and 1 to 150 samples (three chunks).
+#[test]
+fn matrix_inference_equals_the_reference_chain() {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 120, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[29; 32]),
+    );
+    let bytes = std::cell::Cell::new(0usize);
+    let layer = || {
+        (
+            (any::<bool>(), 1u32..=8, -2i32..=4, 0..QUANT.len(), 0..OVF.len())
+                .prop_map(|(s, w, i, q, o)| format!("{}<{w},{i},{},{}>", if s { "ap_fixed" } else { "ap_ufixed" }, QUANT[q], OVF[o])),
+            format(1, 10, -2..=6),
+            (24u32..=40, 8i32..=14, 0..QUANT.len()).prop_map(|(w, i, q)| format!("ap_fixed<{w},{i},{},AP_WRAP>", QUANT[q])),
+            format(1, 8, -2..=6),
+            1usize..24,
+            any::<bool>(),
+        )
+    };
+    let input = (1u32..=8, -2i32..=8, 0..QUANT.len()).prop_map(|(w, i, q)| format!("ap_ufixed<{w},{i},{},AP_SAT>", QUANT[q]));
+    let strat = (input, 1usize..=20, any::<bool>(), layer(), layer(), any::<u64>(), 1usize..=150);
+    runner
+        .run(&strat, |(xf, n4, by4, l1, l2, seed, batch)| {
+            let n_in = if by4 { 4 * n4 } else { 4 * n4 - 1 };
+            let text_layer = |name: &str, inputs: usize, (wf, bf, af, yf, outputs, relu): &(String, String, String, String, usize, bool)| {
+                format!(
+                    "  - name: {name}\n    type: dense\n    inputs: {inputs}\n    outputs: {outputs}\n    activation: {}\n    precision: {{weight: '{wf}', bias: '{bf}', accum: '{af}', output: '{yf}'}}\n",
+                    if *relu { "relu" } else { "linear" }
+                )
+            };
+            let text = format!(
+                "name: t\ninput: {{shape: [{n_in}], format: '{xf}'}}\nweights: w.npz\nlayers:\n{}{}",
+                text_layer("a", n_in, &l1),
+                text_layer("b", l1.4, &l2)
+            );
+            let m = model::parse(&text, Path::new("t.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let mut codes = Codes(seed);
+            let params = Params { layers: m.layers.iter().map(|l| codes.params(l.as_dense().expect("a dense layer"))).collect() };
+            let mut x: Vec<i128> = Vec::new();
+            let mut want: Vec<i64> = Vec::new();
+            for _ in 0..batch {
+                let mut v: Vec<i128> = (0..n_in).map(|_| codes.draw(m.input_format)).collect();
+                x.extend(&v);
+                for (l, p) in m.layers.iter().zip(&params.layers) {
+                    let d = l.as_dense().expect("a dense layer");
+                    v = (0..d.outputs).map(|o| dense_neuron_reference(d, l.input_format, p, &v, o)).collect();
+                }
+                want.extend(v.iter().map(|&c| i64::try_from(c).expect("8-bit outputs")));
+            }
+            let net = Network::new(m, params).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            if has_vnni() && by4 && net.batch_kernels()[0] == Some(Kernel::Vnni) {
+                bytes.set(bytes.get() + 1);
+            }
+            let x8: Vec<u8> = x.iter().map(|&c| u8::try_from(c).expect("unsigned 8-bit codes")).collect();
+            let x16: Vec<i16> = x.iter().map(|&c| c as i16).collect();
+            let x64: Vec<i64> = x.iter().map(|&c| c as i64).collect();
+            let run = |r: Result<Vec<i64>, _>| r.map_err(|e: fptgen_sim::network::SimError| TestCaseError::fail(e.to_string()));
+            prop_assert_eq!(run(net.infer_rows(&x8))?, want.clone(), "u8 {}", text);
+            prop_assert_eq!(run(net.infer_rows(&x16))?, want.clone(), "i16 {}", text);
+            prop_assert_eq!(run(net.infer_rows(&x64))?, want, "i64 {}", text);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{} of 120 networks read bytes as they are", bytes.get());
+    if has_vnni() {
+        assert!(bytes.get() >= 20, "only {} networks took the byte path", bytes.get());
+    }
+}
+
+/// [`Network::infer_rows`] refuses a partial sample and a code outside the
+/// input format, naming the first bad sample and value, as `infer_batch`
+/// does; both paths agree on which is first when several chunks are bad.
+#[test]
+fn matrix_inference_names_the_first_bad_code() {
+    let text = "name: t\ninput: {shape: [8], format: 'ap_ufixed<4,0>'}\nweights: w.npz\nlayers:\n  - {name: a, type: dense, inputs: 8, outputs: 2, activation: relu,\n     precision: {weight: 'ap_fixed<4,1>', bias: 'ap_fixed<4,1>', accum: 'ap_fixed<24,12>', output: 'ap_ufixed<4,2>'}}\n";
+    let m = model::parse(text, Path::new("t.yaml")).expect("valid model");
+    let params = Params { layers: vec![LayerParams { tensors: vec![vec![1; 16], vec![0; 2]] }] };
+    let net = Network::new(m, params).expect("valid params");
+    let mut x = vec![3u8; 8 * 200];
+    x[8 * 150 + 5] = 16;
+    x[8 * 70 + 2] = 200;
+    let e = net.infer_rows(&x).expect_err("16 and 200 are not codes of ap_ufixed<4,0>");
+    assert_eq!(e.to_string(), "input sample 70, value 2: raw code 200 is not a code of ap_ufixed<4,0,AP_TRN,AP_WRAP>");
+    let rows: Vec<Vec<i128>> = x.chunks(8).map(|r| r.iter().map(|&v| i128::from(v)).collect()).collect();
+    assert_eq!(net.infer_batch(&rows).expect_err("the same codes").to_string(), e.to_string());
+    let e = net.infer_rows(&x[..8 * 3 + 5]).expect_err("a partial sample");
+    assert_eq!(e.to_string(), "input sample 3 has 5 values but the network takes 8");
+}

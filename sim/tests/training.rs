@@ -754,6 +754,33 @@ fn same_seed_same_result() {
         .expect("training is deterministic");
 }
 
+/// The trainer draws a group's noise block by block in parallel; the values
+/// are those of the hardware's order (member by member, block by block, each
+/// block from its own LFSR), here drawn one at a time through the test
+/// override. 320 trainable weights in groups of 300 blocks: three chunks of
+/// blocks, and a short last group.
+#[test]
+fn parallel_noise_draws_equal_the_hardware_order() {
+    let layer = LayerSpec { outputs: 8, relu: true, weight: 0, bias: 1, accum: 2, output: 0, train_w: true, train_b: false };
+    let m = parse(&net_yaml(40, &[layer]));
+    runner(12, 23)
+        .run(&(training_strategy(), any::<u64>()), |(t, seed)| {
+            let t = Training { blocks: 300, ..t };
+            let p = random_params(&m, &mut Codes(seed));
+            let buffer = random_buffer(&m, t.buffer, &mut Codes(seed ^ 1));
+            let parallel = train(&m, &p, t, &buffer, EvalMode::Cached, 2);
+            let net = Network::new(m.clone(), p.clone()).expect("valid params");
+            let mut trainer = Trainer::with_training(net, t, buffer.clone(), EvalMode::Cached).expect("valid trainer");
+            let mut sources: Vec<NoiseSource> = (0..t.blocks).map(|b| NoiseSource::seeded(&t.noise, t.seed, b)).collect();
+            trainer.override_noise(move |b| sources[b].draw());
+            let mut records = Vec::new();
+            let loss = trainer.run(2, &mut |r| records.push(r.clone())).expect("runs");
+            prop_assert_eq!(parallel, (records, trainer.params().clone(), loss));
+            Ok(())
+        })
+        .expect("the parallel draws are the hardware's");
+}
+
 /// Parameters are numbered layer by layer, weights row-major before biases;
 /// groups take P consecutive ones.
 #[test]

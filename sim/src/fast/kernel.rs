@@ -252,16 +252,7 @@ impl Rows {
                 let (k4, panels) = (*k4, *panels);
                 // The range check above puts every code in 0..=255.
                 let a8 = left.a8.as_ref().expect("codes in 0..=255 have a u8 copy");
-                let ldo = panels * 16;
-                let mut acc = vec![0i32; m * ldo];
-                // SAFETY: `Repr::Vnni` is only built when `has_vnni()`; the
-                // buffers have the sizes `vnni::gemm` documents.
-                unsafe { vnni::gemm(a8, m, k4, packed, panels, &mut acc) };
-                for (dst, src) in out.chunks_exact_mut(n).zip(acc.chunks_exact(ldo)) {
-                    for (d, &v) in dst.iter_mut().zip(src) {
-                        *d = i64::from(v);
-                    }
-                }
+                vnni_mul(a8, m, k4, packed, panels, n, out);
             }
             Repr::I32(b) => {
                 let a32: Vec<i32> = a.iter().map(|&v| v as i32).collect();
@@ -278,6 +269,56 @@ impl Rows {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Rows {
+    /// [`Rows::mul`] of `m` rows of `k` byte codes (`a.len() == m * k`),
+    /// read as they are: `None` (nothing written) unless the kernel is `Vnni`
+    /// and `k` is a multiple of 4, so that the rows are already the kernel's
+    /// operand. Every code must lie in the range given to [`Rows::new`]
+    /// (checked; panics otherwise).
+    pub fn mul_u8(&self, a: &[u8], m: usize, out: &mut [i64]) -> Option<()> {
+        let (n, k) = (self.n, self.k);
+        assert!(a.len() == m * k && out.len() == m * n, "operand shapes");
+        match &self.repr {
+            #[cfg(target_arch = "x86_64")]
+            Repr::Vnni { k4, panels, packed } if *k4 == k && k > 0 => {
+                let (lo, hi) = byte_range(a);
+                let (want_lo, want_hi) = self.a_range;
+                assert!(
+                    a.is_empty() || (want_lo <= i64::from(lo) && i64::from(hi) <= want_hi),
+                    "left operand outside the range the kernel was chosen for"
+                );
+                vnni_mul(a, m, *k4, packed, *panels, n, out);
+                Some(())
+            }
+            _ => None,
+        }
+    }
+}
+
+vectorized! {
+    /// The smallest and largest byte (`(255, 0)` when empty).
+    pub fn byte_range(a: &[u8]) -> (u8, u8) {
+        a.iter().fold((u8::MAX, u8::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    }
+}
+
+/// The `Vnni` product of `m` rows of `k4` bytes and the packed panels,
+/// widened into `out` (`m` rows of `n`).
+#[cfg(target_arch = "x86_64")]
+fn vnni_mul(a8: &[u8], m: usize, k4: usize, packed: &[i8], panels: usize, n: usize, out: &mut [i64]) {
+    let ldo = panels * 16;
+    let mut acc = vec![0i32; m * ldo];
+    assert!(a8.len() >= m * k4 && packed.len() >= panels * k4 * 16, "operand sizes");
+    // SAFETY: `Repr::Vnni` is only built when `has_vnni()`; the buffers
+    // have the sizes `vnni::gemm` documents (asserted above).
+    unsafe { vnni::gemm(a8, m, k4, packed, panels, &mut acc) };
+    for (dst, src) in out.chunks_exact_mut(n.max(1)).zip(acc.chunks_exact(ldo.max(1))) {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = i64::from(v);
         }
     }
 }

@@ -65,7 +65,20 @@ impl FastDense {
         let n = self.rows.n();
         let mut sums = vec![0i64; m * n];
         self.rows.mul(x, m, &mut sums);
-        for row in sums.chunks_exact_mut(n.max(1)) {
+        self.finish(sums)
+    }
+
+    /// [`FastDense::forward`] of byte codes read as they are
+    /// ([`Rows::mul_u8`]), or `None` when the kernel cannot read them so.
+    pub fn forward_u8(&self, x: &[u8], m: usize) -> Option<Vec<i64>> {
+        let mut sums = vec![0i64; m * self.rows.n()];
+        self.rows.mul_u8(x, m, &mut sums)?;
+        Some(self.finish(sums))
+    }
+
+    /// Every row of exact sums finished into output codes.
+    fn finish(&self, mut sums: Vec<i64>) -> Vec<i64> {
+        for row in sums.chunks_exact_mut(self.rows.n().max(1)) {
             // The output format's codes fit i64 (checked in `new`).
             self.finisher.finish_row(&self.bias, row);
         }

@@ -220,9 +220,13 @@ impl BatchState {
         let column = |v: &[i64], o: usize| -> Vec<i64> { (0..ns).map(|s| v[s * ds.outputs + o]).collect() };
         let sums: Vec<Vec<i64>> = g.affected.iter().map(|&o| column(&ds.sums, o)).collect();
         let outs: Vec<Vec<i64>> = g.affected.iter().map(|&o| column(&ds.outs, o)).collect();
-        // Chunks of 16 members: one 16-lane panel of the 8-bit kernel.
+        // Chunks of at most 16 members (one 16-lane panel of the 8-bit
+        // kernel), as many as a multiple of the threads, of equal size.
+        let threads = rayon::current_num_threads().max(1);
+        let n_chunks = values.len().div_ceil(16).div_ceil(threads) * threads;
+        let chunk = values.len().div_ceil(n_chunks.max(1)).max(1);
         let parts: Option<Vec<Vec<u32>>> = values
-            .par_chunks(16)
+            .par_chunks(chunk)
             .map(|vals| {
                 let nm = vals.len();
                 let delta = self.deltas(ctx, &g, &lefts, vals)?;
@@ -272,7 +276,7 @@ impl BatchState {
     fn lefts(&self, ctx: &Ctx<'_>, g: &Group) -> Vec<Left> {
         let ns = ctx.buffer.len();
         g.cols
-            .iter()
+            .par_iter()
             .map(|cols| {
                 let k = cols.len();
                 let mut xs = vec![0i64; ns * k];
@@ -295,11 +299,11 @@ impl BatchState {
         let vals = [values.to_vec()];
         let delta = self.deltas(ctx, &g, &self.lefts(ctx, &g), &vals)?;
         let biases = self.member_biases(&g, values);
-        let mut scratch = Scratch::default();
         let (records, losses) = (0..ctx.buffer.len())
-            .map(|s| {
+            .into_par_iter()
+            .map_init(Scratch::default, |scratch, s| {
                 let mut rec = Record::new();
-                let loss = self.sample(ctx, &g, &delta, 1, 0, &biases, s, &mut scratch, Some(&mut rec));
+                let loss = self.sample(ctx, &g, &delta, 1, 0, &biases, s, scratch, Some(&mut rec));
                 (rec, loss)
             })
             .unzip();

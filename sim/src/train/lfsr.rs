@@ -85,12 +85,11 @@ impl Lfsr {
     /// One step: returns the output bit `o` (the low bit of the state), then
     /// shifts right and, if `o` is 1, XORs the taps in.
     pub fn step(&mut self) -> bool {
-        let o = self.state & 1 == 1;
-        self.state >>= 1;
-        if o {
-            self.state ^= taps(self.width);
-        }
-        o
+        // Branch-free: the output bit is random, a branch on it mispredicts
+        // half the time.
+        let o = self.state & 1;
+        self.state = (self.state >> 1) ^ (taps(self.width) & o.wrapping_neg());
+        o == 1
     }
 }
 

@@ -46,20 +46,12 @@ impl NoiseSource {
     /// The next noise value, from fresh LFSR bits.
     pub fn draw(&mut self) -> i64 {
         match self.distribution {
-            Distribution::Rademacher => {
-                if self.lfsr.step() {
-                    1
-                } else {
-                    -1
-                }
-            }
+            Distribution::Rademacher => 2 * i64::from(self.lfsr.step()) - 1,
             Distribution::Uniform => {
                 let b = self.bits;
                 let mut v: u64 = 0;
                 for k in 0..b {
-                    if self.lfsr.step() {
-                        v |= 1 << k;
-                    }
+                    v |= u64::from(self.lfsr.step()) << k;
                 }
                 twos_complement(v, b)
             }
