@@ -2,7 +2,9 @@
 //! 15): `check` accepts it and states the interface contract; a wrong
 //! interface zero point fails with the message a user needs; `init-weights
 //! --from-tflite` makes its archive; `simulate` runs it as the kernel read
-//! from the TFLite file; `generate` refuses it (no int8 hardware yet).
+//! from the TFLite file; `generate` writes its design (the co-simulations
+//! are `tests/cosim_examples.rs`, `tests/litert_rtl.rs` and
+//! `generator/tests/cosim_int8.rs`).
 
 mod common;
 use common::{fptgen, root};
@@ -103,35 +105,111 @@ fn simulate_runs_the_example_as_the_tflite_kernel() {
     }
 }
 
+/// `generate` writes the int8 design: the layer's module with its
+/// requantizer, the library files it needs, and a report that states the
+/// folding and the requantizer's constants.
 #[test]
-fn generate_refuses_int8_layers_and_writes_nothing() {
+fn generate_writes_the_int8_design() {
     let dir = example_copy();
-    let (code, _, err) = fptgen(&["generate", "model.yaml", "-o", "out"], dir.path());
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen generates hardware for dense"), "{err}");
-    assert!(err.contains("check and simulate take every layer kind, train and train-es every kind but the int8 ones"), "{err}");
-    assert!(!dir.path().join("out").exists());
+    let (code, out, err) = fptgen(&["generate", "model.yaml", "-o", "out"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let rtl = dir.path().join("out/rtl");
+    for f in ["int8_head.v", "int8_head_head.v", "fptgen_dense.v", "fptgen_requant.v", "fptgen_requant_vec.v"] {
+        assert!(rtl.join(f).is_file(), "{f} missing");
+    }
+    let head = std::fs::read_to_string(rtl.join("int8_head_head.v")).unwrap();
+    assert!(head.contains("localparam [8:0] Z_IN = 9'h180;  // -128"), "the interface's zero point -128");
+    assert!(head.contains(".OUT_ZP(-4)") && head.contains(".ROUNDING(0),  // single rounding"), "{head}");
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains("PE 1 x SIMD 8, 10 x 4 folds"), "{report}");
 }
 
-/// Host training of int8 layers is not built: `train` refuses the example
-/// with a message, before reading any data, and writes nothing.
+/// Host quantization-aware training of the int8 head, with the interface
+/// and every scale fixed: on a task a linear layer can learn (labels from a
+/// random linear teacher of the inputs' real values, `(q + 128) * s_in`),
+/// `fptgen train` reaches at least 90 % test accuracy in the bit-accurate
+/// simulator (chance: 10 %), and its archive holds int8 weights in
+/// -127..127 and biases in the range ES keeps them in.
 #[test]
-fn train_refuses_int8_layers() {
+fn train_trains_the_int8_head() {
     let dir = example_copy();
-    let (code, _, err) = fptgen(&["train", "model.yaml", "--data", "nodata", "-o", "trained.npz"], dir.path());
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen train does not train int8 layers yet"), "{err}");
-    assert!(!dir.path().join("trained.npz").exists());
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut state = 11u64;
+    let mut next = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let teacher: Vec<f64> = (0..10 * 32).map(|_| next() * 2.0 - 1.0).collect();
+    for (split, n) in [("train", 5000usize), ("test", 1000)] {
+        let x: Vec<i8> = (0..n * 32).map(|_| (next() * 256.0).floor() as i32 as i8).collect();
+        let y: Vec<u8> = x
+            .chunks(32)
+            .map(|r| {
+                let score = |c: usize| -> f64 { r.iter().enumerate().map(|(i, &q)| teacher[c * 32 + i] * (f64::from(q) + 128.0)).sum() };
+                (0..10).fold(0, |b, c| if score(c) > score(b) { c } else { b }) as u8
+            })
+            .collect();
+        write_npy(&data.join(format!("x_{split}.npy")), &[n as u64, 32], &x);
+        write_npy(&data.join(format!("y_{split}.npy")), &[n as u64], &y);
+    }
+    let args = ["train", "model.yaml", "--data", "data", "--epochs", "20", "--lr", "0.01", "--validation", "1000", "-o", "trained.npz"];
+    let (code, out, err) = fptgen(&args, dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let line = out.lines().find(|l| l.starts_with("test accuracy")).unwrap_or_else(|| panic!("{out}"));
+    let pct: f64 = line.split_whitespace().find_map(|w| w.strip_suffix('%').and_then(|v| v.parse().ok())).unwrap();
+    assert!(pct >= 90.0, "{out}");
+    let m = fptgen_sim::model::load(&dir.path().join("model.yaml")).unwrap();
+    let trained = fptgen_sim::model::Model { weights_path: dir.path().join("trained.npz"), ..m.clone() };
+    let p = weights::load(&trained, Conversion::Exact).expect("the trained archive loads");
+    let fptgen_sim::model::LayerOp::DenseInt8(d) = &m.layers[0].op else { panic!("dense_int8") };
+    let (lo, hi) = d.bias_range();
+    assert!(p.layers[0].tensors[0].iter().all(|w| (-127..=127).contains(w)));
+    assert!(p.layers[0].tensors[1].iter().all(|b| (lo..=hi).contains(b)));
 }
 
-/// Nor is ES training of int8 layers: `train-es` refuses the example.
+/// A `.npy` file of `shape` holding `values`.
+fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], values: &[T]) {
+    use npyz::WriterBuilder;
+    let mut w = npyz::WriteOptions::<T>::new().default_dtype().shape(shape).writer(std::fs::File::create(path).unwrap()).begin_nd().unwrap();
+    w.extend(values.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+/// `train-es` trains the int8 head as its hardware does (the hardware's
+/// equality is `cosim --train`, `tests/cosim_examples.rs`): on int8 input
+/// codes with `labels` (one-hot targets: the output codes of 1.0 and 0.0),
+/// the trained archive holds int8 weights in -127..127 and int32 biases in
+/// the range that keeps every accumulator in int32, and it loads.
 #[test]
-fn train_es_refuses_int8_layers() {
+fn train_es_trains_the_int8_head() {
     let dir = example_copy();
-    let (code, _, err) = fptgen(&["train-es", "model.yaml", "--data", "nodata.npz", "-o", "trained.npz"], dir.path());
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("layer 'head' is a dense_int8 layer; fptgen train-es does not train int8 layers yet"), "{err}");
-    assert!(!dir.path().join("trained.npz").exists());
+    let mut state = 5u64;
+    let mut next = |n: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let x: Vec<f64> = (0..64 * 32).map(|_| next(256) as f64 - 128.0).collect();
+    let labels: Vec<i64> = (0..64).map(|_| next(10) as i64).collect();
+    tensor::write_npz(
+        &dir.path().join("data.npz"),
+        &[
+            tensor::NamedArray { name: "x".into(), shape: vec![64, 32], values: OutValues::F64(x) },
+            tensor::NamedArray { name: "labels".into(), shape: vec![64], values: OutValues::I64(labels) },
+        ],
+    )
+    .unwrap();
+    let (code, out, err) = fptgen(&["train-es", "model.yaml", "--data", "data.npz", "--iterations", "2", "-o", "trained.npz"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let m = fptgen_sim::model::load(&dir.path().join("model.yaml")).unwrap();
+    let before = weights::load(&m, Conversion::Exact).unwrap();
+    let m_after = fptgen_sim::model::Model { weights_path: dir.path().join("trained.npz"), ..m.clone() };
+    let after = weights::load(&m_after, Conversion::Exact).expect("the trained archive loads");
+    assert_ne!(before, after, "training changed nothing:\n{out}");
+    let fptgen_sim::model::LayerOp::DenseInt8(d) = &m.layers[0].op else { panic!("dense_int8") };
+    let (lo, hi) = d.bias_range();
+    assert!(after.layers[0].tensors[0].iter().all(|w| (-127..=127).contains(w)));
+    assert!(after.layers[0].tensors[1].iter().all(|b| (lo..=hi).contains(b)));
 }
 
 /// A truncated or corrupted `.tflite` is an error at the line that names

@@ -113,6 +113,14 @@ fn cosim_all_operators() {
     cosim_example("all_operators", 20, Some(Train(2, "0.01", &[])));
 }
 
+/// The int8 head (issue 15): int8 inputs with the interface's zero point,
+/// int8 weights, int32 accumulators and TFLite's requantization, with its
+/// trainer (int8 weights and int32 biases, clamped).
+#[test]
+fn cosim_int8_head() {
+    cosim_example("int8_head", 300, Some(Train(2, "0.01", &[])));
+}
+
 /// The residual example: a graph (conv, conv, add with the first conv's
 /// output, pool, a side branch concatenated), with its trainer.
 #[test]

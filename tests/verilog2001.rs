@@ -146,7 +146,7 @@ fn check_design(model: &Path, out: &Path, dir: &Path) {
 fn generated_verilog_is_verilog_2001() {
     require("iverilog");
     let dir = tempfile::tempdir().expect("tempdir");
-    for example in ["tiny", "jet_tagging", "mnist"] {
+    for example in ["tiny", "jet_tagging", "mnist", "int8_head"] {
         let model = root().join(format!("examples/{example}/model.yaml"));
         check_design(&model, &dir.path().join(format!("{example}-out")), dir.path());
         let untrained = untrained_copy(dir.path(), example);

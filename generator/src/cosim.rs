@@ -175,15 +175,28 @@ pub fn run(
     seed: u64,
     trace: Option<&Path>,
 ) -> Result<CosimResult, CosimError> {
+    run_inputs(dir, plan, net, &stimulus(net, vectors, seed), seed, trace)
+}
+
+/// [`run`] on given input vectors (raw codes of the input format, checked
+/// by the simulator) instead of [`stimulus`]'s; `seed` draws the handshake
+/// patterns.
+pub fn run_inputs(
+    dir: &Path,
+    plan: &NetworkPlan,
+    net: &Network,
+    inputs: &[Vec<i128>],
+    seed: u64,
+    trace: Option<&Path>,
+) -> Result<CosimResult, CosimError> {
     let dir = &std::path::absolute(dir).map_err(|err| CosimError::Io { path: dir.to_path_buf(), err })?;
-    let inputs = stimulus(net, vectors, seed);
-    let expected = net.infer_batch(&inputs)?;
+    let expected = net.infer_batch(inputs)?;
     let m = net.model();
     crate::output::add_files(
         dir,
         crate::output::COSIM,
         &[
-            GeneratedFile::text("sim/run/inputs.hex", hex_lines(&inputs, m.input_format)),
+            GeneratedFile::text("sim/run/inputs.hex", hex_lines(inputs, m.input_format)),
             GeneratedFile::text("sim/run/expected.hex", hex_lines(&expected, m.output_format())),
         ],
     )?;

@@ -24,7 +24,7 @@ pub enum DesignError {
     #[error(transparent)]
     Output(#[from] OutputError),
     /// A layer's kind has no hardware yet.
-    #[error("{file}: layer '{layer}' is a {kind} layer; fptgen generates hardware for {with_hardware} layers only so far (check and simulate take every layer kind, train and train-es every kind but the int8 ones)")]
+    #[error("{file}: layer '{layer}' is a {kind} layer; fptgen generates hardware for {with_hardware} layers only so far (check, simulate, train and train-es take every layer kind)")]
     Unsupported {
         /// The model file.
         file: String,

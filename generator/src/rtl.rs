@@ -43,6 +43,13 @@ pub const FORK: RtlFile = ("fptgen_fork.v", include_str!("../../rtl/fptgen_fork.
 /// A join: two streams to one beat, channel concatenation (graphs).
 pub const CONCAT: RtlFile = ("fptgen_concat.v", include_str!("../../rtl/fptgen_concat.v"));
 
+/// One int32-to-int8 requantization (TFLite's MultiplyByQuantizedMultiplier,
+/// offset and clamp).
+pub const REQUANT: RtlFile = ("fptgen_requant.v", include_str!("../../rtl/fptgen_requant.v"));
+
+/// A vector of requantizations as one valid/ready pipeline.
+pub const REQUANT_VEC: RtlFile = ("fptgen_requant_vec.v", include_str!("../../rtl/fptgen_requant_vec.v"));
+
 /// True for a file that is compiled (a module), false for an include file.
 pub fn is_module(name: &str) -> bool {
     name.ends_with(".v")

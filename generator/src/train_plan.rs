@@ -17,7 +17,6 @@
 
 use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model};
 use fptgen_sim::train::lfsr::block_seed;
-use fptgen_sim::train::order::clamp_range;
 use serde::Serialize;
 
 use crate::plan::{clog2, NetworkPlan};
@@ -58,7 +57,8 @@ pub struct TrainTensor {
     pub width: u32,
     /// Two's complement format.
     pub signed: bool,
-    /// Clamp bounds (raw codes): `lossless_min_raw` and `max_raw`.
+    /// Clamp bounds (raw codes): the tensor's `range` (by default
+    /// `lossless_min_raw` and `max_raw` of its format).
     pub lo: i128,
     /// Upper clamp bound.
     pub hi: i128,
@@ -195,7 +195,7 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let mut tensors = Vec::new();
     for lp in &net.layers {
         for mem in lp.trainable() {
-            let (lo, hi) = clamp_range(&mem.raw_format);
+            let (lo, hi) = mem.range;
             tensors.push(TrainTensor {
                 index: tensors.len(),
                 layer: lp.name.clone(),

@@ -77,12 +77,12 @@ fn random_training_is_bit_exact_for_every_mode() {
 /// Image networks (convolutions, pools, batch norms, then flatten and
 /// dense; every other one a graph whose branch is rejoined by add or
 /// concat) with trainable conv weights and biases, batch-norm scales and
-/// shifts and dense tensors, fed through the trainer's serializer: eight
-/// networks, each with its own training mode.
+/// shifts and dense tensors, fed through the trainer's serializer: six
+/// networks, each with its own training mode (six was eight: CI's time).
 #[test]
 fn random_image_network_training_is_bit_exact() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
-    for combo in 0..8 {
+    for combo in 0..6 {
         let mut runner = TestRunner::new_with_rng(
             Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
             TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 101; 32]),

@@ -357,7 +357,7 @@ impl Network {
             return Err(SimError::Wide);
         }
         let n_in = self.model.input_len();
-        if n_in == 0 || x.len() % n_in != 0 {
+        if n_in == 0 || !x.len().is_multiple_of(n_in) {
             return Err(SimError::InputLen { sample: x.len() / n_in.max(1), got: x.len() % n_in.max(1), want: n_in });
         }
         let (lo, hi) = i64_range(self.model.input_format).ok_or(SimError::Wide)?;

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use crate::data::Dataset;
 use crate::fixed::Format;
-use crate::layers::Backward;
+use crate::layers::{Backward, TensorSpec};
 use crate::model::{Model, Source};
 use crate::network::{Network, SimError};
 use crate::weights::{LayerParams, Params};
@@ -68,8 +68,10 @@ pub struct QatConfig {
 /// Samples per gradient chunk: the unit of parallel work, summed in order.
 const CHUNK: usize = 8;
 
-/// One tensor's float masters, with Adam's moments and the range of
-/// real values its format holds.
+/// One tensor's float masters (values of its format), with Adam's moments,
+/// the range they are kept in (the tensor's `range`) and, for a kind whose
+/// format's value is not the real value (int8), each parameter's step
+/// factor `1 / scale` ([`crate::layers::LayerKind::param_scales`]).
 #[derive(Debug, Clone)]
 struct Master {
     value: Vec<f32>,
@@ -78,14 +80,16 @@ struct Master {
     format: Format,
     lo: f32,
     hi: f32,
+    step: Option<Vec<f32>>,
 }
 
 impl Master {
-    fn new(value: Vec<f32>, format: Format) -> Master {
+    fn new(value: Vec<f32>, t: &TensorSpec, scales: Option<Vec<f32>>) -> Master {
         let n = value.len();
-        let lo = format.to_f64(format.lossless_min_raw()) as f32;
-        let hi = format.to_f64(format.max_raw()) as f32;
-        Master { value, m: vec![0.0; n], v: vec![0.0; n], format, lo, hi }
+        let lo = t.format.to_f64(t.range.0) as f32;
+        let hi = t.format.to_f64(t.range.1) as f32;
+        let step = scales.map(|s| s.iter().map(|&x| 1.0 / x).collect());
+        Master { value, m: vec![0.0; n], v: vec![0.0; n], format: t.format, lo, hi, step }
     }
 
     /// Raw codes of the masters, and their exact values.
@@ -104,10 +108,11 @@ impl Master {
         const B2: f32 = 0.999;
         let c1 = 1.0 - B1.powi(t);
         let c2 = 1.0 - B2.powi(t);
-        for (((x, m), v), &g) in self.value.iter_mut().zip(&mut self.m).zip(&mut self.v).zip(grad) {
+        for (i, (((x, m), v), &g)) in self.value.iter_mut().zip(&mut self.m).zip(&mut self.v).zip(grad).enumerate() {
             *m = B1 * *m + (1.0 - B1) * g;
             *v = B2 * *v + (1.0 - B2) * g * g;
-            let step = lr * (*m / c1) / ((*v / c2).sqrt() + 1e-8);
+            let factor = self.step.as_ref().map_or(1.0, |s| s[i]);
+            let step = lr * factor * (*m / c1) / ((*v / c2).sqrt() + 1e-8);
             *x = (*x - step).clamp(self.lo, self.hi);
         }
     }
@@ -137,22 +142,6 @@ pub struct Qat {
     epochs: usize,
 }
 
-/// Why host quantization-aware training cannot take `model`, if it
-/// cannot: a layer whose output codes are not the real values the loss
-/// needs. Today that is an int8 layer (`dense_int8`, `requantize`), whose
-/// real outputs are `(code - zero_point) * scale`: training one with the
-/// interface quantization fixed is issue 15's part 3, not built yet.
-pub fn unsupported(model: &Model) -> Option<String> {
-    model.layers.iter().find(|l| l.kind().output_quantization().is_some()).map(|l| {
-        format!(
-            "layer '{}' is a {} layer; fptgen train does not train int8 layers yet (their quantization-aware training \
-             with the interface fixed is not built); check and simulate take them",
-            l.name,
-            l.kind().type_name()
-        )
-    })
-}
-
 impl Qat {
     /// Starts from seeded random masters, each kind's choice
     /// (`LayerKind::init_masters`; a dense layer: weights uniform in `±a`
@@ -173,8 +162,9 @@ impl Qat {
                 .tensors()
                 .iter()
                 .zip(values)
-                .map(|(t, v)| {
-                    let mut m = Master::new(v, t.format);
+                .enumerate()
+                .map(|(i, (t, v))| {
+                    let mut m = Master::new(v, t, k.param_scales(i));
                     let (lo, hi) = (m.lo, m.hi);
                     m.value.iter_mut().for_each(|x| *x = x.clamp(lo, hi));
                     m
@@ -263,10 +253,20 @@ impl Qat {
             grads: layers.iter().map(|l| l.kind().tensors().iter().map(|t| vec![0.0; t.len()]).collect()).collect(),
             loss: 0.0,
         };
-        // The one-hot targets' values in the output format (1 for the
-        // label's output, 0 for the others), for `Mae` and `Mse`.
+        // The loss sees the output's real values: an int8 output's code `q`
+        // is `(q - z) * s` (`LayerKind::output_real`), so its gradient
+        // with respect to the code is `s` times the real one.
+        let last = layers.last().map(|l| l.kind());
         let out_format = self.model.output_format();
-        let [t_hi, t_lo] = [1.0, 0.0].map(|v| out_format.to_f64(out_format.quantize_f64(v).unwrap_or(0)) as f32);
+        let real = |q: i128| last.map_or_else(|| out_format.to_f64(q), |k| k.output_real(q)) as f32;
+        let unit = last.and_then(|k| k.output_quantization()).map_or(1.0, |q| q.scale());
+        // The one-hot targets' values: 1 for the label's output and 0 for
+        // the others, as the output quantizes them, for `Mae` and `Mse`.
+        let target_code = |v: f64| match last.and_then(|k| k.output_quantization()) {
+            Some(q) => ((v / f64::from(q.scale())).round() as i128 + i128::from(q.zero_point())).clamp(-128, 127),
+            None => out_format.quantize_f64(v).unwrap_or(0),
+        };
+        let [t_hi, t_lo] = [1.0, 0.0].map(|v| real(target_code(v)));
         let target = |is_label: bool| if is_label { t_hi } else { t_lo };
         for &s in samples {
             // Forward: every layer's output codes and real values (index 0:
@@ -287,13 +287,14 @@ impl Qat {
                 };
                 let of = k.output_format();
                 let lo = if k.ste_mask() { k.output_floor() } else { i128::MIN };
-                let hi = if k.ste_mask() { of.max_raw() } else { i128::MAX };
+                let hi = if k.ste_mask() { k.output_ceiling() } else { i128::MAX };
                 masks.push(y.iter().map(|&c| if c <= lo { -1 } else if c >= hi { 1 } else { 0 }).collect());
                 xs.push(y.iter().map(|&c| of.to_f64(c) as f32).collect());
                 codes.push(y);
             }
-            // Loss gradient at the output.
-            let y = &xs[layers.len()];
+            // Loss gradient at the output, in real units.
+            let y: Vec<f32> = codes[layers.len()].iter().map(|&q| real(q)).collect();
+            let y = &y;
             let label = data.label(s);
             let delta: Vec<f32> = match self.config.loss {
                 Loss::Mse => {
@@ -332,6 +333,8 @@ impl Qat {
                     e.iter().enumerate().map(|(o, &v)| v / z - if o == label { 1.0 } else { 0.0 }).collect()
                 }
             };
+            // Per code of the output (1 for an `ap_fixed` output).
+            let delta = delta.into_iter().map(|d| d * unit).collect();
             backward_graph(&self.model, &xs, &q.real, &masks, delta, &mut g.grads);
         }
         g

@@ -12,68 +12,19 @@
 //! python3 or the package this test FAILS with the install command: it is
 //! never skipped.
 
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use fptgen_sim::int8::tflite::{TensorType, TfliteModel};
 use fptgen_sim::int8::{Requant, Rounding};
-use npyz::WriterBuilder;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 const INPUTS: usize = 10_000;
 const SEED: u64 = 15;
-const INSTALL: &str = "python3 -m pip install ai-edge-litert==2.3.0";
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/int8_head")
-}
-
-fn write_i8(path: &Path, rows: usize, cols: usize, data: &[i8]) {
-    let f = File::create(path).unwrap();
-    let mut w = npyz::WriteOptions::<i8>::new()
-        .default_dtype()
-        .shape(&[rows as u64, cols as u64])
-        .writer(f)
-        .begin_nd()
-        .unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
-}
-
-fn read_i8(path: &Path) -> (Vec<u64>, Vec<i8>) {
-    let npy = npyz::NpyFile::new(BufReader::new(File::open(path).unwrap())).unwrap();
-    let shape = npy.shape().to_vec();
-    (shape, npy.into_vec::<i8>().unwrap())
-}
-
-/// Runs `run_litert.py`; panics with the install command when python3 or
-/// ai-edge-litert is missing.
-fn run_litert(model: &Path, inputs: &Path, head_in: usize, head_out: usize, out: &Path) {
-    let script = fixture_dir().join("run_litert.py");
-    let result = Command::new("python3")
-        .arg(&script)
-        .arg(model)
-        .arg(inputs)
-        .arg(head_in.to_string())
-        .arg(head_out.to_string())
-        .arg(out)
-        .output();
-    let output = match result {
-        Ok(o) => o,
-        Err(e) => panic!(
-            "cannot run python3 ({e}): this test needs Python 3 with the LiteRT interpreter; \
-             install Python 3, then: {INSTALL}"
-        ),
-    };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(3) {
-        panic!("python3 cannot import the LiteRT interpreter:\n{stderr}");
-    }
-    assert!(output.status.success(), "run_litert.py failed ({}):\n{stderr}", output.status);
-}
+#[path = "common/litert.rs"]
+mod litert;
+use litert::{fixture_dir, read_i8, run_litert, write_i8};
 
 /// The reader's tensor list equals the interpreter's: names, types, shapes,
 /// scales bit for bit, zero points, quantized dimension.

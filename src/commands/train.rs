@@ -39,9 +39,6 @@ pub struct Options<'a> {
 /// Runs `fptgen train`.
 pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()> {
     let model = fptgen_sim::model::load(model_path)?;
-    if let Some(why) = fptgen_sim::qat::unsupported(&model) {
-        bail!("{}: {why}", model_path.display());
-    }
     if o.epochs == 0 || o.batch == 0 {
         bail!("--epochs and --batch must be at least 1");
     }

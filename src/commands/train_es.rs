@@ -22,14 +22,6 @@ pub fn run(
     quantize: bool,
 ) -> anyhow::Result<()> {
     let (model, params) = super::load(model_path, quantize)?;
-    if let Some(l) = model.layers.iter().find(|l| l.kind().output_quantization().is_some()) {
-        bail!(
-            "{}: layer '{}' is a {} layer; fptgen train-es does not train int8 layers yet (check and simulate take them)",
-            model_path.display(),
-            l.name,
-            l.kind().type_name()
-        );
-    }
     let mut training = training_section(&model)?;
     if let Some(k) = iterations {
         super::check_iterations(k)?;

@@ -58,7 +58,13 @@ pub fn untrained_copy(dir: &Path, example: &str) -> PathBuf {
     let out = dir.join(format!("{example}-untrained"));
     std::fs::create_dir_all(&out).expect("mkdir");
     std::fs::write(out.join("model.yaml"), &text[..cut]).expect("write model");
-    std::fs::copy(src.join("weights.npz"), out.join("weights.npz")).expect("copy weights");
+    // The weights and the files the model names (int8_head's prefix.tflite).
+    for e in std::fs::read_dir(&src).expect("the example") {
+        let p = e.expect("entry").path();
+        if p.is_file() && p.file_name().is_some_and(|n| n != "model.yaml") {
+            std::fs::copy(&p, out.join(p.file_name().expect("a name"))).expect("copy");
+        }
+    }
     out.join("model.yaml")
 }
 

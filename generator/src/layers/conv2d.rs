@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::dense::{mvau, DensePlan};
 use super::{KindPlan, LayerHw, TensorMem};
-use crate::plan::LayerPlan;
+use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
 use crate::rtl::RtlFile;
 use crate::timing::Block;
@@ -93,6 +93,11 @@ struct LayerConv2dTemplate<'a> {
     mv_out: usize,
     /// Its input stream: the window generator's output.
     mv_src: &'static str,
+    /// Its input and output formats.
+    mv_x: &'a HwFormat,
+    mv_y: &'a HwFormat,
+    /// Its output stream: the module's own.
+    mv_dst: &'static str,
 }
 
 impl LayerHw for Conv2dPlan {
@@ -115,6 +120,9 @@ impl LayerHw for Conv2dPlan {
             mv_in: 9 * self.c,
             mv_out: l.output_shape[2],
             mv_src: "win",
+            mv_x: &l.x,
+            mv_y: &l.y,
+            mv_dst: "out",
         }
         .render()
     }

@@ -34,7 +34,7 @@ use crate::rtl::{self, RtlFile};
 use crate::timing::Block;
 
 /// The dense layer's library module.
-const FPTGEN_DENSE: RtlFile = ("fptgen_dense.v", include_str!("../../../rtl/fptgen_dense.v"));
+pub(super) const FPTGEN_DENSE: RtlFile = ("fptgen_dense.v", include_str!("../../../rtl/fptgen_dense.v"));
 
 /// The library files a dense layer instantiates.
 pub(super) const LIBRARY: &[RtlFile] = &[rtl::CAST, rtl::PARAM_MEM, FPTGEN_DENSE];
@@ -103,6 +103,11 @@ struct LayerDenseTemplate<'a> {
     mv_out: usize,
     /// Its input stream: the module's own.
     mv_src: &'static str,
+    /// Its input and output formats.
+    mv_x: &'a HwFormat,
+    mv_y: &'a HwFormat,
+    /// Its output stream: the module's own.
+    mv_dst: &'static str,
 }
 
 impl LayerHw for DensePlan {
@@ -115,8 +120,20 @@ impl LayerHw for DensePlan {
     }
 
     fn module(&self, l: &LayerPlan, gen: &GenInfo) -> Result<String, askama::Error> {
-        LayerDenseTemplate { gen, l, d: self, wm: &l.memories[W], bm: &l.memories[B], mv_in: l.inputs, mv_out: l.outputs, mv_src: "in" }
-            .render()
+        LayerDenseTemplate {
+            gen,
+            l,
+            d: self,
+            wm: &l.memories[W],
+            bm: &l.memories[B],
+            mv_in: l.inputs,
+            mv_out: l.outputs,
+            mv_src: "in",
+            mv_x: &l.x,
+            mv_y: &l.y,
+            mv_dst: "out",
+        }
+        .render()
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {

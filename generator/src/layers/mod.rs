@@ -27,8 +27,11 @@ pub mod batchnorm;
 pub mod concat;
 pub mod conv2d;
 pub mod dense;
+pub mod dense_int8;
 pub mod flatten;
+pub mod int8;
 pub mod maxpool2d;
+pub mod requantize;
 pub mod slice;
 
 use fptgen_sim::fixed::Format;
@@ -43,7 +46,7 @@ use crate::rtl::RtlFile;
 use crate::timing::{self, Block};
 
 /// The model file's `type` of every kind with hardware.
-pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten", "concat", "slice"];
+pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten", "concat", "slice", "dense_int8", "requantize"];
 
 /// The kind-specific part of a layer's plan, one variant per kind with
 /// hardware. In `report.json` its fields sit next to the kind-neutral ones
@@ -65,6 +68,10 @@ pub enum KindPlan {
     Concat(concat::ConcatPlan),
     /// A range of each pixel's channels: wires.
     Slice(slice::SlicePlan),
+    /// An int8 fully connected layer: `fptgen_dense` and `fptgen_requant_vec`.
+    DenseInt8(dense_int8::DenseInt8Plan),
+    /// An int8-to-int8 requantization: `fptgen_requant_vec`.
+    Requantize(requantize::RequantizePlan),
 }
 
 impl KindPlan {
@@ -78,6 +85,8 @@ impl KindPlan {
             KindPlan::Flatten(f) => f,
             KindPlan::Concat(c) => c,
             KindPlan::Slice(s) => s,
+            KindPlan::DenseInt8(d) => d,
+            KindPlan::Requantize(r) => r,
         }
     }
 }
@@ -121,8 +130,8 @@ pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<Layer
         LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
         LayerOp::Concat(c) => Some(concat::plan(model, layer, input_shape, c)),
         LayerOp::Slice(s) => Some(slice::plan(model, layer, input_shape, s)),
-        // Issue 15's int8 layers have no hardware yet.
-        LayerOp::DenseInt8(_) | LayerOp::Requantize(_) => None,
+        LayerOp::DenseInt8(d) => Some(dense_int8::plan(model, layer, input_shape, d)),
+        LayerOp::Requantize(r) => Some(requantize::plan(model, layer, input_shape, r)),
     }
 }
 
@@ -167,6 +176,9 @@ pub struct TensorMem {
     /// The format, for the images.
     #[serde(skip)]
     pub raw_format: Format,
+    /// The codes a trained value is clamped to (`TensorSpec::range`).
+    #[serde(skip)]
+    pub range: (i128, i128),
 }
 
 impl TensorMem {
@@ -200,6 +212,7 @@ impl TensorMem {
             instance: instance.to_string(),
             mem,
             raw_format: spec.format,
+            range: spec.range,
         }
     }
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::fixed::Format;
+use crate::layers::dense_int8::Affine;
 use crate::model::{Model, Training};
 use crate::network::{Network, SimError};
 use crate::qat::argmax;
@@ -56,6 +57,11 @@ pub fn training_section(model: &Model) -> Result<Training, ModelError> {
 /// quantization and overflow modes), and `t` (float targets `[S, outputs]`)
 /// or `labels` (integer class indices, one per sample; one-hot targets 1.0/0.0) or
 /// both (then `t` are the targets and `labels` only score accuracy).
+///
+/// For an int8 output (a `dense_int8` or `requantize` last layer), `x` and
+/// `t` hold int8 codes (the real value of an `ap_fixed<8,8>` code is the
+/// code) and the one-hot targets of `labels` are the codes of 1.0 and 0.0
+/// in the output's affine quantization.
 ///
 /// Targets are converted to the output format with its quantization mode; a
 /// target outside the format's range is an error rather than wrapped or
@@ -112,7 +118,10 @@ pub fn from_arrays(model: &Model, path: &Path, mut arrays: BTreeMap<String, Arra
                     format!("has neither 't' (float targets [S, {n_out}]) nor 'labels' (integer class indices [S])"),
                 ));
             };
-            one_hot(path, labels, n_out, out)?
+            match model.layers.last().and_then(|l| l.kind().output_quantization()) {
+                Some(q) => one_hot_int8(labels, n_out, q),
+                None => one_hot(path, labels, n_out, out)?,
+            }
         }
     };
     if let Some(extra) = arrays.keys().find(|k| !k.starts_with("meta/")) {
@@ -148,6 +157,15 @@ fn one_hot(path: &Path, labels: &[usize], n_out: usize, out: Format) -> Result<V
     })?;
     let zero = target_code(out, 0.0).map_err(|m| TensorError::tensor(path, "labels", format!("one-hot targets need 0.0: {m}")))?;
     Ok(labels.iter().map(|&l| (0..n_out).map(|o| if o == l { one } else { zero }).collect()).collect())
+}
+
+/// One-hot targets of `labels` for an int8 output quantized by `q`: the
+/// codes of the real values 1.0 and 0.0, `clamp(round(1 / s) + z)` and `z`
+/// (ties away from zero, as TFLite quantizes).
+fn one_hot_int8(labels: &[usize], n_out: usize, q: Affine) -> Vec<Vec<i128>> {
+    let z = i128::from(q.zero_point());
+    let one = ((1.0 / f64::from(q.scale())).round() as i128).saturating_add(z).clamp(-128, 127);
+    labels.iter().map(|&l| (0..n_out).map(|o| if o == l { one } else { z }).collect()).collect()
 }
 
 /// An array's float values, or an error naming it.

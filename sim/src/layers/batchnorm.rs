@@ -128,8 +128,8 @@ impl LayerKind for BatchNorm {
 
     fn tensors(&self) -> Vec<TensorSpec> {
         vec![
-            TensorSpec { key: "scale", role: "scale", shape: vec![self.channels], format: self.scale, trainable: self.trainable[SCALE] },
-            TensorSpec { key: "shift", role: "shift", shape: vec![self.channels], format: self.shift, trainable: self.trainable[SHIFT] },
+            TensorSpec::new("scale", "scale", vec![self.channels], self.scale, self.trainable[SCALE]),
+            TensorSpec::new("shift", "shift", vec![self.channels], self.shift, self.trainable[SHIFT]),
         ]
     }
 

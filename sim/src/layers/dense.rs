@@ -189,20 +189,8 @@ impl LayerKind for Dense {
 
     fn tensors(&self) -> Vec<TensorSpec> {
         vec![
-            TensorSpec {
-                key: "w",
-                role: "weights",
-                shape: vec![self.outputs, self.inputs],
-                format: self.precision.weight,
-                trainable: self.trainable.weights,
-            },
-            TensorSpec {
-                key: "b",
-                role: "biases",
-                shape: vec![self.outputs],
-                format: self.precision.bias,
-                trainable: self.trainable.biases,
-            },
+            TensorSpec::new("w", "weights", vec![self.outputs, self.inputs], self.precision.weight, self.trainable.weights),
+            TensorSpec::new("b", "biases", vec![self.outputs], self.precision.bias, self.trainable.biases),
         ]
     }
 

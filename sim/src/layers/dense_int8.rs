@@ -162,6 +162,10 @@ pub struct DenseInt8 {
     pub trainable: Trainable,
     /// The TFLite operator the quantization was read from (`tflite:`), if any.
     pub tflite: Option<TfliteSource>,
+    /// Hardware folding: output neurons in parallel (`1..=outputs`).
+    pub pe: usize,
+    /// Hardware folding: inputs per cycle (`1..=inputs`).
+    pub simd: usize,
     input_q: Affine,
     output_q: Affine,
     /// The weight scales' float32 bits: one, or one per output.
@@ -219,6 +223,8 @@ impl DenseInt8 {
             rounding,
             trainable,
             tflite: None,
+            pe: 1,
+            simd: 1,
             input_q: input,
             output_q: output,
             weight_scales: weight_scales.iter().map(|s| s.to_bits()).collect(),
@@ -241,6 +247,25 @@ impl DenseInt8 {
     /// The weight scales: one (per tensor) or one per output channel.
     pub fn weight_scales(&self) -> Vec<f32> {
         self.weight_scales.iter().map(|&b| f32::from_bits(b)).collect()
+    }
+
+    /// The codes a trained bias is clamped to: `+-(2^31 - 1 - 127 * inputs *
+    /// x_max)`, `x_max` the largest `|x - z_in|` of an int8 code, so that
+    /// with any weights in `-127..=127` no int32 accumulator can overflow
+    /// (the kernel's condition, [`FullyConnected::new`]), and the hardware's
+    /// wrapping int32 sum is TFLite's for every member ES tries. (`(0, 0)`
+    /// for a layer so wide that even zero biases could overflow.)
+    pub fn bias_range(&self) -> (i128, i128) {
+        let z = i128::from(self.input_q.zero_point);
+        let x_max = (-128 - z).abs().max((127 - z).abs());
+        let b = (i128::from(i32::MAX) - 127 * self.inputs as i128 * x_max).max(0);
+        (-b, b)
+    }
+
+    /// The multiplier and shift of output channel `c` (the one of a
+    /// per-tensor weight scale for every `c`).
+    pub fn multiplier(&self, c: usize) -> QuantizedMultiplier {
+        self.multipliers[if self.multipliers.len() == 1 { 0 } else { c.min(self.multipliers.len() - 1) }]
     }
 
     /// The smallest and largest output code (the activation range).
@@ -273,6 +298,11 @@ impl DenseInt8 {
         })
     }
 
+    /// The weight scale of output channel `c`.
+    fn weight_scale(&self, c: usize) -> f32 {
+        f32::from_bits(self.weight_scales[if self.weight_scales.len() == 1 { 0 } else { c }])
+    }
+
     /// The real multiplier of output channel `c`, `s_in * s_w[c] / s_out`.
     fn real_multiplier(&self, c: usize) -> f64 {
         let s = f32::from_bits(self.weight_scales[if self.weight_scales.len() == 1 { 0 } else { c }]);
@@ -299,7 +329,7 @@ impl DenseInt8 {
     /// Reads a `type: dense_int8` entry of the model file.
     pub(crate) fn from_file(input: &LayerInput) -> Result<DenseInt8, ModelError> {
         let (c, lf) = (input.c, input.lf);
-        input.only(&["inputs", "outputs", "activation", "trainable", "quantization", "rounding", "tflite"], &[])?;
+        input.only(&["inputs", "outputs", "activation", "trainable", "quantization", "rounding", "tflite", "pe", "simd"], &[])?;
         let feed = int8_feed(input)?;
         let count = input.input_count();
         if let [h, w, ch] = input.shape {
@@ -321,7 +351,7 @@ impl DenseInt8 {
         refuse_trainable_quantization(input)?;
         let [weights, biases] = input.trainable(["weights", "biases"])?;
         let trainable = Trainable { weights, biases };
-        match (&lf.quantization, &lf.tflite) {
+        let mut d = match (&lf.quantization, &lf.tflite) {
             (Some(_), Some(t)) => Err(c.err(t, "a dense_int8 layer takes `quantization` or `tflite`, not both")),
             (None, None) => Err(input.err_at_type(
                 "a dense_int8 layer needs `quantization` (input, output, weight_scales) or `tflite` (file, output: a FULLY_CONNECTED operator's output tensor)",
@@ -356,7 +386,10 @@ impl DenseInt8 {
                 };
                 DenseInt8::new(prev_len, outputs, activation, in_q, out_q, &scales, rounding, trainable).map_err(|(i, m)| at(i, m))
             }
-        }
+        }?;
+        d.pe = c.fold(&lf.pe, "pe", d.outputs, "outputs")?;
+        d.simd = c.fold(&lf.simd, "simd", d.inputs, "inputs")?;
+        Ok(d)
     }
 }
 
@@ -585,14 +618,8 @@ impl LayerKind for DenseInt8 {
 
     fn tensors(&self) -> Vec<TensorSpec> {
         vec![
-            TensorSpec {
-                key: "w",
-                role: "weights",
-                shape: vec![self.outputs, self.inputs],
-                format: weight_format(),
-                trainable: self.trainable.weights,
-            },
-            TensorSpec { key: "b", role: "biases", shape: vec![self.outputs], format: bias_format(), trainable: self.trainable.biases },
+            TensorSpec::new("w", "weights", vec![self.outputs, self.inputs], weight_format(), self.trainable.weights),
+            TensorSpec { range: self.bias_range(), ..TensorSpec::new("b", "biases", vec![self.outputs], bias_format(), self.trainable.biases) },
         ]
     }
 
@@ -660,8 +687,32 @@ impl LayerKind for DenseInt8 {
     }
 
     fn init_masters(&self, draw: &mut dyn FnMut(f32) -> f32) -> Vec<Vec<f32>> {
-        let a = (127.0 * (6.0 / self.inputs as f64).sqrt()).clamp(1.0, 127.0) as f32;
-        vec![(0..self.inputs * self.outputs).map(|_| draw(a)).collect(), vec![0.0; self.outputs]]
+        // Uniform in +-sqrt(6 / fan_in) in real units, in codes of each
+        // channel's scale (at least one code, at most 127).
+        let a = (6.0 / self.inputs as f64).sqrt();
+        let w = (0..self.outputs)
+            .flat_map(|c| {
+                let bound = (a / f64::from(self.weight_scale(c))).clamp(1.0, 127.0) as f32;
+                (0..self.inputs).map(|_| draw(bound)).collect::<Vec<f32>>()
+            })
+            .collect();
+        vec![w, vec![0.0; self.outputs]]
+    }
+
+    fn param_scales(&self, tensor: usize) -> Option<Vec<f32>> {
+        let s_in = f64::from(self.input_q.scale());
+        Some(match tensor {
+            W => (0..self.outputs).flat_map(|c| std::iter::repeat_n(self.weight_scale(c), self.inputs)).collect(),
+            _ => (0..self.outputs).map(|c| (s_in * f64::from(self.weight_scale(c))) as f32).collect(),
+        })
+    }
+
+    fn output_real(&self, code: i128) -> f64 {
+        (code - i128::from(self.output_q.zero_point)) as f64 * f64::from(self.output_q.scale())
+    }
+
+    fn output_ceiling(&self) -> i128 {
+        self.act_max.into()
     }
 
     fn formats(&self) -> Vec<(&'static str, Format)> {
@@ -669,7 +720,7 @@ impl LayerKind for DenseInt8 {
     }
 
     fn folding(&self) -> String {
-        "-".into()
+        format!("{}/{}", self.pe, self.simd)
     }
 
     fn activation(&self) -> Option<Activation> {

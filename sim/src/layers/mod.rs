@@ -302,9 +302,20 @@ pub struct TensorSpec {
     pub format: Format,
     /// True if it is retrained on the device.
     pub trainable: bool,
+    /// The codes a trained value is clamped to (ES, on the host and in the
+    /// hardware): by default the format's ([`crate::train::order::clamp_range`]);
+    /// a kind narrows it where its arithmetic needs it (`dense_int8`'s
+    /// biases: no int32 accumulator may overflow).
+    pub range: (i128, i128),
 }
 
 impl TensorSpec {
+    /// The tensor `key` (`role`) of `shape` in `format`, clamped to the
+    /// format's range when trained.
+    pub fn new(key: &'static str, role: &'static str, shape: Vec<usize>, format: Format, trainable: bool) -> TensorSpec {
+        TensorSpec { key, role, shape, format, trainable, range: crate::train::order::clamp_range(&format) }
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         self.shape.iter().product()
@@ -413,6 +424,29 @@ pub trait LayerKind: std::fmt::Debug {
     /// adds the parameter gradients into `b.grads` and returns the
     /// gradient with respect to the input (empty if not `b.want_input`).
     fn backward(&self, b: Backward<'_>) -> Vec<f32>;
+
+    /// The real value of one code of each parameter of tensor `tensor`
+    /// relative to its format's value, for quantization-aware training's
+    /// step sizes (a step of `lr` in real units is `lr / scale` in the
+    /// format's units); `None` when the format's value is the real value
+    /// (every `ap_fixed` kind). `dense_int8`: `s_w[c]` for weights,
+    /// `s_in * s_w[c]` for biases.
+    fn param_scales(&self, _tensor: usize) -> Option<Vec<f32>> {
+        None
+    }
+
+    /// The real value of output code `code`: by default the output format's
+    /// value; an int8 kind's `(code - z_out) * s_out`.
+    fn output_real(&self, code: i128) -> f64 {
+        self.output_format().to_f64(code)
+    }
+
+    /// The largest output code: the upper bound of quantization-aware
+    /// training's straight-through mask (by default the output format's
+    /// `max_raw`; an int8 layer's activation clamp).
+    fn output_ceiling(&self) -> i128 {
+        self.output_format().max_raw()
+    }
 
     /// The initial master values of quantization-aware training, one vector
     /// per tensor, drawn from `draw(bound)` (a uniform value in `±bound`).

@@ -142,6 +142,10 @@ impl LayerKind for Requantize {
         Some(self.output_q)
     }
 
+    fn output_real(&self, code: i128) -> f64 {
+        (code - i128::from(self.output_q.zero_point())) as f64 * f64::from(self.output_q.scale())
+    }
+
     fn input_quantization(&self) -> Option<Affine> {
         Some(self.input_q)
     }

@@ -17,13 +17,15 @@
 //! handed to an observer as a [`GroupRecord`], so co-simulation can compare
 //! the hardware with this model at every update.
 
+use rayon::prelude::*;
+
 use crate::model::{Fitness, Model, Training};
 use crate::network::Network;
 use crate::weights::Params;
 
 use super::eval::{Buffer, EvalMode, Evaluator};
 use super::noise::NoiseSource;
-use super::order::{clamp_range, trainable_params, ParamRef};
+use super::order::{trainable_params, ParamRef};
 use super::po2::quantize_signal;
 use super::TrainError;
 
@@ -138,7 +140,7 @@ impl Trainer {
         let evaluator = Evaluator::new(mode, &net, buffer);
         let (model, params) = net.into_parts();
         let noise = (0..training.blocks).map(|j| NoiseSource::seeded(&training.noise, training.seed, j)).collect();
-        let ranges = model.layers.iter().map(|l| l.kind().tensors().iter().map(|t| clamp_range(&t.format)).collect()).collect();
+        let ranges = model.layers.iter().map(|l| l.kind().tensors().iter().map(|t| t.range).collect()).collect();
         Ok(Trainer { model, training, params, order, noise, noise_override: None, evaluator, iteration: 0, ranges, spare_noise: Vec::new(), members: Vec::new() })
     }
 
@@ -231,11 +233,52 @@ impl Trainer {
     /// The noise of every member of a group of `active` blocks (`[member][block]`),
     /// drawn in the hardware's order: member by member, block by block;
     /// with `antithetic`, odd members mirror the member before.
+    ///
+    /// Each block draws from its own LFSR, so the blocks' sequences are
+    /// independent: without a test override, chunks of blocks draw in
+    /// parallel, each block its members' values in member order (the same
+    /// values as the member-by-member order).
     fn draw_group(&mut self, active: usize) -> Vec<Vec<i64>> {
         let t = self.training;
         let mirrored = |m: usize| t.fitness == Fitness::Antithetic && m % 2 == 1;
         let mut noise = std::mem::take(&mut self.spare_noise);
         noise.resize_with(t.population, Vec::new);
+        if self.noise_override.is_none() && active <= self.noise.len() {
+            // The members that draw (the others mirror), and per chunk of
+            // blocks their values, `[drawing member][block in chunk]`.
+            let drawing: Vec<usize> = (0..t.population).filter(|&m| !mirrored(m)).collect();
+            let nd = drawing.len();
+            const CHUNK: usize = 128;
+            let chunks: Vec<Vec<i64>> = self.noise[..active]
+                .par_chunks_mut(CHUNK)
+                .map(|sources| {
+                    let w = sources.len();
+                    let mut v = vec![0i64; nd * w];
+                    for (j, src) in sources.iter_mut().enumerate() {
+                        for d in 0..nd {
+                            v[d * w + j] = src.draw();
+                        }
+                    }
+                    v
+                })
+                .collect();
+            let mut d = 0;
+            for m in 0..t.population {
+                let mut e = std::mem::take(&mut noise[m]);
+                e.clear();
+                if mirrored(m) {
+                    e.extend(noise[m - 1].iter().map(|&x| x.saturating_neg()));
+                } else {
+                    for c in &chunks {
+                        let w = c.len() / nd;
+                        e.extend_from_slice(&c[d * w..(d + 1) * w]);
+                    }
+                    d += 1;
+                }
+                noise[m] = e;
+            }
+            return noise;
+        }
         for m in 0..t.population {
             let mut e = std::mem::take(&mut noise[m]);
             e.clear();
@@ -268,37 +311,47 @@ impl Trainer {
         let noise = self.draw_group(refs.len());
         let mut members = std::mem::take(&mut self.members);
         members.resize_with(t.population, Vec::new);
-        for (v, e) in members.iter_mut().zip(&noise) {
+        members.par_iter_mut().zip(&noise).for_each(|(v, e)| {
             v.clear();
             v.extend((0..refs.len()).map(|j| {
                 let (lo, hi) = ranges[j];
                 before[j].saturating_add(i128::from(e[j]) << t.perturb_shift).clamp(lo, hi)
             }));
-        }
+        });
         let member_losses = self.evaluator.evaluate_members(&mut self.params, &refs, &members);
         self.members = members;
         let member_losses = member_losses?;
+        // Per member, in order, its quantized signal and the member whose
+        // noise it scales; then every block's accumulator over them in
+        // member order (blocks are independent: chunks run in parallel).
         let mut losses: Vec<u32> = Vec::with_capacity(t.population);
-        for (m, (&loss, e)) in member_losses.iter().zip(&noise).enumerate() {
+        let mut terms: Vec<(i128, usize)> = Vec::with_capacity(t.population);
+        for (m, &loss) in member_losses.iter().enumerate() {
             let mirrored = t.fitness == Fitness::Antithetic && m % 2 == 1;
             // The signal and the noise it scales.
             let signal = match t.fitness {
                 Fitness::Antithetic if mirrored => {
                     let prev = losses.last().copied().unwrap_or(loss);
-                    Some((i64::from(prev) - i64::from(loss), m.checked_sub(1).map(|p| &noise[p])))
+                    Some((i64::from(prev) - i64::from(loss), m.checked_sub(1)))
                 }
                 Fitness::Antithetic => None,
-                Fitness::Baseline => Some((i64::from(loss) - i64::from(baseline.unwrap_or(loss)), Some(e))),
-                Fitness::Plain => Some((i64::from(loss), Some(e))),
+                Fitness::Baseline => Some((i64::from(loss) - i64::from(baseline.unwrap_or(loss)), Some(m))),
+                Fitness::Plain => Some((i64::from(loss), Some(m))),
             };
             if let Some((s, Some(scaled))) = signal {
-                let q = i128::from(quantize_signal(s, t.loss_quantization));
-                for (a, &ej) in acc.iter_mut().zip(scaled) {
-                    *a = saturating_accumulate(*a, q * i128::from(ej));
-                }
+                terms.push((i128::from(quantize_signal(s, t.loss_quantization)), scaled));
             }
             losses.push(loss);
         }
+        const ACC_CHUNK: usize = 256;
+        acc.par_chunks_mut(ACC_CHUNK).enumerate().for_each(|(c, acc)| {
+            let base = c * ACC_CHUNK;
+            for &(q, m) in &terms {
+                for (a, &ej) in acc.iter_mut().zip(&noise[m][base..]) {
+                    *a = saturating_accumulate(*a, q * i128::from(ej));
+                }
+            }
+        });
         let mut changed = Vec::with_capacity(refs.len());
         let mut after = Vec::with_capacity(refs.len());
         for (j, r) in refs.iter().enumerate() {

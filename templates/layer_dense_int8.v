@@ -1,0 +1,47 @@
+{% import "macros.txt" as m -%}
+/*
+{% call m::header(" *", gen) %}{% endcall %}
+ *
+ * Layer {= l.name =}: {= l.op =}: TFLite's reference int8 FULLY_CONNECTED
+ * (docs/numerics.md, "Int8 layers"), in three stages:
+ *   input    {= l.x.name =}: int8 codes; the offset x - ({= r.z_in =}) as {= q.x_off.name =}
+{%- call m::mvau_comment(d, wm, bm) %}{% endcall %}
+ *   requant  {= r.rounding_name =} rounding, output zero point {= r.out_zp =}, clamp {= r.act_min =}..{= r.act_max =}
+ *   output   {= l.y.name =}
+ *   folding  PE={= d.pe =} SIMD={= d.simd =}: {= d.nf =} neuron folds x {= d.sf =} synapse folds
+ *            = {= l.cycles =} cycles per vector, output valid {= l.latency =} cycles after input
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module {= l.module =} ({% call m::stream_ports(l) %}{% endcall %}
+{%- call m::mvau_tr_ports(d, wm, bm) %}{% endcall %}
+);
+
+// The input offset: every int8 code minus the input zero point, in 9 bits
+// (exact: -255 .. 255). Wires, on the input stream's handshake.
+localparam [8:0] Z_IN = {= r.z_in_9() =};  // {= r.z_in =}
+wire [{= l.inputs * 9 - 1 =}:0] xo_data;
+wire xo_valid = in_valid;
+wire xo_ready;
+assign in_ready = xo_ready;
+
+genvar i;
+generate
+    for (i = 0; i < {= l.inputs =}; i = i + 1) begin : g_offset
+        assign xo_data[i*9 +: 9] = {in_data[i*8+7], in_data[i*8 +: 8]} - Z_IN;
+    end
+endgenerate
+
+// The int32 accumulators, one vector of {= l.outputs =} per input vector.
+wire [{= l.outputs * 32 - 1 =}:0] acc_data;
+wire acc_valid;
+wire acc_ready;
+
+{% include "mvau_inst.v" %}
+{% include "requant_inst.v" %}
+endmodule
+
+`resetall
