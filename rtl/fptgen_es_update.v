@@ -21,7 +21,8 @@
 module fptgen_es_update #(
     // Width of the signed parameter codes and bounds (1..65)
     parameter integer P_W = 9,
-    // Width of the signed noise value (fptgen_itb's noise output)
+    // Width of the signed noise value (fptgen_itb's noise output: 3 for
+    // rademacher, b + 2 for b-bit uniform; 2..34)
     parameter integer E_W = 3,
     // A noise value moves a parameter by e << SIGMA codes (0..31)
     parameter integer SIGMA = 0,
@@ -47,7 +48,7 @@ localparam integer S_W = (M_W > ST_W ? M_W : ST_W) + 1;          // exact sums
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
-    if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 33 || SIGMA < 0 || SIGMA > 31 ||
+    if (P_W < 1 || P_W > 65 || E_W < 2 || E_W > 34 || SIGMA < 0 || SIGMA > 31 ||
             LR_SHIFT < -31 || LR_SHIFT > 31) begin : g_error_out_of_range
         fptgen_param_error_es_update_out_of_range error_inst ();
     end

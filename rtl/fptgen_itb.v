@@ -4,9 +4,9 @@
  * One block serves one trainable parameter at a time (docs/training.md,
  * "Hardware"):
  *   - draw latches a noise value e from NOISE_BITS fresh LFSR bits
- *     (rademacher: e = bit ? +1 : -1; uniform: the bits as a two's
- *     complement number); noise shows e sign-extended by one bit, so that
- *     -e of an antithetic pair fits too;
+ *     (rademacher: e = bit ? +1 : -1; uniform: 2u + 1 with u the bits as
+ *     a two's complement number, the odd values -(2^b - 1) .. 2^b - 1,
+ *     zero mean); noise shows e sign-extended by one bit;
  *   - acc_en adds Q(s) * e to the saturating 32-bit gradient accumulator G:
  *     with EXACT = 0, Q(s) = +-2^exp from fptgen_po2 and the product is a
  *     shift (rademacher noise: the shared one-hot 2^exp, added or
@@ -40,7 +40,7 @@ module fptgen_itb #(
     input  wire [NOISE_BITS-1:0] noise_bits,
     input  wire               draw,
     // the noise value plus one sign bit
-    output wire [(UNIFORM != 0 ? NOISE_BITS : 2):0] noise,
+    output wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2):0] noise,
 
     input  wire               acc_en,
     input  wire [S_W-1:0]     signal,
@@ -56,7 +56,7 @@ module fptgen_itb #(
 
 `include "fptgen_clog2.vh"
 
-localparam integer E_W = UNIFORM != 0 ? NOISE_BITS : 2;   // noise value width
+localparam integer E_W = UNIFORM != 0 ? NOISE_BITS + 1 : 2;   // noise value width
 localparam integer T_W = E_W + S_W + 1;                    // Q(s) * e, exact
 localparam integer GS_W = (T_W > 32 ? T_W : 32) + 1;
 
@@ -77,7 +77,7 @@ generate
     if (UNIFORM != 0) begin : g_uniform
         always @(posedge clk) begin
             if (draw) begin
-                e_reg <= noise_bits;
+                e_reg <= {noise_bits, 1'b1};  // 2u + 1
             end
         end
     end else begin : g_rademacher

@@ -253,7 +253,8 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         uniform: u32::from(uniform),
         lfsr_width,
         noise_bits,
-        noise_w: if uniform { noise_bits } else { 2 } + 1,
+        // uniform: 2u + 1 needs b + 1 bits; rademacher: +-1 needs 2.
+        noise_w: if uniform { noise_bits + 1 } else { 2 } + 1,
         sigma: tr.perturb_shift,
         lr_shift: tr.lr_shift,
         seed: tr.seed,

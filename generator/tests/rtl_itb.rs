@@ -57,8 +57,9 @@ impl Set {
     /// The noise value that `noise_bits` give.
     fn noise(&self, bits: u64) -> i128 {
         if self.uniform {
+            // 2u + 1, u the bits as two's complement (docs/training.md, "Noise").
             let v = i128::from(bits) & ((1i128 << self.noise_bits) - 1);
-            if (v >> (self.noise_bits - 1)) & 1 == 1 { v - (1i128 << self.noise_bits) } else { v }
+            2 * (if (v >> (self.noise_bits - 1)) & 1 == 1 { v - (1i128 << self.noise_bits) } else { v }) + 1
         } else if bits & 1 == 1 {
             1
         } else {
@@ -143,7 +144,9 @@ fn itb_matches_the_reference() {
     }
     v += "\n);\n";
     for (i, s) in sets.iter().enumerate() {
-        let ew = if s.uniform { s.noise_bits } else { 2 } + 1;
+        // The block's noise port: 2u + 1 in b + 1 bits (uniform) or +-1 in
+        // 2, sign-extended by one.
+        let ew = if s.uniform { s.noise_bits + 1 } else { 2 } + 1;
         let sw = s.sw();
         let ext = if s.p_s { format!("param{i}") } else { format!("{{1'b0, param{i}}}") };
         write!(

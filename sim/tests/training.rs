@@ -705,8 +705,8 @@ fn lfsr_period_is_maximal_by_matrix_order() {
 }
 
 /// Consecutive noise values use consecutive, disjoint runs of the LFSR's
-/// output bits: `uniform` takes b bits (first = least significant) as two's
-/// complement, `rademacher` takes one bit.
+/// output bits: `uniform` takes b bits (first = least significant) as a
+/// two's complement `u` and gives `2u + 1`, `rademacher` takes one bit.
 #[test]
 fn uniform_values_never_reuse_bits() {
     let strat = (prop::sample::select(widths().to_vec()), 1u32..=32, any::<u64>(), any::<usize>(), any::<bool>());
@@ -724,9 +724,9 @@ fn uniform_values_never_reuse_bits() {
                     for k in 0..b {
                         v |= i64::from(bits.step()) << k;
                     }
-                    let want = if v >= 1 << (b - 1) { v - (1 << b) } else { v };
+                    let want = 2 * (if v >= 1 << (b - 1) { v - (1 << b) } else { v }) + 1;
                     prop_assert_eq!(e, want);
-                    prop_assert!(e >= -(1 << (b - 1)) && e < 1 << (b - 1));
+                    prop_assert!(e >= -(1 << b) + 1 && e < 1 << b && e % 2 != 0);
                 } else {
                     prop_assert_eq!(e, if bits.step() { 1 } else { -1 });
                 }

@@ -2,8 +2,12 @@
 //!
 //! A value takes fresh LFSR output bits, never a window shared with another
 //! value: `rademacher` takes one bit `o` and gives `o ? +1 : -1`; `uniform`
-//! takes `b` bits, the first as the least significant, and reads them as a
-//! `b`-bit two's complement number in `[-2^(b-1), 2^(b-1) - 1]`.
+//! takes `b` bits, the first as the least significant, reads them as a
+//! `b`-bit two's complement number `u` and gives `2u + 1`: the odd numbers
+//! of `[-(2^b - 1), 2^b - 1]`, each with probability `2^-b`, so the values
+//! are symmetric about 0 and their mean is 0 (a plain two's complement
+//! value would have mean -1/2, which biases `baseline` and `plain`
+//! fitness).
 
 use super::lfsr::Lfsr;
 use crate::model::{Distribution, Noise};
@@ -53,7 +57,7 @@ impl NoiseSource {
                 for k in 0..b {
                     v |= u64::from(self.lfsr.step()) << k;
                 }
-                twos_complement(v, b)
+                2 * twos_complement(v, b) + 1
             }
         }
     }
