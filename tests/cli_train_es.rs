@@ -252,3 +252,39 @@ fn check_prints_the_examples_training_lines() {
     // jet: fc4's 32*5 + 5 = 165 parameters, P = 4: G = 42, 42 * 8 = 336 passes.
     assert!(out.contains("  training: N 8, k 10, P 4, M 64, T 165, G 42; 336 forward passes per sample per iteration;"), "{out}");
 }
+
+/// `train-es` runs the model's feedback rule (`rule: dfa`) exactly as the
+/// library's `FeedbackTrainer` does, and `generate` refuses the rule (no
+/// hardware yet) with a message that says what works.
+#[test]
+fn runs_a_feedback_rule_like_the_library_and_generate_refuses_it() {
+    let c = Case::new();
+    let text = std::fs::read_to_string(c.path("model.yaml")).expect("model");
+    std::fs::write(c.path("model.yaml"), text.replace("training:                # on-device ES training (docs/training.md)", "training:\n  rule: dfa")).expect("write");
+    let (x, t, _) = tiny_data(10);
+    c.data("data.npz", &[arr("x", &[10, 2], x.clone()), arr("t", &[10, 2], t.clone())]);
+    let (code, out, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rule dfa"), "{out}");
+    let model = fptgen_sim::model::load(&c.path("model.yaml")).expect("model");
+    let params = weights::load(&model, Conversion::Exact).expect("weights");
+    let training = model.training.expect("a training section");
+    let q = |v: &[f64], f: fptgen_sim::fixed::Format| v.iter().map(|&a| f.exact_f64(a).expect("on the grid")).collect::<Vec<i128>>();
+    let inputs: Vec<Vec<i128>> = x.chunks(2).take(4).map(|c| q(c, model.input_format)).collect();
+    let targets: Vec<Vec<i128>> = t.chunks(2).take(4).map(|c| q(c, model.output_format())).collect();
+    let buffer = Buffer::new(&model, inputs, targets).expect("buffer");
+    let mut trainer = fptgen_sim::train::FeedbackTrainer::new(Network::new(model.clone(), params).expect("net"), training, buffer).expect("trainer");
+    let mut losses = vec![trainer.loss()];
+    for _ in 0..2 {
+        losses.push(trainer.run_iteration(&mut |_| {}));
+    }
+    for (i, l) in losses.iter().enumerate() {
+        assert!(out.contains(&format!("iteration {i}: loss {l} ")), "iteration {i} loss {l} in:\n{out}");
+    }
+    let loaded = weights::load_from(&model, &c.path("weights.es.npz"), Conversion::Exact).expect("loads against the model");
+    assert_eq!(&loaded, trainer.params());
+    let (code, _, err) = c.run(&["generate", "model.yaml", "-o", "out"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("training rule dfa has no hardware yet") && err.contains("train-es runs dfa in the simulator"), "{err}");
+    assert!(!c.path("out").exists());
+}

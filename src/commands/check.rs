@@ -169,6 +169,17 @@ pub fn training_line(m: &Model, t: &Training) -> String {
         Distribution::Rademacher => format!("rademacher {}-bit LFSR", t.noise.width.bits()),
         Distribution::Uniform => format!("uniform {} bits of a {}-bit LFSR", t.noise.bits, t.noise.width.bits()),
     };
+    if t.rule != fptgen_sim::model::Rule::Es {
+        return format!(
+            "training: rule {} (feedback, dense layers; simulator only so far), k {}, M {}, T {trainable}; \
+             1 forward pass and 1 update per sample per iteration; lr_shift {}, seed {}",
+            t.rule.name(),
+            t.iterations,
+            t.buffer,
+            t.lr_shift,
+            t.seed
+        );
+    }
     format!(
         "training: N {}, k {}, P {}, M {}, T {trainable}, G {}; {} forward passes per sample per iteration; \
          {}, {}, {noise}, sigma {}, lr_shift {}, seed {}",

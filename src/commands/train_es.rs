@@ -8,7 +8,9 @@ use anyhow::{anyhow, bail};
 use fptgen_sim::data::es::{accuracy, buffer, ratio, read_data, training_section};
 use fptgen_sim::network::Network;
 use fptgen_sim::tensor::{self, NamedArray, OutValues};
-use fptgen_sim::train::{EvalMode, Trainer};
+use fptgen_sim::model::Rule;
+use fptgen_sim::train::{EvalMode, FeedbackTrainer, Trainer};
+use fptgen_sim::weights::Params;
 use fptgen_sim::weights;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -44,9 +46,12 @@ pub fn run(
     let m = training.buffer;
     let buffer = buffer(&model, m, &data, data_path)?;
     let net = Network::new(model.clone(), params)?;
-    let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Batched)?;
+    let mut trainer: Box<dyn Device> = match training.rule {
+        Rule::Es => Box::new(Trainer::with_training(net, training, buffer, EvalMode::Batched)?),
+        Rule::Drtp | Rule::Dfa => Box::new(FeedbackTrainer::new(net, training, buffer)?),
+    };
     let k = training.iterations;
-    let groups = trainer.groups() as u64;
+    let steps = trainer.steps();
     let out_format = model.output_format();
     let per_output = (m * model.output_len()) as f64;
     let describe = |loss: u32, acc: Option<(usize, usize)>| -> String {
@@ -57,29 +62,20 @@ pub fn run(
         }
         s
     };
-    println!(
-        "training {}: {} of {} parameters, {} groups of {} blocks, {} members, {k} iterations, buffer {m} of {} samples",
-        model.name,
-        trainer.order().len(),
-        model.params(),
-        groups,
-        training.blocks,
-        training.population,
-        data.inputs.len()
-    );
+    println!("training {}: {}, {k} iterations, buffer {m} of {} samples", model.name, trainer.header(), data.inputs.len());
     let mut rows: Vec<(u64, u32, Option<f64>)> = Vec::new();
     let acc0 = accuracy(&trainer.network()?, &data)?;
     println!("iteration 0: {}", describe(trainer.loss(), acc0));
     rows.push((0, trainer.loss(), acc0.map(ratio)));
 
-    let bar = ProgressBar::new(k.saturating_mul(groups));
+    let bar = ProgressBar::new(k.saturating_mul(steps.0));
     bar.set_style(
-        ProgressStyle::with_template("{wide_bar} {pos}/{len} groups, iteration {msg}, {elapsed} elapsed, ETA {eta}")
+        ProgressStyle::with_template(&format!("{{wide_bar}} {{pos}}/{{len}} {}, iteration {{msg}}, {{elapsed}} elapsed, ETA {{eta}}", steps.1))
             .map_err(|e| anyhow!("progress bar template: {e}"))?,
     );
     for i in 1..=k {
         bar.set_message(format!("{i}/{k}"));
-        let loss = trainer.run_iteration(&mut |_| bar.inc(1))?;
+        let loss = trainer.run_iteration(&mut || bar.inc(1))?;
         let acc = accuracy(&trainer.network()?, &data)?;
         bar.suspend(|| println!("iteration {i}: {}", describe(loss, acc)));
         rows.push((i, loss, acc.map(ratio)));
@@ -103,6 +99,74 @@ pub fn run(
         log.map(|l| format!(", log {}", l.display())).unwrap_or_default()
     );
     Ok(())
+}
+
+/// What the command needs of a device trainer: ES ([`Trainer`]) or a
+/// feedback rule ([`FeedbackTrainer`]).
+trait Device {
+    /// What trains, for the first line.
+    fn header(&self) -> String;
+    /// Steps per iteration and their name, for the progress bar.
+    fn steps(&self) -> (u64, &'static str);
+    /// One iteration, `tick` after every step; the buffer loss after it.
+    fn run_iteration(&mut self, tick: &mut dyn FnMut()) -> anyhow::Result<u32>;
+    /// The buffer loss.
+    fn loss(&self) -> u32;
+    /// The parameters.
+    fn params(&self) -> &Params;
+    /// The network with the current parameters.
+    fn network(&self) -> anyhow::Result<Network>;
+}
+
+impl Device for Trainer {
+    fn header(&self) -> String {
+        let t = self.training();
+        format!(
+            "rule es, {} of {} parameters, {} groups of {} blocks, {} members",
+            self.order().len(),
+            self.model().params(),
+            self.groups(),
+            t.blocks,
+            t.population
+        )
+    }
+    fn steps(&self) -> (u64, &'static str) {
+        (self.groups() as u64, "groups")
+    }
+    fn run_iteration(&mut self, tick: &mut dyn FnMut()) -> anyhow::Result<u32> {
+        Ok(Trainer::run_iteration(self, &mut |_| tick())?)
+    }
+    fn loss(&self) -> u32 {
+        Trainer::loss(self)
+    }
+    fn params(&self) -> &Params {
+        Trainer::params(self)
+    }
+    fn network(&self) -> anyhow::Result<Network> {
+        Ok(Trainer::network(self)?)
+    }
+}
+
+impl Device for FeedbackTrainer {
+    fn header(&self) -> String {
+        let trainable: usize = self.model().layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len()).sum();
+        format!("rule {}, {trainable} of {} parameters, one update per sample", self.rule().name(), self.model().params())
+    }
+    fn steps(&self) -> (u64, &'static str) {
+        (self.buffer_len() as u64, "samples")
+    }
+    fn run_iteration(&mut self, tick: &mut dyn FnMut()) -> anyhow::Result<u32> {
+        Ok(FeedbackTrainer::run_iteration(self, &mut |_| tick()))
+    }
+    fn loss(&self) -> u32 {
+        FeedbackTrainer::loss(self)
+    }
+    fn params(&self) -> &Params {
+        FeedbackTrainer::params(self)
+    }
+    fn network(&self) -> anyhow::Result<Network> {
+        Ok(Network::new(self.model().clone(), self.params().clone())?)
+    }
 }
 
 /// `<weights stem>.es.npz` beside the model's weights archive.

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, TrainingFile,
+    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, TrainingFile,
 };
 use super::{
-    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Source, Training,
+    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, Training,
     DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
@@ -338,7 +338,24 @@ impl Checker<'_> {
             Some(t) => {
                 let trainable: u64 =
                     layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len() as u64).sum();
-                Some(self.training(t, trainable)?)
+                let training = self.training(t, trainable)?;
+                if training.rule != Rule::Es {
+                    // The feedback rules train dense layers (their update
+                    // is an outer product of a delta and the input).
+                    if let Some(l) = layers.iter().find(|l| l.kind().tensors().iter().any(|t| t.trainable) && !matches!(l.op, LayerOp::Dense(_))) {
+                        let at = t.value.rule.as_ref().expect("a rule other than es was written");
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "rule {} trains dense layers only; layer '{}' is a trainable {} layer (use rule es)",
+                                training.rule.name(),
+                                l.name,
+                                l.kind().type_name()
+                            ),
+                        ));
+                    }
+                }
+                Some(training)
             }
         };
         Ok(Model {
@@ -473,7 +490,13 @@ impl Checker<'_> {
             Some(LossQuantizationFile::Po2) => LossQuantization::Po2,
             Some(LossQuantizationFile::Exact) => LossQuantization::Exact,
         };
+        let rule = match f.rule.as_ref().map(|r| r.value) {
+            None | Some(RuleFile::Es) => Rule::Es,
+            Some(RuleFile::Drtp) => Rule::Drtp,
+            Some(RuleFile::Dfa) => Rule::Dfa,
+        };
         Ok(Training {
+            rule,
             population,
             iterations,
             blocks,

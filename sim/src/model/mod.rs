@@ -512,6 +512,9 @@ impl std::fmt::Display for LossQuantization {
 /// `1..=noise.width`; `perturb_shift` is at most 31 and `|lr_shift|` at most 31.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Training {
+    /// The training rule: evolution strategies (the default) or a
+    /// forward-only feedback rule (`docs/training.md`, "Feedback rules").
+    pub rule: Rule,
     /// N, members per group.
     pub population: usize,
     /// k, passes over all groups.
@@ -538,10 +541,38 @@ pub struct Training {
     pub seed: u64,
 }
 
+/// How the device trains (`training: rule:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Rule {
+    /// Evolution strategies: perturbed members, loss differences, updates
+    /// ([`crate::train::Trainer`]).
+    #[default]
+    Es,
+    /// Direct random target projection: each trainable hidden layer's
+    /// delta is a fixed random projection of the target class
+    /// ([`crate::train::feedback`]).
+    Drtp,
+    /// Direct feedback alignment: a fixed random projection of the output
+    /// error ([`crate::train::feedback`]).
+    Dfa,
+}
+
+impl Rule {
+    /// The model file's name of the rule.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Es => "es",
+            Rule::Drtp => "drtp",
+            Rule::Dfa => "dfa",
+        }
+    }
+}
+
 impl Default for Training {
     /// The defaults of `docs/training.md`'s table.
     fn default() -> Self {
         Training {
+            rule: Rule::Es,
             population: 100,
             iterations: 100,
             blocks: 1,

@@ -343,6 +343,9 @@ impl<'de> Deserialize<'de> for InputsFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingFile {
+    /// The training rule: `es`, `drtp` or `dfa`.
+    #[serde(default)]
+    pub rule: Option<Spanned<RuleFile>>,
     /// N, members per group.
     #[serde(default)]
     pub population: Option<Spanned<u64>>,
@@ -377,6 +380,18 @@ pub struct TrainingFile {
     /// Seeds every LFSR.
     #[serde(default)]
     pub seed: Option<u64>,
+}
+
+/// Training rules accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleFile {
+    /// Evolution strategies.
+    Es,
+    /// Direct random target projection.
+    Drtp,
+    /// Direct feedback alignment.
+    Dfa,
 }
 
 /// The `noise:` subsection of `training:`.

@@ -41,6 +41,7 @@
 mod batched;
 pub mod es;
 pub mod eval;
+pub mod feedback;
 pub mod lfsr;
 pub mod noise;
 pub mod order;
@@ -48,6 +49,7 @@ pub mod po2;
 
 pub use es::{rounded_step, saturating_accumulate, GroupRecord, Trainer};
 pub use eval::{naive_loss, sample_loss, Buffer, EvalMode, Evaluator};
+pub use feedback::{FeedbackTrainer, SampleRecord};
 pub use lfsr::{block_seed, splitmix64, taps, Lfsr};
 pub use noise::NoiseSource;
 pub use order::{trainable_params, ParamRef};

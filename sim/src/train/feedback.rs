@@ -1,0 +1,279 @@
+//! The forward-only feedback rules, `training: rule: drtp` and `dfa`
+//! (seed 002; `docs/training.md`, "Feedback rules"), on raw codes with
+//! integer arithmetic only: the simulator's definition of what the device
+//! does, one buffered sample at a time.
+//!
+//! For a sample, the network runs forward once with the current
+//! parameters. With `y` the output codes and `t` the target codes, the
+//! output error is `e_k = y_k - t_k` and the target class `k*` the first
+//! index of the largest `t_k`. Each trainable (dense) layer `l`, with input
+//! codes `x` and output codes `a`, then gets a delta per output `o`:
+//!
+//! ```text
+//! g[o]     = e[o]                                  (l the output layer)
+//!          = sum_k B_l[o][k] * e[k]                (dfa, a hidden layer)
+//!          = -B_l[o][k*]                           (drtp, a hidden layer)
+//! delta[o] = g[o] if f'(o) else 0                  (relu: f'(o) = a[o] > 0; linear: always)
+//! ```
+//!
+//! `B_l` is a fixed matrix of +-1 ([`feedback_matrix`]): never stored in the
+//! hardware, regenerated from an LFSR. DRTP is DFA with the error replaced
+//! by the part of it known before the output is: `-onehot(k*)` (Frenkel,
+//! Lefebvre and Bol, 2021). Every delta comes from the same forward pass;
+//! then every trainable tensor of every trainable layer is updated, with
+//! `s = lr_shift`, `F_x`, `F_w`, `F_b` the fraction bits of the layer's
+//! input, weight and bias formats and `R(v, k)` = `v / 2^k` rounded to
+//! nearest, ties to even (`v * 2^-k` for `k < 0`):
+//!
+//! ```text
+//! w[o][i] <- clamp(w[o][i] - R(delta[o] * x[i], s + F_x - F_w))
+//! b[o]    <- clamp(b[o]    - R(delta[o],        s - F_b))
+//! ```
+//!
+//! that is `w -= 2^-s * delta * x` and `b -= 2^-s * delta` in real units of
+//! the weights and inputs (the delta in output codes), clamped to the
+//! tensor's range ([`crate::layers::TensorSpec::range`]). The samples of
+//! the buffer run in order, `iterations` times.
+
+use crate::model::{LayerOp, Model, Rule, Training};
+use crate::network::Network;
+use crate::weights::Params;
+use crate::layers::dense::{B, W};
+use crate::layers::Activation;
+
+use super::eval::{naive_loss, Buffer};
+use super::lfsr::{splitmix64, Lfsr};
+use super::TrainError;
+use crate::model::LfsrWidth;
+
+/// Mixed into the training seed for the feedback matrices, so that they
+/// are not the ES blocks' LFSR streams.
+const FEEDBACK_TAG: u64 = 0xFEED_BAC4_0000_0002;
+
+/// `B_l` of trainable layer `layer` (its index in the model): `outputs`
+/// rows of `classes` signs, row-major, the bits of one 32-bit LFSR
+/// (`docs/training.md`, "Noise") seeded with `splitmix64(seed ^ FEEDBACK_TAG)`
+/// and the layer index as its block number, read in order: entry
+/// `(o, k)` is `+1` if output bit `o * classes + k` is 1, else `-1`.
+pub fn feedback_matrix(seed: u64, layer: usize, outputs: usize, classes: usize) -> Vec<i8> {
+    let mut lfsr = Lfsr::seeded(LfsrWidth::W32, splitmix64(seed ^ FEEDBACK_TAG), layer);
+    (0..outputs * classes).map(|_| if lfsr.step() { 1 } else { -1 }).collect()
+}
+
+/// `R(v, k)`: `v / 2^k` rounded to the nearest integer, ties to even;
+/// `v * 2^-k` (saturating) for `k < 0`.
+pub fn round_shift(v: i128, k: i32) -> i128 {
+    if k <= 0 {
+        let k = k.unsigned_abs().min(127);
+        return v.checked_mul(1i128.checked_shl(k).unwrap_or(i128::MAX)).unwrap_or(if v < 0 { i128::MIN } else { i128::MAX });
+    }
+    let k = k.min(126) as u32;
+    let q = v >> k;
+    let dropped = v - (q << k);
+    let half = 1i128 << (k - 1);
+    let up = dropped > half || (dropped == half && q & 1 == 1);
+    q + i128::from(up)
+}
+
+/// What one sample's step did: enough to check a device against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleRecord {
+    /// Iteration number, from 0.
+    pub iteration: u64,
+    /// The sample's index in the buffer.
+    pub sample: usize,
+    /// Per trainable layer (model index), its deltas.
+    pub deltas: Vec<(usize, Vec<i128>)>,
+    /// Parameters whose value changed.
+    pub changed: usize,
+}
+
+/// One trainable layer's fixed data.
+#[derive(Debug, Clone)]
+struct Trained {
+    layer: usize,
+    relu: bool,
+    /// `B_l` (empty for the output layer, which gets the error itself).
+    feedback: Vec<i8>,
+    /// Shifts of the weight and bias updates.
+    shift_w: i32,
+    shift_b: i32,
+    /// Whether each tensor trains, and its clamp range.
+    train_w: Option<(i128, i128)>,
+    train_b: Option<(i128, i128)>,
+}
+
+/// Trains a network's dense layers with a feedback rule, exactly as the
+/// device does (see the module documentation).
+#[derive(Debug)]
+pub struct FeedbackTrainer {
+    model: Model,
+    training: Training,
+    params: Params,
+    buffer: Buffer,
+    layers: Vec<Trained>,
+    iteration: u64,
+}
+
+impl FeedbackTrainer {
+    /// A trainer for `net` with `training` (whose rule must be `drtp` or
+    /// `dfa`) on `buffer` (`training.buffer` samples). Errors: another rule,
+    /// a trainable layer that is not dense, no trainable parameter, a
+    /// buffer of another size.
+    pub fn new(net: Network, training: Training, buffer: Buffer) -> Result<FeedbackTrainer, TrainError> {
+        if !matches!(training.rule, Rule::Drtp | Rule::Dfa) {
+            return Err(TrainError::Config(format!("rule {} is not a feedback rule (drtp, dfa)", training.rule.name())));
+        }
+        if buffer.len() != training.buffer {
+            return Err(TrainError::BufferSize { got: buffer.len(), want: training.buffer });
+        }
+        let (model, params) = net.into_parts();
+        let classes = model.output_len();
+        let last = model.layers.len().saturating_sub(1);
+        let s = training.lr_shift;
+        let mut layers = Vec::new();
+        for (l, layer) in model.layers.iter().enumerate() {
+            let specs = layer.kind().tensors();
+            if !specs.iter().any(|t| t.trainable) {
+                continue;
+            }
+            let LayerOp::Dense(d) = &layer.op else {
+                return Err(TrainError::Config(format!(
+                    "rule {} trains dense layers only; layer '{}' is a trainable {} layer",
+                    training.rule.name(),
+                    layer.name,
+                    layer.kind().type_name()
+                )));
+            };
+            let (fx, fw, fb) = (layer.input_format.frac_bits(), d.precision.weight.frac_bits(), d.precision.bias.frac_bits());
+            layers.push(Trained {
+                layer: l,
+                relu: d.activation == Activation::Relu,
+                feedback: if l == last { Vec::new() } else { feedback_matrix(training.seed, l, d.outputs, classes) },
+                shift_w: s.saturating_add(fx).saturating_sub(fw),
+                shift_b: s.saturating_sub(fb),
+                train_w: specs[W].trainable.then_some(specs[W].range),
+                train_b: specs[B].trainable.then_some(specs[B].range),
+            });
+        }
+        if layers.is_empty() {
+            return Err(TrainError::NoTrainable);
+        }
+        Ok(FeedbackTrainer { model, training, params, buffer, layers, iteration: 0 })
+    }
+
+    /// The current parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The rule.
+    pub fn rule(&self) -> Rule {
+        self.training.rule
+    }
+
+    /// Samples in the buffer.
+    pub fn buffer_len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Iterations run so far.
+    pub fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    /// The buffer loss of the current parameters (the sum of `|y - t|`
+    /// over every output of every buffered sample, saturated to 32 bits,
+    /// as ES's).
+    pub fn loss(&self) -> u32 {
+        naive_loss(&self.model, &self.params, &self.buffer)
+    }
+
+    /// Runs one iteration (every buffered sample once, in order), handing
+    /// each sample's record to `observer`. Returns the buffer loss
+    /// afterwards.
+    pub fn run_iteration(&mut self, observer: &mut dyn FnMut(&SampleRecord)) -> u32 {
+        for s in 0..self.buffer.len() {
+            let record = self.sample(s);
+            observer(&record);
+        }
+        self.iteration += 1;
+        self.loss()
+    }
+
+    /// Runs `iterations` iterations; returns the buffer loss afterwards.
+    pub fn run(&mut self, iterations: u64, observer: &mut dyn FnMut(&SampleRecord)) -> u32 {
+        for _ in 0..iterations {
+            self.run_iteration(observer);
+        }
+        self.loss()
+    }
+
+    /// One sample: the forward pass, every delta, then every update.
+    fn sample(&mut self, s: usize) -> SampleRecord {
+        let x = &self.buffer.inputs()[s];
+        let t = &self.buffer.targets()[s];
+        let outs = self.model.forward_all(&self.params, x);
+        let y = outs.last().cloned().unwrap_or_default();
+        let e: Vec<i128> = y.iter().zip(t).map(|(&a, &b)| a - b).collect();
+        let k_star = (0..t.len()).fold(0, |best, k| if t[k] > t[best] { k } else { best });
+        let classes = e.len();
+        let mut deltas = Vec::with_capacity(self.layers.len());
+        for tl in &self.layers {
+            let a = &outs[tl.layer];
+            let delta: Vec<i128> = (0..a.len())
+                .map(|o| {
+                    let g = if tl.feedback.is_empty() {
+                        e[o]
+                    } else {
+                        let row = &tl.feedback[o * classes..(o + 1) * classes];
+                        match self.training.rule {
+                            Rule::Drtp => -i128::from(row[k_star]),
+                            _ => row.iter().zip(&e).map(|(&b, &v)| i128::from(b) * v).sum(),
+                        }
+                    };
+                    if tl.relu && a[o] <= 0 {
+                        0
+                    } else {
+                        g
+                    }
+                })
+                .collect();
+            deltas.push((tl.layer, delta));
+        }
+        // The updates, from the deltas and inputs of this forward pass.
+        let mut changed = 0;
+        for (tl, (l, delta)) in self.layers.iter().zip(&deltas) {
+            let input = self.model.layer_input(*l, |src| match src {
+                crate::model::Source::Input => x.as_slice(),
+                crate::model::Source::Layer(j) => outs[j].as_slice(),
+            });
+            let n_in = input.len();
+            let p = &mut self.params.layers[*l];
+            for (o, &d) in delta.iter().enumerate() {
+                if d == 0 {
+                    continue;
+                }
+                if let Some((lo, hi)) = tl.train_w {
+                    for (w, &xi) in p.tensors[W][o * n_in..(o + 1) * n_in].iter_mut().zip(input.iter()) {
+                        let next = w.saturating_sub(round_shift(d.saturating_mul(xi), tl.shift_w)).clamp(lo, hi);
+                        changed += usize::from(next != *w);
+                        *w = next;
+                    }
+                }
+                if let Some((lo, hi)) = tl.train_b {
+                    let b = &mut p.tensors[B][o];
+                    let next = b.saturating_sub(round_shift(d, tl.shift_b)).clamp(lo, hi);
+                    changed += usize::from(next != *b);
+                    *b = next;
+                }
+            }
+        }
+        SampleRecord { iteration: self.iteration, sample: s, deltas, changed }
+    }
+}
