@@ -15,7 +15,10 @@
 //!    simulator.
 //! 4. ES retrains a subset of the parameters with the hardware's exact
 //!    algorithm (`fptgen_sim::train::Trainer`, N, k, P, M below), for each
-//!    subset, each precision of the trained layer and each sigma.
+//!    subset, each precision of the trained layer and each sigma; with
+//!    `--rule dfa` or `drtp`, the feedback rule instead
+//!    (`fptgen_sim::train::FeedbackTrainer`, M and k below, step
+//!    `--feedback-lr-shift`; `docs/results/rules.md`).
 //!
 //! Precision W of the trained layer: its trained tensors get W-bit formats
 //! with the same integer bits (`ap_fixed<W, I>`), holding the deployed 4-bit
@@ -48,10 +51,10 @@ use clap::Parser;
 use mnist_args::MnistArgs;
 use fptgen_sim::data::{self, Dataset};
 use fptgen_sim::fixed::Format;
-use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Trainable, Training};
+use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Rule, Trainable, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::qat::accuracy;
-use fptgen_sim::train::{Buffer, EvalMode, Trainer};
+use fptgen_sim::train::{Buffer, EvalMode, FeedbackTrainer, Trainer};
 use fptgen_sim::weights::{self, Conversion, Params};
 use plotters::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -117,6 +120,15 @@ struct Args {
     /// Validation images (the end of the training set).
     #[arg(long, default_value_t = 10_000)]
     validation: usize,
+    /// The training rule: es (the default), or seed 002's forward-only
+    /// feedback rules dfa or drtp (docs/training.md, "Feedback rules"; one
+    /// forward pass and one update per buffered sample per iteration).
+    #[arg(long, default_value = "es")]
+    rule: String,
+    /// The feedback rules' lr_shift (their step is 2^-lr_shift times the
+    /// delta, in output codes, times the input).
+    #[arg(long, default_value_t = 12, allow_hyphen_values = true)]
+    feedback_lr_shift: i32,
 }
 
 /// One retraining run.
@@ -343,6 +355,33 @@ fn run(
     let held = d.slice(half..d.len());
     let net = Network::new(m, p)?;
     let before = accuracy(&net, &held)? as f64 / held.len() as f64;
+    let rule = match a.rule.as_str() {
+        "es" => Rule::Es,
+        "dfa" => Rule::Dfa,
+        "drtp" => Rule::Drtp,
+        other => bail!("--rule {other}: expected es, dfa or drtp"),
+    };
+    if rule != Rule::Es {
+        let training = Training { rule, lr_shift: a.feedback_lr_shift, ..training };
+        let mut trainer = FeedbackTrainer::new(net, training, buffer)?;
+        let loss_before = trainer.loss();
+        let loss_after = trainer.run(a.iterations, &mut |_| {});
+        let after = accuracy(&Network::new(trainer.model().clone(), trainer.params().clone())?, &held)? as f64 / held.len() as f64;
+        return Ok(Row {
+            subset: subset.to_string(),
+            precision: bits,
+            sigma,
+            params: t as usize,
+            groups: 0,
+            perturb_shift: 0,
+            lr_shift: a.feedback_lr_shift,
+            before,
+            after,
+            loss_before,
+            loss_after,
+            seconds: 0.0,
+        });
+    }
     let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Batched)?;
     let loss_before = trainer.loss();
     trainer.run(a.iterations, &mut |_| {})?;
