@@ -167,6 +167,9 @@ enum Command {
     },
     /// Train the model's trainable parameters with evolution strategies,
     /// exactly as the on-chip training hardware does (docs/training.md).
+    /// Also `fptgen train-device`: with `training: rule: dfa` or `drtp` it
+    /// runs that forward-only feedback rule instead (one forward pass and
+    /// one update per buffered sample; docs/training.md, "Feedback rules").
     ///
     /// Runs the model file's `training:` section bit-accurately on the first
     /// M samples of --data (M = `buffer`): every iteration runs every group
@@ -178,6 +181,7 @@ enum Command {
     /// goes to stderr when it is a terminal. Writes the trained parameters
     /// as a new weights archive with `meta/es_seed` and `meta/es_iterations`;
     /// never replaces an existing file.
+    #[command(visible_alias = "train-device")]
     TrainEs {
         /// Model file (YAML) with a `training:` section.
         #[arg(value_name = "MODEL")]

@@ -238,9 +238,12 @@ fn bad_model_or_options() {
 fn help_documents_every_option() {
     let (code, out, err) = fptgen(&["train-es", "--help"], &root());
     assert_eq!(code, 0, "{err}");
-    for o in ["--data", "--iterations", "--output", "--log", "--quantize", "MODEL", "labels", "es_seed", "iteration, loss"] {
+    for o in ["--data", "--iterations", "--output", "--log", "--quantize", "MODEL", "labels", "es_seed", "iteration, loss", "train-device", "rule: dfa"] {
         assert!(out.contains(o), "`fptgen train-es --help` does not mention {o}:\n{out}");
     }
+    // The same command under the name that fits every rule.
+    let (code, alias, err) = fptgen(&["train-device", "--help"], &root());
+    assert_eq!((code, alias), (0, out), "{err}");
 }
 
 #[test]
@@ -253,7 +256,7 @@ fn check_prints_the_examples_training_lines() {
     assert!(out.contains("  training: N 8, k 10, P 4, M 64, T 165, G 42; 336 forward passes per sample per iteration;"), "{out}");
 }
 
-/// `train-es` runs the model's feedback rule (`rule: dfa`) exactly as the
+/// `train-device` (`train-es`) runs the model's feedback rule (`rule: dfa`) exactly as the
 /// library's `FeedbackTrainer` does, and `generate` refuses the rule (no
 /// hardware yet) with a message that says what works.
 #[test]
@@ -263,7 +266,7 @@ fn runs_a_feedback_rule_like_the_library_and_generate_refuses_it() {
     std::fs::write(c.path("model.yaml"), text.replace("training:                # on-device ES training (docs/training.md)", "training:\n  rule: dfa")).expect("write");
     let (x, t, _) = tiny_data(10);
     c.data("data.npz", &[arr("x", &[10, 2], x.clone()), arr("t", &[10, 2], t.clone())]);
-    let (code, out, err) = c.run(&["train-es", "model.yaml", "--data", "data.npz"]);
+    let (code, out, err) = c.run(&["train-device", "model.yaml", "--data", "data.npz"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("rule dfa"), "{out}");
     let model = fptgen_sim::model::load(&c.path("model.yaml")).expect("model");
