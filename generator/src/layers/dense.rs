@@ -22,6 +22,7 @@
 //! `pe` columns).
 
 use askama::Template;
+use fptgen_sim::fixed::Format;
 use fptgen_sim::layers::dense::{Dense, B, W};
 use fptgen_sim::layers::{Activation, TensorSpec};
 use fptgen_sim::model::{Layer, Model};
@@ -75,17 +76,26 @@ pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize) ->
         TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem"),
         TensorMem::new(layer, B, &specs[B], [rows, 1], [d.pe, 1], "u_dense.u_bmem"),
     ];
-    let plan = DensePlan {
-        pe: d.pe,
-        simd: d.simd,
-        nf: d.outputs.div_ceil(d.pe),
-        sf: d.inputs.div_ceil(d.simd),
-        relu: u32::from(d.activation == Activation::Relu),
-        w: d.precision.weight.into(),
-        b: d.precision.bias.into(),
-        acc: d.precision.accum.into(),
-    };
+    let p = &d.precision;
+    let plan = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], d.activation == Activation::Relu, [p.weight, p.bias, p.accum]);
     (plan, memories)
+}
+
+impl DensePlan {
+    /// The unit of a `rows x cols` matrix folded `pe x simd`, with a relu
+    /// or not, and its weight, bias and accumulator formats.
+    pub(super) fn new([rows, cols]: [usize; 2], [pe, simd]: [usize; 2], relu: bool, [w, b, acc]: [Format; 3]) -> DensePlan {
+        DensePlan {
+            pe,
+            simd,
+            nf: rows.div_ceil(pe),
+            sf: cols.div_ceil(simd),
+            relu: u32::from(relu),
+            w: w.into(),
+            b: b.into(),
+            acc: acc.into(),
+        }
+    }
 }
 
 #[derive(Template)]

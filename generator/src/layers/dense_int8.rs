@@ -55,16 +55,7 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
         TensorMem::new(&layer.name, B, &specs[B], [d.outputs, 1], [d.pe, 1], "u_dense.u_bmem"),
     ];
     let acc = int32_format();
-    let dense = DensePlan {
-        pe: d.pe,
-        simd: d.simd,
-        nf: d.outputs.div_ceil(d.pe),
-        sf: d.inputs.div_ceil(d.simd),
-        relu: 0,
-        w: specs[W].format.into(),
-        b: specs[B].format.into(),
-        acc: acc.into(),
-    };
+    let dense = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], false, [specs[W].format, specs[B].format, acc]);
     let requant = RequantPlan::new(d.outputs, d.rounding, d.input_q().zero_point(), (d.output_q().zero_point(), d.activation_range().0, d.activation_range().1), |c| d.multiplier(c));
     let kp = DenseInt8Plan { dense, x_off: offset_format(), acc: acc.into(), requant };
     super::layer_plan(model, layer, input_shape, memories, KindPlan::DenseInt8(kp))
