@@ -22,18 +22,7 @@ module {= l.module =} ({% call m::stream_ports(l) %}{% endcall %}
 
 // The input offset: every int8 code minus the input zero point, in 9 bits
 // (exact: -255 .. 255). Wires, on the input stream's handshake.
-localparam [8:0] Z_IN = {= r.z_in_9() =};  // {= r.z_in =}
-wire [{= l.inputs * 9 - 1 =}:0] xo_data;
-wire xo_valid = in_valid;
-wire xo_ready;
-assign in_ready = xo_ready;
-
-genvar i;
-generate
-    for (i = 0; i < {= l.inputs =}; i = i + 1) begin : g_offset
-        assign xo_data[i*9 +: 9] = {in_data[i*8+7], in_data[i*8 +: 8]} - Z_IN;
-    end
-endgenerate
+{%- call m::int8_offset(r, l.inputs, 9) %}{% endcall %}
 
 // The int32 accumulators, one vector of {= l.outputs =} per input vector.
 wire [{= l.outputs * 32 - 1 =}:0] acc_data;

@@ -73,15 +73,11 @@ impl RequantPlan {
         }
     }
 
-    /// `z_in` as a 9-bit two's complement constant (`x - z_in` of int8
-    /// codes is in `-255..=255`, so 9 bits hold it exactly).
-    pub fn z_in_9(&self) -> String {
-        format!("9'h{:03x}", (self.z_in as u32) & 0x1ff)
-    }
-
-    /// `z_in` as a 32-bit two's complement constant.
-    pub fn z_in_32(&self) -> String {
-        format!("32'h{:08x}", self.z_in as u32)
+    /// `z_in` as a `w`-bit two's complement Verilog constant (`w` 9 to 32:
+    /// `x - z_in` of int8 codes is in `-255..=255`, so 9 bits hold it).
+    pub fn z_in_bits(&self, w: &usize) -> String {
+        let w = (*w).clamp(9, 32);
+        format!("{w}'h{:x}", (self.z_in as u32) & (u32::MAX >> (32 - w)))
     }
 }
 

@@ -243,13 +243,13 @@ impl Trainer {
         let mirrored = |m: usize| t.fitness == Fitness::Antithetic && m % 2 == 1;
         let mut noise = std::mem::take(&mut self.spare_noise);
         noise.resize_with(t.population, Vec::new);
-        if self.noise_override.is_none() && active <= self.noise.len() {
-            // The members that draw (the others mirror), and per chunk of
-            // blocks their values, `[drawing member][block in chunk]`.
-            let drawing: Vec<usize> = (0..t.population).filter(|&m| !mirrored(m)).collect();
-            let nd = drawing.len();
-            const CHUNK: usize = 128;
-            let chunks: Vec<Vec<i64>> = self.noise[..active]
+        // Without a test override, per chunk of blocks, the drawing
+        // (non-mirrored) members' values, `[drawing member][block in chunk]`.
+        let parallel = self.noise_override.is_none() && active <= self.noise.len();
+        let nd = (0..t.population).filter(|&m| !mirrored(m)).count();
+        const CHUNK: usize = 128;
+        let chunks: Vec<Vec<i64>> = if parallel {
+            self.noise[..active]
                 .par_chunks_mut(CHUNK)
                 .map(|sources| {
                     let w = sources.len();
@@ -261,29 +261,22 @@ impl Trainer {
                     }
                     v
                 })
-                .collect();
-            let mut d = 0;
-            for m in 0..t.population {
-                let mut e = std::mem::take(&mut noise[m]);
-                e.clear();
-                if mirrored(m) {
-                    e.extend(noise[m - 1].iter().map(|&x| x.saturating_neg()));
-                } else {
-                    for c in &chunks {
-                        let w = c.len() / nd;
-                        e.extend_from_slice(&c[d * w..(d + 1) * w]);
-                    }
-                    d += 1;
-                }
-                noise[m] = e;
-            }
-            return noise;
-        }
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut d = 0;
         for m in 0..t.population {
             let mut e = std::mem::take(&mut noise[m]);
             e.clear();
             if mirrored(m) {
                 e.extend(noise[m - 1].iter().map(|&x| x.saturating_neg()));
+            } else if parallel {
+                for c in &chunks {
+                    let w = c.len() / nd;
+                    e.extend_from_slice(&c[d * w..(d + 1) * w]);
+                }
+                d += 1;
             } else {
                 e.extend((0..active).map(|j| self.draw(j)));
             }
