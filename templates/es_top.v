@@ -35,29 +35,7 @@
 `default_nettype none
 
 module {= n.name =} (
-    input  wire clk,
-    input  wire rst,
-    input  wire [{= n.in_bits() - 1 =}:0] in_data,
-    input  wire in_valid,
-    output wire in_ready,
-    output wire [{= n.out_bits() - 1 =}:0] out_data,
-    output wire out_valid,
-    input  wire out_ready,
-    // training-sample load stream: {= t.words =} word(s) of {= t.word_w =} bits per input vector
-    // (word 0 first, holding bits [{= t.word_w - 1 =}:0]); the target with the last word
-    input  wire [{= t.word_w - 1 =}:0] ld_x,
-    input  wire [{= n.out_bits() - 1 =}:0] ld_t,
-    input  wire ld_valid,
-    output wire ld_ready,
-    // control and status
-    input  wire ctl_start,
-    input  wire ctl_pause,
-    input  wire ctl_resume,
-    input  wire [31:0] cfg_iterations,
-    output wire st_busy,
-    output wire st_paused,
-    output wire st_done,
-    output wire [31:0] st_iteration,
+{%- include "trainer_ports.v" %}
     output wire [{= t.group_w - 1 =}:0] st_group,
     output wire [{= t.member_w - 1 =}:0] st_member,
     output wire [31:0] st_last_loss,
@@ -67,12 +45,7 @@ module {= n.name =} (
     output wire [{= t.index_w() - 1 =}:0] mon_index,
     output wire [{= t.param_w - 1 =}:0] mon_param,
     output wire [31:0] mon_grad
-`ifdef FPTGEN_DUMP_FINAL
-    ,
-    // co-simulation only (the training harness's build defines FPTGEN_DUMP_FINAL):
-    // high on a rising edge, every trainable memory writes sim/run/<image>.final
-    input  wire dump_final
-`endif
+{% include "trainer_dump_port.v" %}
 );
 
 localparam integer P = {= t.p =};
@@ -148,38 +121,10 @@ fptgen_es_ctrl #(
     .signal(signal)
 );
 
-// ---------------------------------------------------------------------------
-// Sample buffer, pipeline arbitration, loss
-wire [{= n.in_bits() - 1 =}:0] x_data;
-wire [{= n.out_bits() - 1 =}:0] t_data;
-wire x_valid;
+// Buffered samples enter whenever the controller is not serving requests.
+wire x_gate = 1'b1;
 
-fptgen_sample_buf #(
-    .M({= t.m =}),
-    .X_W({= n.in_bits() =}),
-    .T_W({= n.out_bits() =}),
-    .WORDS({= t.words =}),
-    .WORD_W({= t.word_w =}),
-    .INTERVAL({= n.ii =})
-) u_buf (
-    .clk(clk),
-    .rst(rst),
-    .ld_x(ld_x),
-    .ld_t(ld_t),
-    .ld_valid(ld_valid),
-    .ld_ready(ld_ready),
-    .ld_enable(ld_enable),
-    .play(play),
-    .x_data(x_data),
-    .x_valid(x_valid),
-    .x_ready(!ext_mode && net_in_ready),
-    .t_data(t_data),
-    .t_next(train_out_fire)
-);
-
-assign in_ready = ext_mode && ext_accept && net_in_ready;
-assign out_valid = ext_mode && net_out_valid;
-assign out_data = net_out_data;
+{% include "trainer_buffer.v" %}
 
 fptgen_loss_acc #(
     .OUTPUTS({= n.outputs =}),
@@ -321,67 +266,9 @@ assign mon_index = op_update ? {% if t.index_w() > t.block_w %}{{{= t.index_w() 
 assign mon_param = updated;
 assign mon_grad = grad_flat[blk*32 +: 32];
 
-// ---------------------------------------------------------------------------
-// The inference pipeline
-{%- if n.in_port_beats != n.in_beats %}
+{% include "trainer_net.v" %}
 
-// Its input is an image, one pixel per beat: whole input vectors (requests
-// and buffered samples) go through a serializer.
-wire [{= n.in_beat_bits() - 1 =}:0] net_beat_data;
-wire net_beat_valid, net_beat_ready;
-
-fptgen_serialize #(
-    .BEATS({= n.in_beats =}),
-    .BEAT_W({= n.in_beat_bits() =})
-) u_serialize (
-    .clk(clk),
-    .rst(rst),
-    .in_data(ext_mode ? in_data : x_data),
-    .in_valid(ext_mode ? (in_valid && ext_accept) : x_valid),
-    .in_ready(net_in_ready),
-    .out_data(net_beat_data),
-    .out_valid(net_beat_valid),
-    .out_ready(net_beat_ready)
-);
-{%- endif %}
-
-{= n.name =}_net u_net (
-    .clk(clk),
-    .rst(rst),
-{%- if n.in_port_beats != n.in_beats %}
-    .in_data(net_beat_data),
-    .in_valid(net_beat_valid),
-    .in_ready(net_beat_ready),
-{%- else %}
-    .in_data(ext_mode ? in_data : x_data),
-    .in_valid(ext_mode ? (in_valid && ext_accept) : x_valid),
-    .in_ready(net_in_ready),
-{%- endif %}
-    .out_data(net_out_data),
-    .out_valid(net_out_valid),
-    .out_ready(ext_mode ? out_ready : 1'b1){% for x in t.tensors %},
-    .{= x.port() =}_tr_en(tr_en[{= x.index =}]),
-    .{= x.port() =}_tr_we(tr_we[{= x.index =}]),
-    .{= x.port() =}_tr_addr({= x.port() =}_tr_addr),
-    .{= x.port() =}_tr_col({= x.port() =}_tr_col),
-    .{= x.port() =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
-    .{= x.port() =}_tr_rdata({= x.port() =}_tr_rdata){% endfor %}
-);
-
-`ifdef FPTGEN_DUMP_FINAL
-// ---------------------------------------------------------------------------
-// Co-simulation only: the training harness raises dump_final for one cycle
-// before it ends, and every trainable memory writes its contents
-// (fptgen_param_mem's write_final task), which fptgen cosim --train compares
-// with the simulator's trained parameters.
-always @(posedge clk) begin
-    if (dump_final) begin
-{%- for x in t.tensors %}
-        u_net.u_{= x.layer =}.{= x.instance =}.write_final;
-{%- endfor %}
-    end
-end
-`endif
+{% include "trainer_dump.v" %}
 
 endmodule
 

@@ -27,6 +27,12 @@ module {= module_name =} (
     input  wire out_ready{% for c in layers %}{% for mem in c.l.trainable() %},
     // {= c.l.name =} {= mem.role =} trainer port (fptgen_param_mem)
 {%- call m::tr_ports(c.l.name ~ "_" ~ mem.key, mem.addr_w(), mem.col_w(), mem.format.width) %}{% endcall %}{% endfor %}{% endfor %}
+{%- if let Some(fb) = n.feedback %}{% for l in fb.layers %},
+    // {= l.name =}'s input and output vectors as the pipeline takes them (the feedback trainer's taps)
+    output wire [{= l.n_in * l.x_w as usize - 1 =}:0] tap_{= l.name =}_x,
+    output wire tap_{= l.name =}_x_fire,
+    output wire [{= l.n_out * l.a_w as usize - 1 =}:0] tap_{= l.name =}_a,
+    output wire tap_{= l.name =}_a_fire{% endfor %}{% endif %}
 );
 // Streams: <name>_data, <name>_valid, <name>_ready, one producer and one
 // consumer each; in_* are the input ports.
@@ -91,6 +97,14 @@ fptgen_concat #(
 {%- call m::tr_pass(c.l.name, mem.key) %}{% endcall %}{% endfor %}
 );
 {% endfor %}
+{%- if let Some(fb) = n.feedback %}
+{%- for l in fb.layers %}
+assign tap_{= l.name =}_x = {= l.input =}_data;
+assign tap_{= l.name =}_x_fire = {= l.input =}_valid && {= l.input =}_ready;
+assign tap_{= l.name =}_a = {= l.output =}_data;
+assign tap_{= l.name =}_a_fire = {= l.output =}_valid && {= l.output =}_ready;
+{%- endfor %}
+{% endif %}
 assign out_data = {= n.wiring.output =}_data;
 assign out_valid = {= n.wiring.output =}_valid;
 assign {= n.wiring.output =}_ready = out_ready;

@@ -2,10 +2,10 @@
 /*
 {% call m::header(" *", gen) %}{% endcall %}
  *
- * Verilator harness of {= n.name =}'s on-chip ES training (fptgen cosim --train).
+ * Verilator harness of {= n.name =}'s on-chip {% if h.feedback %}feedback-rule{% else %}ES{% endif %} training (fptgen cosim --train).
  *
  * usage: V{= n.name =} BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG
- *   BUFFER.hex    {= t.m =} lines "X T": a sample's input vector and target vector, hex
+ *   BUFFER.hex    {= h.m =} lines "X T": a sample's input vector and target vector, hex
  *   REQUESTS.hex  input vectors for inference requests, one per line
  *
  * Loads the buffer through the ld stream (with random gaps), starts
@@ -19,6 +19,9 @@
  *   L iteration group member loss              a member's loss (mon kind 0)
  *   Z iteration group loss                     the baseline loss (mon kind 1)
  *   U iteration group block param grad        an update (mon kind 2), hex
+ *   (the feedback rules instead: group is the sample, and
+ *   G iteration sample index delta             a delta (mon kind 0), hex
+ *   W iteration sample index value             a parameter written (mon kind 1), hex)
  *   A request iteration group output           an answer, tagged with the
  *                                              iteration and group when the
  *                                              request was accepted, hex
@@ -42,9 +45,9 @@ namespace {
 
 constexpr int kInBits = {= n.in_bits() =};
 constexpr int kOutBits = {= n.out_bits() =};
-constexpr int kParamBits = {= t.param_w =};
-constexpr int kWords = {= t.words =};       // ld_x words per input vector
-constexpr int kWordBits = {= t.word_w =};
+constexpr int kValueBits = {= h.value_w =};  // mon_{% if h.feedback %}value{% else %}param{% endif %}
+constexpr int kWords = {= h.words =};       // ld_x words per input vector
+constexpr int kWordBits = {= h.word_w =};
 
 }  // namespace
 
@@ -60,8 +63,8 @@ int main(int argc, char** argv) {
         while (f >> x >> t) buffer.emplace_back(parse_hex(x, kInBits), parse_hex(t, kOutBits));
     }
     const std::vector<Words> requests = read_vectors(argv[2], kInBits);
-    if (buffer.size() != {= t.m =} || requests.empty()) {
-        std::fprintf(stderr, "ERROR need {= t.m =} buffer samples and at least one request (got %zu, %zu)\n", buffer.size(), requests.size());
+    if (buffer.size() != {= h.m =} || requests.empty()) {
+        std::fprintf(stderr, "ERROR need {= h.m =} buffer samples and at least one request (got %zu, %zu)\n", buffer.size(), requests.size());
         return 3;
     }
     Rng rng(std::strtoull(argv[3], nullptr, 10));
@@ -107,7 +110,7 @@ int main(int argc, char** argv) {
             std::fprintf(log, "A %zu %u %u %s\n", r, it, g, to_hex(get_sig(top->out_data, kOutBits), kOutBits).c_str());
         }
         if (top->in_valid && top->in_ready) {
-            inflight.emplace_back(next_req % requests.size(), top->st_iteration, static_cast<uint32_t>(top->st_group));
+            inflight.emplace_back(next_req % requests.size(), top->st_iteration, static_cast<uint32_t>(top->{% if h.feedback %}st_sample{% else %}st_group{% endif %}));
             ++next_req;
             presenting = false;
         }
@@ -144,7 +147,7 @@ int main(int argc, char** argv) {
     bool busy = false, done = false, paused = false;
     uint32_t iteration = 0;
     uint64_t pause_until = 0;
-    const uint64_t limit = {= t.cycles_per_iteration =}ull * (iterations + 1) * 16 + 100000;
+    const uint64_t limit = {= h.iteration_cycles =}ull * (iterations + 1) * 16 + 100000;
     uint64_t start_cycle = cycle;
     while (!done || !inflight.empty() || presenting) {
         if (cycle - start_cycle > limit) {
@@ -162,7 +165,11 @@ int main(int argc, char** argv) {
         }
         if (top->mon_valid) {
             const uint32_t it = top->st_iteration;
-            const uint32_t g = static_cast<uint32_t>(top->st_group);
+            const uint32_t g = static_cast<uint32_t>(top->{% if h.feedback %}st_sample{% else %}st_group{% endif %});
+{%- if h.feedback %}
+            std::fprintf(log, "%c %u %u %u %s\n", top->mon_kind ? 'W' : 'G', it, g, static_cast<uint32_t>(top->mon_index),
+                         to_hex(get_sig(top->mon_value, kValueBits), kValueBits).c_str());
+{%- else %}
             switch (top->mon_kind) {
                 case 0:
                     std::fprintf(log, "L %u %u %u %u\n", it, g, static_cast<uint32_t>(top->mon_index), top->st_last_loss);
@@ -172,8 +179,9 @@ int main(int argc, char** argv) {
                     break;
                 default:
                     std::fprintf(log, "U %u %u %u %s %08x\n", it, g, static_cast<uint32_t>(top->mon_index),
-                                 to_hex(get_sig(top->mon_param, kParamBits), kParamBits).c_str(), top->mon_grad);
+                                 to_hex(get_sig(top->mon_param, kValueBits), kValueBits).c_str(), top->mon_grad);
             }
+{%- endif %}
         }
         sim.edge();
         top->ctl_start = 0;

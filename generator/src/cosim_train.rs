@@ -21,6 +21,7 @@ use fptgen_sim::model::Model;
 use fptgen_sim::network::Network;
 use fptgen_sim::train::eval::{Buffer, EvalMode};
 use fptgen_sim::train::es::{GroupRecord, Trainer};
+use fptgen_sim::train::order::ParamRef;
 use fptgen_sim::weights::Params;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -59,13 +60,25 @@ pub struct TrainCosimResult {
     pub final_params: usize,
     /// Measured cycles of each iteration (the uninterrupted run).
     pub iteration_cycles: Vec<u64>,
-    /// The schedule's cycles per iteration.
+    /// The schedule's cycles per iteration (the most, for a feedback
+    /// rule, whose iterations differ).
     pub predicted_cycles: u64,
+    /// The schedule's cycles of every iteration.
+    pub predicted: Vec<u64>,
+    /// A feedback rule's run: groups count samples, member losses deltas,
+    /// updates parameters written.
+    pub feedback: bool,
 }
 
 impl TrainCosimResult {
     /// The one-line summary `fptgen cosim --train` prints.
     pub fn summary(&self) -> String {
+        if self.feedback {
+            return format!(
+                "samples {} | deltas {} | parameters written {} | answers {} | pauses {} | final parameters {} | cycles per iteration measured {:?}, schedule {:?}",
+                self.groups, self.losses, self.updates, self.answers, self.pauses, self.final_params, self.iteration_cycles, self.predicted
+            );
+        }
         format!(
             "groups {} | member losses {} | updates {} | answers {} | pauses {} | final parameters {} | cycles per iteration measured {:?}, predicted {}",
             self.groups,
@@ -94,10 +107,18 @@ fn hex(vals: &[i128], f: fptgen_sim::fixed::Format) -> String {
 
 /// One event of the harness's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Event {
+pub(crate) enum Event {
+    /// ES: a member's loss.
     Loss { it: u64, group: u64, member: u64, loss: u32 },
+    /// ES: the baseline loss.
     Base { it: u64, group: u64, loss: u32 },
+    /// ES: a block's update.
     Update { it: u64, group: u64, block: u64, param: u128, grad: u32 },
+    /// Feedback rules: a delta (its index among the trainable layers'
+    /// outputs; the value as `value_w` bits).
+    Delta { it: u64, sample: u64, index: u64, value: u128 },
+    /// Feedback rules: a parameter written (its training-order index).
+    Write { it: u64, sample: u64, index: u64, value: u128 },
 }
 
 #[derive(Debug, Default)]
@@ -134,6 +155,15 @@ fn parse_log(text: &str) -> Result<Log, CosimError> {
                 param: f.get(4).and_then(|x| u128::from_str_radix(x, 16).ok()).ok_or_else(bad)?,
                 grad: f.get(5).and_then(|x| u32::from_str_radix(x, 16).ok()).ok_or_else(bad)?,
             }),
+            Some(k @ ("G" | "W")) => {
+                let (it, sample, index) = (num(1)?, num(2)?, num(3)?);
+                let value = f.get(4).and_then(|x| u128::from_str_radix(x, 16).ok()).ok_or_else(bad)?;
+                log.events.push(if k == "G" {
+                    Event::Delta { it, sample, index, value }
+                } else {
+                    Event::Write { it, sample, index, value }
+                });
+            }
             Some("B") => log.start = Some(num(1)?),
             Some("I") => log.iterations.push((num(1)?, num(2)?)),
             Some("A") => log.answers.push((num(1)? as usize, num(2)?, num(3)?, f.get(4).ok_or_else(bad)?.to_string())),
@@ -173,6 +203,12 @@ fn describe(e: &Event) -> String {
         Event::Update { it, group, block, param, grad } => format!(
             "iteration {it} group {group} block {block} update: mon_param = 0x{param:x}, mon_grad = 0x{grad:08x}"
         ),
+        Event::Delta { it, sample, index, value } => {
+            format!("iteration {it} sample {sample} delta {index}: mon_kind = 0, mon_value = 0x{value:x}")
+        }
+        Event::Write { it, sample, index, value } => {
+            format!("iteration {it} sample {sample} parameter {index} written: mon_kind = 1, mon_value = 0x{value:x}")
+        }
     }
 }
 
@@ -180,19 +216,39 @@ fn mismatch(msg: String) -> CosimError {
     CosimError::Mismatch(msg)
 }
 
+/// What the simulator predicts for a training run, whichever the rule.
+pub(crate) struct Expectation {
+    /// Every event, in order.
+    pub events: Vec<Event>,
+    /// The parameter changes in order, each after the state `(iteration,
+    /// group or sample)` in which requests see the parameters before it.
+    pub changes: Vec<((u64, u64), Vec<(ParamRef, i128)>)>,
+    /// The trained parameters.
+    pub final_params: Params,
+    /// Every iteration's cycles.
+    pub cycles: Vec<u64>,
+    /// What the summary counts: groups (or samples), member losses (or
+    /// deltas), updates (or writes).
+    pub counts: (usize, usize, usize),
+}
+
 /// Runs the training co-simulation of the design generated in `dir`.
 pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosimOptions) -> Result<TrainCosimResult, CosimError> {
-    let t = plan.trainer.as_ref().ok_or_else(|| CosimError::Harness("the design has no trainer".into()))?;
+    let m = match (&plan.trainer, &plan.feedback) {
+        (Some(t), _) => t.m,
+        (None, Some(f)) => f.m,
+        _ => return Err(CosimError::Harness("the design has no trainer".into())),
+    };
     let dir = &std::path::absolute(dir).map_err(io(dir))?;
     let model = net.model();
     let training = model.training.ok_or_else(|| CosimError::Harness("the model has no training: section".into()))?;
     let training = fptgen_sim::model::Training { iterations: opts.iterations, ..training };
 
     // Buffer: random inputs, random targets in the output format.
-    let inputs = stimulus(net, t.m, opts.seed);
+    let inputs = stimulus(net, m, opts.seed);
     let yf = model.output_format();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.wrapping_add(1));
-    let targets: Vec<Vec<i128>> = (0..t.m)
+    let targets: Vec<Vec<i128>> = (0..m)
         .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
         .collect();
     let requests = stimulus(net, 64, opts.seed ^ 0x5eed_5eed);
@@ -214,16 +270,21 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
 
     // The simulator.
     let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let mut trainer = Trainer::with_training(net.clone(), training, buffer, EvalMode::Cached)
-        .map_err(|e| CosimError::Harness(e.to_string()))?;
-    let mut records = Vec::new();
-    trainer.run(opts.iterations, &mut |r| records.push(r.clone())).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let final_params = trainer.params().clone();
-    let expected = expected_events(&records, t);
+    let exp = match (&plan.trainer, &plan.feedback) {
+        (Some(t), _) => es_expectation(net, training, buffer, t, opts.iterations)?,
+        (None, Some(f)) => crate::cosim_feedback::expectation(net, training, buffer, f, opts.iterations)?,
+        _ => unreachable!("checked above"),
+    };
+    let expected = &exp.events;
 
     let obj = build(dir, BuildKind::Train)?;
     let exe = dir.join(obj).join(format!("V{}", plan.name));
-    let mut result = TrainCosimResult { predicted_cycles: t.cycles_per_iteration, ..Default::default() };
+    let mut result = TrainCosimResult {
+        predicted_cycles: exp.cycles.iter().copied().max().unwrap_or(0),
+        predicted: exp.cycles.clone(),
+        feedback: plan.feedback.is_some(),
+        ..Default::default()
+    };
     let rates: &[u32] = if opts.interrupt_permille > 0 { &[0, opts.interrupt_permille] } else { &[0] };
     for &rate in rates {
         let log_path = run_dir.join(format!("train-{rate}.log"));
@@ -293,26 +354,48 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
             if cycles.len() as u64 != opts.iterations {
                 return Err(mismatch(format!("{what}: {} iterations completed, expected {}", cycles.len(), opts.iterations)));
             }
-            if let Some((k, c)) = cycles.iter().enumerate().find(|(_, c)| **c != t.cycles_per_iteration) {
+            if let Some((k, (c, want))) = cycles.iter().zip(&exp.cycles).enumerate().find(|(_, (c, want))| c != want) {
                 return Err(mismatch(format!(
-                    "{what}: iteration {k} took {c} cycles; report.json's cycles_per_iteration is {}",
-                    t.cycles_per_iteration
+                    "{what}: iteration {k} took {c} cycles; the schedule gives {want} (every iteration: measured {cycles:?}, schedule {:?})",
+                    exp.cycles
                 )));
             }
             result.iteration_cycles = cycles;
         }
 
         // Answers, against the parameters committed when each was accepted.
-        result.answers += check_answers(net, &records, &log.answers, &requests, opts.iterations, &what)?;
+        result.answers += check_answers(net, &exp.changes, &log.answers, &requests, opts.iterations, &what)?;
         result.pauses += log.pauses;
 
         // Final memories.
-        result.final_params = check_final_memories(dir, plan, model, &final_params, &what)?;
+        result.final_params = check_final_memories(dir, plan, model, &exp.final_params, &what)?;
     }
-    result.groups = records.len();
-    result.losses = records.iter().map(|r| r.losses.len()).sum();
-    result.updates = records.iter().map(|r| r.after.len()).sum();
+    (result.groups, result.losses, result.updates) = exp.counts;
     Ok(result)
+}
+
+/// ES: the simulator's records, as events and changes.
+fn es_expectation(
+    net: &Network,
+    training: fptgen_sim::model::Training,
+    buffer: Buffer,
+    t: &TrainHwPlan,
+    iterations: u64,
+) -> Result<Expectation, CosimError> {
+    let mut trainer = Trainer::with_training(net.clone(), training, buffer, EvalMode::Cached)
+        .map_err(|e| CosimError::Harness(e.to_string()))?;
+    let mut records = Vec::new();
+    trainer.run(iterations, &mut |r| records.push(r.clone())).map_err(|e| CosimError::Harness(e.to_string()))?;
+    Ok(Expectation {
+        events: expected_events(&records, t),
+        changes: records
+            .iter()
+            .map(|r| ((r.iteration, r.group as u64), r.params.iter().copied().zip(r.after.iter().copied()).collect()))
+            .collect(),
+        final_params: trainer.params().clone(),
+        cycles: vec![t.cycles_per_iteration; iterations as usize],
+        counts: (records.len(), records.iter().map(|r| r.losses.len()).sum(), records.iter().map(|r| r.after.len()).sum()),
+    })
 }
 
 /// An answer from the log: request, iteration, group, output hex.
@@ -320,7 +403,7 @@ type Answer = (usize, u64, u64, String);
 
 fn check_answers(
     net: &Network,
-    records: &[GroupRecord],
+    changes: &[((u64, u64), Vec<(ParamRef, i128)>)],
     answers: &[Answer],
     requests: &[Vec<i128>],
     iterations: u64,
@@ -341,16 +424,16 @@ fn check_answers(
             let want = hex(&n.infer(&requests[*r])?, yf);
             if *got != want {
                 return Err(mismatch(format!(
-                    "{what}: request {r} (accepted in iteration {it}, group {g}): out_data = {got}, the simulator with the committed parameters gives {want}"
+                    "{what}: request {r} (accepted in iteration {it}, group or sample {g}): out_data = {got}, the simulator with the committed parameters gives {want}"
                 )));
             }
             *checked += 1;
         }
         Ok(())
     };
-    for r in records {
-        check(&params, (r.iteration, r.group as u64), &mut checked)?;
-        for (p, &v) in r.params.iter().zip(&r.after) {
+    for (key, list) in changes {
+        check(&params, *key, &mut checked)?;
+        for &(p, v) in list {
             p.set(&mut params, v);
         }
     }

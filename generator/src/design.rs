@@ -35,14 +35,6 @@ pub enum DesignError {
         /// The kinds with hardware ([`crate::layers::KINDS`]), as a list.
         with_hardware: String,
     },
-    /// A training rule without hardware yet.
-    #[error("{file}: training rule {rule} has no hardware yet; fptgen generates the ES trainer (rule es) only so far (train-es runs {rule} in the simulator; generate the network without its training: section, or with rule es)")]
-    Rule {
-        /// The model file.
-        file: String,
-        /// The rule.
-        rule: &'static str,
-    },
     /// The on-chip trainer does not take an image output yet.
     #[error("{file}: the network's output is an image ({shape}); the on-chip trainer takes networks whose output is a vector only so far (end the network with flatten and dense, generate it without its training: section, or train it with fptgen train-es)")]
     TrainerImages {
@@ -67,10 +59,7 @@ pub fn supported(model: &Model) -> Result<(), DesignError> {
             with_hardware: layers::KINDS.join(", "),
         });
     }
-    if let Some(t) = &model.training {
-        if t.rule != fptgen_sim::model::Rule::Es {
-            return Err(DesignError::Rule { file, rule: t.rule.name() });
-        }
+    if model.training.is_some() {
         let output = model.layers.last().map(|l| l.kind().output_shape()).unwrap_or_default();
         if crate::plan::beats(&output) > 1 {
             return Err(DesignError::TrainerImages { file, shape: format!("{output:?}") });

@@ -12,9 +12,11 @@
 
 pub mod bits;
 pub mod cosim;
+pub mod cosim_feedback;
 pub mod cosim_train;
 pub mod design;
 pub mod export;
+pub mod fb_plan;
 pub mod fold;
 pub mod layers;
 pub mod output;

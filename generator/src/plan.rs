@@ -292,8 +292,12 @@ pub struct NetworkPlan {
     pub splits: Vec<SplitNote>,
     /// The training schedule, if the model has a `training:` section.
     pub training: Option<TrainingPlan>,
-    /// The on-chip trainer, if the model has a `training:` section.
+    /// The on-chip ES trainer, if the model has a `training:` section with
+    /// rule `es`.
     pub trainer: Option<TrainHwPlan>,
+    /// The on-chip feedback-rule trainer, if the model has a `training:`
+    /// section with rule `dfa` or `drtp` (at most one of the two trainers).
+    pub feedback: Option<crate::fb_plan::FbHwPlan>,
 }
 
 impl NetworkPlan {
@@ -409,11 +413,14 @@ pub fn plan(model: &Model) -> NetworkPlan {
             }
         }),
         trainer: None,
+        feedback: None,
     };
     n.trainer = train_plan(model, &n);
-    if let (Some(t), Some(hw)) = (n.training.as_mut(), n.trainer.as_ref()) {
-        t.cycles_per_iteration = hw.cycles_per_iteration;
-        t.iteration_us = hw.cycles_per_iteration as f64 * model.clock_period_ns / 1000.0;
+    n.feedback = crate::fb_plan::fb_plan(model, &n);
+    let cycles = n.trainer.as_ref().map(|hw| hw.cycles_per_iteration).or(n.feedback.as_ref().map(|hw| hw.cycles_per_iteration_max));
+    if let (Some(t), Some(cycles)) = (n.training.as_mut(), cycles) {
+        t.cycles_per_iteration = cycles;
+        t.iteration_us = cycles as f64 * model.clock_period_ns / 1000.0;
     }
     n
 }

@@ -8,6 +8,7 @@ use fptgen_sim::weights::Params;
 
 use crate::plan::{LayerPlan, NetworkPlan};
 use crate::rtl::{self, RtlFile};
+use crate::fb_plan::FbHwPlan;
 use crate::train_plan::TrainHwPlan;
 
 /// One file of the output directory.
@@ -47,7 +48,7 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
         v.push(rtl::CONCAT);
     }
     if n.training.is_some() {
-        v.extend_from_slice(rtl::TRAINER);
+        v.extend_from_slice(if n.feedback.is_some() { rtl::FEEDBACK } else { rtl::TRAINER });
         if n.in_port_beats != n.in_beats {
             v.push(rtl::SERIALIZE);
         }
@@ -95,6 +96,14 @@ struct EsTopTemplate<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "fb_top.v")]
+struct FbTopTemplate<'a> {
+    gen: &'a GenInfo,
+    n: &'a NetworkPlan,
+    t: &'a FbHwPlan,
+}
+
+#[derive(Template)]
 #[template(path = "harness_common.h")]
 struct HarnessCommonTemplate<'a> {
     gen: &'a GenInfo,
@@ -114,7 +123,44 @@ struct HarnessTemplate<'a> {
 struct TrainHarnessTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
-    t: &'a TrainHwPlan,
+    h: TrainHarness,
+}
+
+/// What the training harness needs of either trainer.
+struct TrainHarness {
+    /// The feedback trainer (its events and status), else ES.
+    feedback: bool,
+    /// Buffered samples, words per input vector and their width.
+    m: usize,
+    words: usize,
+    word_w: usize,
+    /// Bits of the logged value (`mon_param` or `mon_value`).
+    value_w: u32,
+    /// An upper bound on an iteration's cycles.
+    iteration_cycles: u64,
+}
+
+impl TrainHarness {
+    fn of(n: &NetworkPlan) -> Option<TrainHarness> {
+        if let Some(t) = &n.trainer {
+            return Some(TrainHarness {
+                feedback: false,
+                m: t.m,
+                words: t.words,
+                word_w: t.word_w,
+                value_w: t.param_w,
+                iteration_cycles: t.cycles_per_iteration,
+            });
+        }
+        n.feedback.as_ref().map(|t| TrainHarness {
+            feedback: true,
+            m: t.m,
+            words: t.words,
+            word_w: t.word_w,
+            value_w: t.value_w,
+            iteration_cycles: t.cycles_per_iteration_max,
+        })
+    }
 }
 
 #[derive(Template)]
@@ -219,6 +265,11 @@ impl ReportMdTemplate<'_> {
     fn fmt0(&self, x: f64) -> String {
         format!("{x:.0}")
     }
+
+    /// Microseconds of `cycles` at the model's clock.
+    fn us(&self, cycles: impl std::borrow::Borrow<u64>) -> f64 {
+        *cycles.borrow() as f64 * self.n.clock_period_ns / 1000.0
+    }
 }
 
 #[derive(Template)]
@@ -267,13 +318,17 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
         files.push(GeneratedFile::text(format!("rtl/{}.v", l.module), l.hw().module(l, gen)?));
     }
     let trainer = n.trainer.as_ref();
-    let module_name = if trainer.is_some() { format!("{}_net", n.name) } else { n.name.clone() };
+    let has_trainer = n.training.is_some();
+    let module_name = if has_trainer { format!("{}_net", n.name) } else { n.name.clone() };
     files.push(GeneratedFile::text(
         format!("rtl/{module_name}.v"),
         TopTemplate { gen, n, module_name: module_name.clone(), layers: &views }.render()?,
     ));
     if let Some(t) = trainer {
         files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), EsTopTemplate { gen, n, t }.render()?));
+    }
+    if let Some(t) = &n.feedback {
+        files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), FbTopTemplate { gen, n, t }.render()?));
     }
     for (l, p) in n.layers.iter().zip(&params.layers) {
         for m in &l.memories {
@@ -282,7 +337,7 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
     }
     // Inputs the inference harness holds at 0: the trainer ports of a
     // design without a trainer, or the trainer's controls.
-    let tied_inputs = if trainer.is_some() {
+    let tied_inputs = if has_trainer {
         ["ld_valid", "ctl_start", "ctl_pause", "ctl_resume", "cfg_iterations"].map(String::from).to_vec()
     } else {
         n.layers
@@ -293,8 +348,8 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
     };
     files.push(GeneratedFile::text("sim/harness_common.h", HarnessCommonTemplate { gen, n }.render()?));
     files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, tied_inputs }.render()?));
-    if let Some(t) = trainer {
-        files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, t }.render()?));
+    if let Some(h) = TrainHarness::of(n) {
+        files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, h }.render()?));
     }
     let io_delay_ns = n.clock_period_ns * f64::from(IO_DELAY_PERCENT) / 100.0;
     files.push(GeneratedFile::text(
@@ -303,7 +358,7 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
     ));
     files.push(GeneratedFile::text("vivado/build.tcl", VivadoTemplate { gen, n, rtl_files: rtl_files(n) }.render()?));
     for scope in [SynthScope::Design, SynthScope::Trainer] {
-        if scope == SynthScope::Trainer && trainer.is_none() {
+        if scope == SynthScope::Trainer && !has_trainer {
             continue;
         }
         let mut files_read = rtl_files(n);

@@ -33,6 +33,19 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
 ];
 
+/// The feedback-rule trainer's files (with the sample buffer, LFSR and
+/// cursor it shares with the ES trainer).
+pub const FEEDBACK: &[RtlFile] = &[
+    ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
+    ("fptgen_round_shift.v", include_str!("../../rtl/fptgen_round_shift.v")),
+    ("fptgen_fb_layer.v", include_str!("../../rtl/fptgen_fb_layer.v")),
+    ("fptgen_fb_error.v", include_str!("../../rtl/fptgen_fb_error.v")),
+    ("fptgen_fb_ctrl.v", include_str!("../../rtl/fptgen_fb_ctrl.v")),
+    ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),
+    ("fptgen_param_cursor.v", include_str!("../../rtl/fptgen_param_cursor.v")),
+    ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
+];
+
 /// The trainer's serializer of whole input vectors into the pixel beats of
 /// a network whose input is an image.
 pub const SERIALIZE: RtlFile = ("fptgen_serialize.v", include_str!("../../rtl/fptgen_serialize.v"));

@@ -15,7 +15,7 @@
 //! ([`crate::timing::paced`]). An iteration is the sum
 //! over its groups. Co-simulation measures every iteration against it.
 
-use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model};
+use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model, Rule};
 use fptgen_sim::train::lfsr::block_seed;
 use serde::Serialize;
 
@@ -189,9 +189,8 @@ fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
     format!("{{{}}}", parts.join(", "))
 }
 
-/// The trainer for `model` (None without a `training:` section).
-pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
-    let tr = model.training.as_ref()?;
+/// Every trainable tensor of the plan's layers, in training order.
+pub fn train_tensors(net: &NetworkPlan) -> Vec<TrainTensor> {
     let mut tensors = Vec::new();
     for lp in &net.layers {
         for mem in lp.trainable() {
@@ -216,6 +215,39 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
             });
         }
     }
+    tensors
+}
+
+/// How the sample buffer stores an input vector: `(words, word_w,
+/// first_sample)`. A wide input vector is stored as words of at most 72
+/// bits (a block RAM's widest port), as many as the interval between
+/// samples allows; `first_sample` is the cycles from starting the buffer
+/// to its first sample being valid (1, or words + 2).
+pub fn buffer_layout(net: &NetworkPlan) -> (usize, usize, u64) {
+    let x_w = net.in_bits();
+    let words = if net.ii >= 4 && x_w > BRAM_WORD { x_w.div_ceil(BRAM_WORD).min(net.ii as usize - 2) } else { 1 };
+    let word_w = x_w.div_ceil(words);
+    let first_sample = if words == 1 { 1 } else { words as u64 + 2 };
+    (words, word_w, first_sample)
+}
+
+/// Cycles from the pipeline's input being offered `samples` whole vectors,
+/// one every II, to its last output being valid, as the trainer feeds it:
+/// through the serializer when the input is an image; for a chain of dense
+/// layers this is `(samples - 1) * II + latency` (timing::tests).
+pub fn evaluation_cycles(net: &NetworkPlan, samples: usize) -> u64 {
+    let serializer = (net.in_port_beats != net.in_beats).then(|| Block::serialize(net.in_beats));
+    timing::paced_graph(&net.wiring.graph(&net.layers, serializer), samples, net.ii).expect("every stream block delivers its outputs")
+}
+
+/// The ES trainer for `model` (None without a `training:` section, or with
+/// another rule).
+pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
+    let tr = model.training.as_ref()?;
+    if tr.rule != Rule::Es {
+        return None;
+    }
+    let tensors = train_tensors(net);
     let t: u64 = tensors.iter().map(|x| x.count).sum();
     // Blocks beyond T would idle in every group: build min(P, T) of them
     // (the schedule and the results are the same).
@@ -225,18 +257,8 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let uniform = tr.noise.distribution == Distribution::Uniform;
     let noise_bits = if uniform { tr.noise.bits } else { 1 };
     let lfsr_width = tr.noise.width.bits();
-    // A wide input vector is stored as words of at most 72 bits (a block
-    // RAM's widest port), as many as the interval between samples allows.
-    let x_w = net.in_bits();
-    let words = if net.ii >= 4 && x_w > BRAM_WORD { x_w.div_ceil(BRAM_WORD).min(net.ii as usize - 2) } else { 1 };
-    let word_w = x_w.div_ceil(words);
-    let first_sample = if words == 1 { 1 } else { words as u64 + 2 };
-    // The pipeline as the trainer feeds it: whole vectors, through the
-    // serializer when the input is an image; for a chain of dense layers
-    // this is `(M - 1) * II + latency` (timing::tests).
-    let serializer = (net.in_port_beats != net.in_beats).then(|| Block::serialize(net.in_beats));
-    let evaluation = timing::paced_graph(&net.wiring.graph(&net.layers, serializer), tr.buffer, net.ii).expect("every stream block delivers its outputs");
-    let eval_cycles = first_sample + evaluation + 1;
+    let (words, word_w, first_sample) = buffer_layout(net);
+    let eval_cycles = first_sample + evaluation_cycles(net, tr.buffer) + 1;
     let mut plan = TrainHwPlan {
         t,
         p,

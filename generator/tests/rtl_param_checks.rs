@@ -94,6 +94,13 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_es_update", bad: &[("SIGMA", 32, "fptgen_param_error_es_update_out_of_range")] },
     Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
     Case {
+        module: "fptgen_fb_layer",
+        bad: &[("MODE", 3, "fptgen_param_error_fb_layer_out_of_range")],
+    },
+    Case { module: "fptgen_fb_error", bad: &[("E_W", 9, "fptgen_param_error_fb_error_out_of_range")] },
+    Case { module: "fptgen_fb_ctrl", bad: &[("SERVE_MAX", 0, "fptgen_param_error_fb_ctrl_out_of_range")] },
+    Case { module: "fptgen_round_shift", bad: &[("SHIFT", 65, "fptgen_param_error_round_shift_out_of_range")] },
+    Case {
         module: "fptgen_lfsr",
         bad: &[
             ("WIDTH", 12, "fptgen_param_error_lfsr_width_not_8_16_32"),

@@ -28,7 +28,11 @@ pub fn run(
     let files = synth::report_files(&r, &design::gen_info(&model), &n.part)?;
     output::add_files(&dir, output::SYNTH, &files)?;
     let share = |x: f64| format!("{x:.2}%");
-    let what = if trainer_only { "the ES trainer alone" } else { "the whole design" };
+    let what = match (trainer_only, model.training.as_ref().map(|t| t.rule)) {
+        (true, Some(fptgen_sim::model::Rule::Es)) => "the ES trainer alone".to_string(),
+        (true, Some(rule)) => format!("the {} trainer alone", rule.name()),
+        _ => "the whole design".to_string(),
+    };
     let report = dir.join(format!("reports/{}.md", scope.report()));
     let report = if out.is_some() { format!(", report {}", report.display()) } else { String::new() };
     println!("{} on {}: yosys estimate of {what}{report}", n.name, n.part);

@@ -42,7 +42,7 @@ use crate::layers::dense::{B, W};
 use crate::layers::Activation;
 
 use super::eval::{naive_loss, Buffer};
-use super::lfsr::{splitmix64, Lfsr};
+use super::lfsr::{block_seed, splitmix64, Lfsr};
 use super::TrainError;
 use crate::model::LfsrWidth;
 
@@ -50,13 +50,19 @@ use crate::model::LfsrWidth;
 /// are not the ES blocks' LFSR streams.
 const FEEDBACK_TAG: u64 = 0xFEED_BAC4_0000_0002;
 
+/// The initial state of trainable layer `layer`'s feedback LFSR (32 bits):
+/// block `layer` of the seed `splitmix64(seed ^ FEEDBACK_TAG)`.
+pub fn feedback_seed(seed: u64, layer: usize) -> u64 {
+    block_seed(splitmix64(seed ^ FEEDBACK_TAG), layer, LfsrWidth::W32)
+}
+
 /// `B_l` of trainable layer `layer` (its index in the model): `outputs`
 /// rows of `classes` signs, row-major, the bits of one 32-bit LFSR
-/// (`docs/training.md`, "Noise") seeded with `splitmix64(seed ^ FEEDBACK_TAG)`
-/// and the layer index as its block number, read in order: entry
-/// `(o, k)` is `+1` if output bit `o * classes + k` is 1, else `-1`.
+/// (`docs/training.md`, "Noise") started at [`feedback_seed`], read in
+/// order: entry `(o, k)` is `+1` if output bit `o * classes + k` is 1, else
+/// `-1`.
 pub fn feedback_matrix(seed: u64, layer: usize, outputs: usize, classes: usize) -> Vec<i8> {
-    let mut lfsr = Lfsr::seeded(LfsrWidth::W32, splitmix64(seed ^ FEEDBACK_TAG), layer);
+    let mut lfsr = Lfsr::new(LfsrWidth::W32, feedback_seed(seed, layer)).expect("a block seed is nonzero");
     (0..outputs * classes).map(|_| if lfsr.step() { 1 } else { -1 }).collect()
 }
 
@@ -88,19 +94,94 @@ pub struct SampleRecord {
     pub changed: usize,
 }
 
-/// One trainable layer's fixed data.
+/// Where a trainable layer's `g` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feedback {
+    /// The network's output layer: `g = e`.
+    Error,
+    /// `dfa` on a hidden layer: `g = B e`.
+    Dfa,
+    /// `drtp` on a hidden layer: `g = -B[:, k*]`.
+    Drtp,
+}
+
+/// One trainable layer of a feedback rule: everything the device needs to
+/// know about it besides its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedbackLayer {
+    /// Its index in the model.
+    pub layer: usize,
+    /// Inputs and outputs.
+    pub inputs: usize,
+    /// Outputs.
+    pub outputs: usize,
+    /// Whether its activation is relu (`f'(o) = a[o] > 0`), else linear.
+    pub relu: bool,
+    /// Where `g` comes from.
+    pub feedback: Feedback,
+    /// The initial state of its feedback LFSR ([`feedback_seed`]).
+    pub seed: u64,
+    /// Shifts of the weight and bias updates: `s + F_x - F_w`, `s - F_b`.
+    pub shift_w: i32,
+    /// Shift of the bias update.
+    pub shift_b: i32,
+    /// Whether each tensor trains, and its clamp range.
+    pub train_w: Option<(i128, i128)>,
+    /// The biases: trainable, and the clamp range.
+    pub train_b: Option<(i128, i128)>,
+}
+
+/// The trainable layers of `model` under the feedback rule of `training`,
+/// in model order. Errors: another rule, a trainable layer that is not
+/// dense, no trainable parameter.
+pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<FeedbackLayer>, TrainError> {
+    let feedback = match training.rule {
+        Rule::Dfa => Feedback::Dfa,
+        Rule::Drtp => Feedback::Drtp,
+        _ => return Err(TrainError::Config(format!("rule {} is not a feedback rule (drtp, dfa)", training.rule.name()))),
+    };
+    let last = model.layers.len().saturating_sub(1);
+    let s = training.lr_shift;
+    let mut layers = Vec::new();
+    for (l, layer) in model.layers.iter().enumerate() {
+        let specs = layer.kind().tensors();
+        if !specs.iter().any(|t| t.trainable) {
+            continue;
+        }
+        let LayerOp::Dense(d) = &layer.op else {
+            return Err(TrainError::Config(format!(
+                "rule {} trains dense layers only; layer '{}' is a trainable {} layer",
+                training.rule.name(),
+                layer.name,
+                layer.kind().type_name()
+            )));
+        };
+        let (fx, fw, fb) = (layer.input_format.frac_bits(), d.precision.weight.frac_bits(), d.precision.bias.frac_bits());
+        layers.push(FeedbackLayer {
+            layer: l,
+            inputs: d.inputs,
+            outputs: d.outputs,
+            relu: d.activation == Activation::Relu,
+            feedback: if l == last { Feedback::Error } else { feedback },
+            seed: feedback_seed(training.seed, l),
+            shift_w: s.saturating_add(fx).saturating_sub(fw),
+            shift_b: s.saturating_sub(fb),
+            train_w: specs[W].trainable.then_some(specs[W].range),
+            train_b: specs[B].trainable.then_some(specs[B].range),
+        });
+    }
+    if layers.is_empty() {
+        return Err(TrainError::NoTrainable);
+    }
+    Ok(layers)
+}
+
+/// One trainable layer's fixed data in the trainer.
 #[derive(Debug, Clone)]
 struct Trained {
-    layer: usize,
-    relu: bool,
+    spec: FeedbackLayer,
     /// `B_l` (empty for the output layer, which gets the error itself).
     feedback: Vec<i8>,
-    /// Shifts of the weight and bias updates.
-    shift_w: i32,
-    shift_b: i32,
-    /// Whether each tensor trains, and its clamp range.
-    train_w: Option<(i128, i128)>,
-    train_b: Option<(i128, i128)>,
 }
 
 /// Trains a network's dense layers with a feedback rule, exactly as the
@@ -113,6 +194,8 @@ pub struct FeedbackTrainer {
     buffer: Buffer,
     layers: Vec<Trained>,
     iteration: u64,
+    /// The next sample of the current iteration.
+    next: usize,
 }
 
 impl FeedbackTrainer {
@@ -121,45 +204,23 @@ impl FeedbackTrainer {
     /// a trainable layer that is not dense, no trainable parameter, a
     /// buffer of another size.
     pub fn new(net: Network, training: Training, buffer: Buffer) -> Result<FeedbackTrainer, TrainError> {
-        if !matches!(training.rule, Rule::Drtp | Rule::Dfa) {
-            return Err(TrainError::Config(format!("rule {} is not a feedback rule (drtp, dfa)", training.rule.name())));
-        }
         if buffer.len() != training.buffer {
             return Err(TrainError::BufferSize { got: buffer.len(), want: training.buffer });
         }
         let (model, params) = net.into_parts();
         let classes = model.output_len();
-        let last = model.layers.len().saturating_sub(1);
-        let s = training.lr_shift;
-        let mut layers = Vec::new();
-        for (l, layer) in model.layers.iter().enumerate() {
-            let specs = layer.kind().tensors();
-            if !specs.iter().any(|t| t.trainable) {
-                continue;
-            }
-            let LayerOp::Dense(d) = &layer.op else {
-                return Err(TrainError::Config(format!(
-                    "rule {} trains dense layers only; layer '{}' is a trainable {} layer",
-                    training.rule.name(),
-                    layer.name,
-                    layer.kind().type_name()
-                )));
-            };
-            let (fx, fw, fb) = (layer.input_format.frac_bits(), d.precision.weight.frac_bits(), d.precision.bias.frac_bits());
-            layers.push(Trained {
-                layer: l,
-                relu: d.activation == Activation::Relu,
-                feedback: if l == last { Vec::new() } else { feedback_matrix(training.seed, l, d.outputs, classes) },
-                shift_w: s.saturating_add(fx).saturating_sub(fw),
-                shift_b: s.saturating_sub(fb),
-                train_w: specs[W].trainable.then_some(specs[W].range),
-                train_b: specs[B].trainable.then_some(specs[B].range),
-            });
-        }
-        if layers.is_empty() {
-            return Err(TrainError::NoTrainable);
-        }
-        Ok(FeedbackTrainer { model, training, params, buffer, layers, iteration: 0 })
+        let layers = feedback_layers(&model, &training)?
+            .into_iter()
+            .map(|spec| Trained {
+                feedback: if spec.feedback == Feedback::Error {
+                    Vec::new()
+                } else {
+                    feedback_matrix(training.seed, spec.layer, spec.outputs, classes)
+                },
+                spec,
+            })
+            .collect();
+        Ok(FeedbackTrainer { model, training, params, buffer, layers, iteration: 0, next: 0 })
     }
 
     /// The current parameters.
@@ -194,15 +255,32 @@ impl FeedbackTrainer {
         naive_loss(&self.model, &self.params, &self.buffer)
     }
 
+    /// The trainable layers, in model order.
+    pub fn layers(&self) -> impl Iterator<Item = &FeedbackLayer> {
+        self.layers.iter().map(|t| &t.spec)
+    }
+
+    /// Trains the next sample (the buffer's samples in order, iteration
+    /// after iteration) and returns its record.
+    pub fn step(&mut self) -> SampleRecord {
+        let record = self.sample(self.next);
+        self.next += 1;
+        if self.next == self.buffer.len() {
+            self.next = 0;
+            self.iteration += 1;
+        }
+        record
+    }
+
     /// Runs one iteration (every buffered sample once, in order), handing
     /// each sample's record to `observer`. Returns the buffer loss
     /// afterwards.
     pub fn run_iteration(&mut self, observer: &mut dyn FnMut(&SampleRecord)) -> u32 {
-        for s in 0..self.buffer.len() {
-            let record = self.sample(s);
+        let it = self.iteration;
+        while self.iteration == it {
+            let record = self.step();
             observer(&record);
         }
-        self.iteration += 1;
         self.loss()
     }
 
@@ -225,30 +303,30 @@ impl FeedbackTrainer {
         let classes = e.len();
         let mut deltas = Vec::with_capacity(self.layers.len());
         for tl in &self.layers {
-            let a = &outs[tl.layer];
+            let a = &outs[tl.spec.layer];
             let delta: Vec<i128> = (0..a.len())
                 .map(|o| {
                     let g = if tl.feedback.is_empty() {
                         e[o]
                     } else {
                         let row = &tl.feedback[o * classes..(o + 1) * classes];
-                        match self.training.rule {
-                            Rule::Drtp => -i128::from(row[k_star]),
+                        match tl.spec.feedback {
+                            Feedback::Drtp => -i128::from(row[k_star]),
                             _ => row.iter().zip(&e).map(|(&b, &v)| i128::from(b) * v).sum(),
                         }
                     };
-                    if tl.relu && a[o] <= 0 {
+                    if tl.spec.relu && a[o] <= 0 {
                         0
                     } else {
                         g
                     }
                 })
                 .collect();
-            deltas.push((tl.layer, delta));
+            deltas.push((tl.spec.layer, delta));
         }
         // The updates, from the deltas and inputs of this forward pass.
         let mut changed = 0;
-        for (tl, (l, delta)) in self.layers.iter().zip(&deltas) {
+        for (tl, (l, delta)) in self.layers.iter().map(|t| &t.spec).zip(&deltas) {
             let input = self.model.layer_input(*l, |src| match src {
                 crate::model::Source::Input => x.as_slice(),
                 crate::model::Source::Layer(j) => outs[j].as_slice(),

@@ -1,0 +1,113 @@
+//! The device's cost of each training rule on `examples/mnist` (784-200-100-10,
+//! the deployed 4-bit network): for ES (the model's N = 100, P = 100, M =
+//! 64) and the feedback rules, on fc3 alone and on a hidden layer, the
+//! trainer's added area (yosys, `synth_xilinx -family xcu`, the inference
+//! pipeline a black box: `fptgen synth --trainer-only`) and the device's
+//! time per training sample at the model's clock, from the generated
+//! schedule (co-simulated in CI on smaller networks:
+//! `generator/tests/cosim_feedback_random.rs`, `cosim_train_random.rs`).
+//!
+//! ES's time per sample is one iteration over the buffer divided by M (every
+//! member evaluates every buffered sample); a feedback rule's is one
+//! sample's forward pass, deltas and update walk, between the schedule's
+//! bounds (every row's delta zero, or none).
+//!
+//! Run (writes OUT/table.md; about 10 minutes on 2 cores, most of it
+//! yosys):
+//!
+//!     cargo run --release --example rule_hardware -- --out target/rule_hardware
+
+use std::path::{Path, PathBuf};
+
+use fptgen_generator::render::SynthScope;
+use fptgen_generator::{design, synth};
+use fptgen_sim::layers::dense::Trainable;
+use fptgen_sim::model::{LayerOp, Model, Rule};
+use fptgen_sim::weights::{self, Conversion};
+
+/// One design of the table.
+struct Case {
+    rule: Rule,
+    /// Names of the trainable (dense) layers.
+    layers: &'static [&'static str],
+}
+
+fn variant(base: &Model, case: &Case) -> Model {
+    let mut m = base.clone();
+    for l in &mut m.layers {
+        let on = case.layers.contains(&l.name.as_str());
+        if let LayerOp::Dense(d) = &mut l.op {
+            d.trainable = Trainable { weights: on, biases: on };
+        }
+    }
+    if let Some(t) = m.training.as_mut() {
+        t.rule = case.rule;
+    }
+    m
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let out = match args.iter().position(|a| a == "--out") {
+        Some(i) => PathBuf::from(args.get(i + 1).ok_or_else(|| anyhow::anyhow!("--out needs a directory"))?),
+        None => anyhow::bail!("usage: rule_hardware --out DIR"),
+    };
+    if out.exists() {
+        anyhow::bail!("{} exists; give a new directory", out.display());
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let base = fptgen_sim::model::load(&root.join("examples/mnist/model.yaml"))?;
+    let params = weights::load(&base, Conversion::Exact)?;
+    let cases = [
+        Case { rule: Rule::Es, layers: &["fc3"] },
+        Case { rule: Rule::Dfa, layers: &["fc3"] },
+        Case { rule: Rule::Es, layers: &["fc2"] },
+        Case { rule: Rule::Dfa, layers: &["fc2", "fc3"] },
+        Case { rule: Rule::Drtp, layers: &["fc2", "fc3"] },
+        Case { rule: Rule::Es, layers: &["fc1"] },
+        Case { rule: Rule::Dfa, layers: &["fc1", "fc2", "fc3"] },
+    ];
+    let mut rows = Vec::new();
+    for case in &cases {
+        let m = variant(&base, case);
+        let tag = format!("{}-{}", case.rule.name(), case.layers.join("-"));
+        let dir = out.join(&tag);
+        let n = design::write_design(&m, &params, &dir)?;
+        let ns = m.clock_period_ns;
+        let us = |c: u64| c as f64 * ns / 1000.0;
+        let tr = m.training.as_ref().expect("the example trains");
+        let t = m.trainable_params();
+        let (time, passes) = if let Some(es) = &n.trainer {
+            let per = es.cycles_per_iteration / es.m as u64;
+            (format!("{:.1}", us(per)), format!("{}", tr.passes_per_iteration(t)))
+        } else if let Some(fb) = &n.feedback {
+            (format!("{:.1} to {:.1}", us(fb.sample_fixed + fb.t), us(fb.sample_fixed + 3 * fb.t)), "1".to_string())
+        } else {
+            anyhow::bail!("{tag}: no trainer planned");
+        };
+        eprintln!("{tag}: yosys ...");
+        let start = std::time::Instant::now();
+        let r = synth::run(&dir, &n.name, fptgen_generator::part::lookup(&n.part), SynthScope::Trainer)?;
+        eprintln!("{tag}: {:.0} s", start.elapsed().as_secs_f64());
+        let x = &r.total;
+        rows.push(format!(
+            "| {} | {} | {t} | {passes} | {time} | {} | {} | {} | {:.1} |",
+            case.rule.name(),
+            case.layers.join(", "),
+            x.luts,
+            x.ffs,
+            x.dsps,
+            x.bram36()
+        ));
+    }
+    let mut table = String::from(
+        "| rule | trained layers | T | forward passes per sample per iteration | us per sample at 200 MHz | LUTs | FFs | DSPs | BRAM36 |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        table += &r;
+        table.push('\n');
+    }
+    std::fs::write(out.join("table.md"), &table)?;
+    print!("{table}");
+    Ok(())
+}

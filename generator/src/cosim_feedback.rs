@@ -1,0 +1,86 @@
+//! The feedback rules' side of `fptgen cosim --train`: what the simulator's
+//! [`FeedbackTrainer`] predicts the generated trainer (`templates/fb_top.v`)
+//! does, event by event and cycle by cycle. [`crate::cosim_train`] runs the
+//! harness and compares.
+//!
+//! Per sample, in order: every delta of every trainable layer (its index
+//! among the layers' outputs), then every parameter written, in training
+//! order: those whose row's delta is nonzero (the others keep their value
+//! and are not written). The cycles of a sample follow
+//! [`crate::fb_plan`]: 3 per parameter written, 1 per other parameter,
+//! plus the fixed part.
+
+use std::collections::HashMap;
+
+use fptgen_sim::layers::dense::W;
+use fptgen_sim::model::Training;
+use fptgen_sim::network::Network;
+use fptgen_sim::train::eval::Buffer;
+use fptgen_sim::train::feedback::FeedbackTrainer;
+use fptgen_sim::train::order::trainable_params;
+
+use crate::cosim::CosimError;
+use crate::cosim_train::{Event, Expectation};
+use crate::fb_plan::FbHwPlan;
+
+/// Runs the simulator for `iterations` iterations over `buffer` and
+/// returns what the hardware must show.
+pub(crate) fn expectation(
+    net: &Network,
+    training: Training,
+    buffer: Buffer,
+    f: &FbHwPlan,
+    iterations: u64,
+) -> Result<Expectation, CosimError> {
+    let model = net.model().clone();
+    let refs = trainable_params(&model);
+    let mut trainer = FeedbackTrainer::new(net.clone(), training, buffer).map_err(|e| CosimError::Harness(e.to_string()))?;
+    let inputs: HashMap<usize, usize> = trainer.layers().map(|l| (l.layer, l.inputs)).collect();
+    let mask = if f.value_w >= 128 { u128::MAX } else { (1u128 << f.value_w) - 1 };
+    let mut exp = Expectation {
+        events: Vec::new(),
+        changes: Vec::new(),
+        final_params: net.params().clone(),
+        cycles: vec![0; iterations as usize],
+        counts: (0, 0, 0),
+    };
+    for it in 0..iterations {
+        for s in 0..f.m as u64 {
+            let rec = trainer.step();
+            debug_assert_eq!((rec.iteration, rec.sample as u64), (it, s));
+            let mut index = 0;
+            let mut deltas: HashMap<usize, &[i128]> = HashMap::new();
+            for (l, d) in &rec.deltas {
+                for &v in d {
+                    exp.events.push(Event::Delta { it, sample: s, index, value: (v as u128) & mask });
+                    index += 1;
+                }
+                deltas.insert(*l, d);
+            }
+            exp.counts.1 += index as usize;
+            let params = trainer.params();
+            let mut written = Vec::new();
+            let mut walk = 0;
+            for (k, p) in refs.iter().enumerate() {
+                let row = if p.tensor == W { p.index / inputs[&p.layer] } else { p.index };
+                if deltas[&p.layer][row] != 0 {
+                    let v = p.get(params);
+                    exp.events.push(Event::Write { it, sample: s, index: k as u64, value: (v as u128) & mask });
+                    written.push((*p, v));
+                    walk += 3;
+                } else {
+                    walk += 1;
+                }
+            }
+            exp.counts.2 += written.len();
+            exp.changes.push(((it, s), written));
+            exp.cycles[it as usize] += f.sample_cycles(s == 0, walk);
+        }
+    }
+    if let Some(c) = exp.cycles.first_mut() {
+        *c += FbHwPlan::START_CYCLES;
+    }
+    exp.counts.0 = (iterations as usize) * f.m;
+    exp.final_params = trainer.params().clone();
+    Ok(exp)
+}

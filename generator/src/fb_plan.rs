@@ -1,0 +1,282 @@
+//! Lowering a model's `training:` section with a feedback rule (`rule:
+//! dfa` or `drtp`) to its hardware (`templates/fb_top.v` with
+//! `rtl/fptgen_fb_ctrl.v`, `fptgen_fb_error.v` and one `fptgen_fb_layer.v`
+//! per trainable layer), and the exact schedule (docs/training.md,
+//! "Hardware of the feedback rules").
+//!
+//! A sample takes, from its boundary to the next,
+//! `3 + E1 + C * (1 + sum_l O_l) + U` cycles, plus `D` for sample 0 of an
+//! iteration (the buffer starts then): one cycle at the boundary, the
+//! sample enters the cycle after, its output is taken `E1 + 1` cycles
+//! later, with `E1` the pipeline's latency for one vector
+//! ([`crate::train_plan::evaluation_cycles`]); `C` the network's
+//! outputs, `O_l` the outputs of trainable layer `l`, `D` the buffer's
+//! first-sample delay, and `U` the update walk: 3 cycles for every
+//! trainable parameter whose row's delta is nonzero, 1 for the others. `U`
+//! depends on the data; co-simulation checks every sample's count from the
+//! simulator's deltas, and the report gives the bounds (`U` = T to 3 T).
+//! Training starts with one cycle that waits for requests in flight (none
+//! in an uninterrupted run), counted in iteration 0.
+
+use fptgen_sim::model::{Model, Rule};
+use fptgen_sim::train::feedback::{feedback_layers, Feedback};
+use serde::Serialize;
+
+use crate::plan::{clog2, NetworkPlan};
+use crate::train_plan::{buffer_layout, evaluation_cycles, train_tensors, TrainTensor};
+
+/// One trainable layer of a feedback trainer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FbLayer {
+    /// Its index among the trainable layers.
+    pub index: usize,
+    /// Layer name.
+    pub name: String,
+    /// Inputs and outputs.
+    pub n_in: usize,
+    /// Outputs.
+    pub n_out: usize,
+    /// Input code bits and signedness (1: two's complement).
+    pub x_w: u32,
+    /// Input signedness.
+    pub x_s: u32,
+    /// Output code bits.
+    pub a_w: u32,
+    /// Output signedness.
+    pub a_s: u32,
+    /// 1: relu; 0: linear.
+    pub relu: u32,
+    /// 0: the output layer (`g = e`); 1: dfa; 2: drtp.
+    pub mode: u32,
+    /// The feedback LFSR's initial state.
+    pub seed: u64,
+    /// Shifts of the weight and bias steps.
+    pub shift_w: i32,
+    /// Shift of the bias step.
+    pub shift_b: i32,
+    /// The stream the layer takes and the one it gives (tapped).
+    pub input: String,
+    /// The stream it gives.
+    pub output: String,
+}
+
+impl FbLayer {
+    /// The LFSR seed as a 32-bit Verilog literal.
+    pub fn seed_literal(&self) -> String {
+        format!("32'h{:08x}", self.seed)
+    }
+
+    /// The weight step's factor, `2^-k` (or `2^k` for a left shift).
+    pub fn weight_step(&self) -> String {
+        power_of_two(-self.shift_w)
+    }
+
+    /// The bias step's factor.
+    pub fn bias_step(&self) -> String {
+        power_of_two(-self.shift_b)
+    }
+}
+
+fn power_of_two(e: i32) -> String {
+    if e == 0 {
+        "1".into()
+    } else {
+        format!("2^{e}")
+    }
+}
+
+/// A feedback-rule trainer's hardware and schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FbHwPlan {
+    /// `dfa` or `drtp`.
+    pub rule: &'static str,
+    /// M, buffered samples.
+    pub m: usize,
+    /// C, the network's outputs.
+    pub c: usize,
+    /// T, trainable parameters.
+    pub t: u64,
+    /// Trainable layers, in model order.
+    pub layers: Vec<FbLayer>,
+    /// Trainable tensors, in training order.
+    pub tensors: Vec<TrainTensor>,
+    /// Bits of an error value and of a delta.
+    pub e_w: u32,
+    /// Bits of a delta.
+    pub d_w: u32,
+    /// Bits of a parameter code (signed) and of a saturated step.
+    pub param_w: u32,
+    /// Bits of a saturated step.
+    pub s_w: u32,
+    /// Bits of `mon_value` (a delta or a parameter, sign-extended) and of
+    /// `mon_index`.
+    pub value_w: u32,
+    /// Bits of `mon_index`.
+    pub ix_w: usize,
+    /// Bits of `st_sample`.
+    pub sample_w: usize,
+    /// Requests served per sample boundary at most.
+    pub serve_max: usize,
+    /// The sample buffer's words per input vector, their width, and its
+    /// first-sample delay D.
+    pub words: usize,
+    /// Bits per word.
+    pub word_w: usize,
+    /// D.
+    pub first_sample: u64,
+    /// E1, the pipeline's latency for one vector.
+    pub eval1: u64,
+    /// Cycles of a sample without the update walk (and without D).
+    pub sample_fixed: u64,
+    /// Cycles of an iteration when every delta is nonzero (the most).
+    pub cycles_per_iteration_max: u64,
+    /// Cycles of an iteration when every delta is zero (the least).
+    pub cycles_per_iteration_min: u64,
+}
+
+impl FbHwPlan {
+    /// Cycles before iteration 0's first sample boundary (the controller
+    /// waits for requests in flight).
+    pub const START_CYCLES: u64 = 1;
+
+    /// A sample's cycles with update walk `u` (sample 0 of an iteration
+    /// also waits for the buffer).
+    pub fn sample_cycles(&self, first: bool, u: u64) -> u64 {
+        self.sample_fixed + u + if first { self.first_sample } else { 0 }
+    }
+
+    /// Bits of the class index k (the controller's `clog2(C)`).
+    pub fn k_w(&self) -> usize {
+        clog2(self.c as u64)
+    }
+
+    /// Bits of a trainable layer's index (`clog2(L)`).
+    pub fn layer_w(&self) -> usize {
+        clog2(self.layers.len() as u64)
+    }
+
+    /// `v` as a `bits`-bit two's complement Verilog literal.
+    fn literal(bits: u32, v: i128) -> String {
+        let mask = if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 };
+        format!("{bits}'h{:x}", (v as u128) & mask)
+    }
+
+    /// A tensor bound as a `param_w`-bit literal.
+    pub fn code(&self, v: i128) -> String {
+        Self::literal(self.param_w, v)
+    }
+
+    /// The controller's per-tensor and per-layer parameters as (name,
+    /// Verilog literal), entry 0 in the least significant bits.
+    pub fn ctrl_params(&self) -> Vec<(&'static str, String)> {
+        let layer_of = |x: &TrainTensor| self.layers.iter().position(|l| l.name == x.layer).unwrap_or(0);
+        let packed = |f: &dyn Fn(&TrainTensor) -> String| concat_lsb_first(self.tensors.iter().map(f));
+        vec![
+            ("ROWS", packed(&|x| format!("32'd{}", x.rows))),
+            ("COLS", packed(&|x| format!("32'd{}", x.cols))),
+            ("LAYER", packed(&|x| format!("32'd{}", layer_of(x)))),
+            ("BIAS", packed(&|x| format!("1'b{}", u8::from(x.key == "b")))),
+            ("N_OUT", concat_lsb_first(self.layers.iter().map(|l| format!("32'd{}", l.n_out)))),
+        ]
+    }
+
+    /// The concatenation of every tensor's top-level signal
+    /// `<layer>_<key>_<suffix>`, tensor 0 in the least significant bits.
+    pub fn ports(&self, suffix: &str) -> String {
+        concat_lsb_first(self.tensors.iter().map(|x| format!("{}_{suffix}", x.port())))
+    }
+
+    /// `fptgen_param_cursor`'s per-tensor parameters (one block).
+    pub fn cursor_params(&self) -> Vec<(&'static str, String)> {
+        let packed = |f: &dyn Fn(&TrainTensor) -> String| concat_lsb_first(self.tensors.iter().map(f));
+        vec![
+            ("ROWS", packed(&|x| format!("32'd{}", x.rows))),
+            ("COLS", packed(&|x| format!("32'd{}", x.cols))),
+            ("PE", packed(&|x| format!("32'd{}", x.pe))),
+            ("SIMD", packed(&|x| format!("32'd{}", x.simd))),
+            ("WIDTH", packed(&|x| format!("32'd{}", x.width))),
+            ("SIGNED", packed(&|x| format!("1'b{}", u8::from(x.signed)))),
+            ("LO", packed(&|x| self.code(x.lo))),
+            ("HI", packed(&|x| self.code(x.hi))),
+        ]
+    }
+}
+
+fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
+    let parts: Vec<String> = items.rev().collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// The feedback trainer for `model` (None without a `training:` section or
+/// with rule `es`). The model's trainable layers are dense
+/// ([`fptgen_sim::model`] refuses others at load), so the plan's layer of
+/// the same name is the model's.
+pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
+    let tr = model.training.as_ref()?;
+    if !matches!(tr.rule, Rule::Dfa | Rule::Drtp) {
+        return None;
+    }
+    let specs = feedback_layers(model, tr).ok()?;
+    let mut layers = Vec::new();
+    for (index, s) in specs.iter().enumerate() {
+        let ml = &model.layers[s.layer];
+        let k = net.layers.iter().position(|l| l.name == ml.name)?;
+        let (lp, w) = (&net.layers[k], &net.wiring.layers[k]);
+        layers.push(FbLayer {
+            index,
+            name: lp.name.clone(),
+            n_in: s.inputs,
+            n_out: s.outputs,
+            x_w: lp.x.width,
+            x_s: lp.x.signed,
+            a_w: lp.y.width,
+            a_s: lp.y.signed,
+            relu: u32::from(s.relu),
+            mode: match s.feedback {
+                Feedback::Error => 0,
+                Feedback::Dfa => 1,
+                Feedback::Drtp => 2,
+            },
+            seed: s.seed,
+            shift_w: s.shift_w,
+            shift_b: s.shift_b,
+            input: w.input.clone(),
+            output: w.output.clone(),
+        });
+    }
+    let tensors = train_tensors(net);
+    let t: u64 = tensors.iter().map(|x| x.count).sum();
+    let c = model.output_len();
+    let y = model.output_format();
+    let e_w = y.width() + 2;
+    let d_w = e_w + clog2(c as u64) as u32 + 1;
+    let param_w = tensors.iter().map(|x| x.width + u32::from(!x.signed)).max().unwrap_or(1);
+    let outs: usize = layers.iter().map(|l| l.n_out).sum();
+    let (words, word_w, first_sample) = buffer_layout(net);
+    let eval1 = evaluation_cycles(net, 1);
+    let sample_fixed = 3 + eval1 + (c * (1 + outs)) as u64;
+    let m = tr.buffer as u64;
+    Some(FbHwPlan {
+        rule: tr.rule.name(),
+        m: tr.buffer,
+        c,
+        t,
+        layers,
+        e_w,
+        d_w,
+        param_w,
+        s_w: param_w + 2,
+        value_w: d_w.max(param_w),
+        ix_w: clog2(t.max(outs as u64)),
+        sample_w: clog2(m),
+        serve_max: tr.buffer,
+        words,
+        word_w,
+        first_sample,
+        eval1,
+        sample_fixed,
+        cycles_per_iteration_max: m * (sample_fixed + 3 * t) + first_sample,
+        cycles_per_iteration_min: m * (sample_fixed + t) + first_sample,
+        tensors,
+    })
+}

@@ -1,0 +1,100 @@
+//! Co-simulation of the feedback-rule trainers (`training: rule: dfa` and
+//! `drtp`) on random networks: dense networks (random formats, folding,
+//! activations and trainable tensors) and an image network whose trainable
+//! layers are its dense ones (a frozen convolutional prefix), each with a
+//! random buffer size, lr_shift and seed. Every delta, every parameter
+//! written, every answer to an injected inference request, every
+//! iteration's cycle count and the final memories must equal the
+//! simulator's `FeedbackTrainer` (`cosim_train::run_train`). Needs
+//! Verilator: fails (does not skip) without it.
+
+use fptgen_generator::cosim;
+use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
+use fptgen_generator::output::write_dir;
+use fptgen_generator::plan::plan;
+use fptgen_generator::render::{render, GenInfo};
+use fptgen_sim::model;
+use fptgen_sim::network::Network;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+
+mod common;
+use common::random_net::{cnn, network};
+
+/// The `training:` section of `rule` with random choices.
+fn training(rule: &'static str) -> impl Strategy<Value = String> {
+    (1usize..=5, -2i32..=8, any::<u64>()).prop_map(move |(buffer, lr, seed)| {
+        format!("training:\n  rule: {rule}\n  buffer: {buffer}\n  lr_shift: {lr}\n  seed: {seed}\n")
+    })
+}
+
+/// `yaml` with only its dense layers trainable (the feedback rules train
+/// dense layers): other layers' `trainable:` emptied, and the last layer's
+/// weights and biases trainable when no dense tensor was.
+fn dense_trainables_only(yaml: &str) -> String {
+    let mut kind = "";
+    let mut lines: Vec<String> = Vec::new();
+    let mut any = false;
+    for line in yaml.lines() {
+        if let Some(k) = line.trim().strip_prefix("type: ") {
+            kind = if k == "dense" { "dense" } else { "other" };
+        }
+        if line.starts_with("    trainable:") {
+            if kind != "dense" {
+                lines.push("    trainable: []".into());
+                continue;
+            }
+            any |= line.trim() != "trainable: []";
+        }
+        lines.push(line.to_string());
+    }
+    if !any {
+        if let Some(last) = lines.iter_mut().rev().find(|l| l.starts_with("    trainable:")) {
+            *last = "    trainable: [weights, biases]".into();
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
+    let fail = |e: String| TestCaseError::fail(format!("{e}\n{yaml}"));
+    let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+    let path = dir.path().join("model.yaml");
+    let m = model::parse(yaml, &path).map_err(|e| fail(e.to_string()))?;
+    let params = fptgen_sim::weights::random(&m, seed);
+    let n = plan(&m);
+    prop_assert!(n.feedback.is_some() && n.trainer.is_none(), "no feedback trainer planned\n{yaml}");
+    let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
+    let files = render(&params, &n, &gen).map_err(|e| fail(e.to_string()))?;
+    let out = dir.path().join("out");
+    write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| fail(e.to_string()))?;
+    let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;
+    let opts = TrainCosimOptions { iterations: 2, interrupt_permille: 20, seed };
+    let r = run_train(&out, &n, &net, opts).map_err(|e| fail(e.to_string()))?;
+    prop_assert!(r.answers > 0 && r.losses > 0, "nothing was checked: {}\n{yaml}", r.summary());
+    Ok(())
+}
+
+fn run(name: &str, rng_seed: u8, case: impl Strategy<Value = (String, u64)>) {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[rng_seed; 32]),
+    );
+    runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
+#[test]
+fn random_dense_networks_train_bit_exact_with_both_rules() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    for (k, rule) in ["dfa", "drtp", "dfa", "drtp"].into_iter().enumerate() {
+        let case = (network(true), training(rule)).prop_map(|((net, seed), tr)| (dense_trainables_only(&format!("{net}{tr}")), seed));
+        run(&format!("dense network {k} ({rule})"), 31 + k as u8, case);
+    }
+}
+
+#[test]
+fn random_image_network_trains_its_dense_layers_bit_exact() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    let case = (cnn(true), training("drtp")).prop_map(|((net, seed), tr)| (dense_trainables_only(&format!("{net}{tr}")), seed));
+    run("image network (drtp)", 77, case);
+}

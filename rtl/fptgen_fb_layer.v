@@ -1,0 +1,237 @@
+/*
+ * fptgen RTL library: one trainable dense layer's share of a feedback-rule
+ * trainer (training: rule: dfa or drtp; docs/training.md, "Feedback
+ * rules"; fptgen_sim::train::feedback is the definition).
+ *
+ * Capture: x_cap loads the layer's input vector (N_IN codes of X_W bits,
+ * element i at bits [i*X_W +: X_W]) and a_cap its output vector, of which
+ * only f'(o) is kept: a[o] > 0 (RELU = 1) or 1.
+ *
+ * Deltas: after d_seed (which reloads the feedback LFSR with SEED), the
+ * controller gives N_OUT * C steps (d_step), output o = 0, 1, ... in turn
+ * and for each its classes k = 0 .. C - 1 (d_k, d_last at k = C - 1), with
+ * the error e[k] (d_e) and whether k is the target class (d_kstar). Each
+ * step adds one term of g[o]:
+ *   MODE 0 (the network's output layer)  e[o]: the term of k = o;
+ *   MODE 1 (dfa, a hidden layer)          B[o][k] * e[k];
+ *   MODE 2 (drtp, a hidden layer)         -B[o][k] at k = k*;
+ * B[o][k] = +1 when the LFSR's next output bit is 1, else -1, one bit per
+ * step in modes 1 and 2 (the order o, k of feedback_matrix). At d_last,
+ * delta[o] = f'(o) ? g[o] : 0 is shown on d_value and pushed into the
+ * layer's delta ring (d_push).
+ *
+ * Update walk: the ring's head is delta[o] of the current row (d_zero when
+ * it is 0); u_row rotates it to the next row, u_col the input ring to the
+ * next column. Every cycle the product of the heads is registered, and the
+ * cycle after that its power-of-two step R(delta * x, SHIFT_W) (weights,
+ * u_bias = 0) or R(delta, SHIFT_B) (biases) saturated to S_W bits
+ * (fptgen_round_shift): u_step is valid two cycles after the heads and
+ * u_bias it is computed from, which the controller holds that long.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module fptgen_fb_layer #(
+    // Inputs and outputs of the layer (>= 1)
+    parameter integer N_IN = 4,
+    parameter integer N_OUT = 3,
+    // Outputs of the network: classes of the error (>= 1)
+    parameter integer C = 2,
+    // Input codes: bits, and 1 for two's complement
+    parameter integer X_W = 8,
+    parameter integer X_S = 1,
+    // Output codes: bits, and 1 for two's complement
+    parameter integer A_W = 8,
+    parameter integer A_S = 1,
+    // 1: relu (f'(o) = a[o] > 0); 0: linear
+    parameter integer RELU = 1,
+    // 0: the output layer; 1: dfa; 2: drtp
+    parameter integer MODE = 1,
+    // Feedback LFSR seed (32 bits, nonzero)
+    parameter [31:0] SEED = 32'h1,
+    // Bits of an error value and of a delta, two's complement
+    parameter integer E_W = 9,
+    parameter integer D_W = 13,
+    // Shifts of the weight and bias steps (signed)
+    parameter integer SHIFT_W = 0,
+    parameter integer SHIFT_B = 0,
+    // Bits of the saturated step (two's complement, >= 2)
+    parameter integer S_W = 10
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+    // Capture
+    input  wire                 x_cap,
+    input  wire [N_IN*X_W-1:0]  x_data,
+    input  wire                 a_cap,
+    input  wire [N_OUT*A_W-1:0] a_data,
+    // Deltas
+    input  wire                 d_seed,
+    input  wire                 d_step,
+    input  wire [clog2(C)-1:0]  d_k,
+    input  wire                 d_last,
+    input  wire                 d_kstar,
+    input  wire [E_W-1:0]       d_e,
+    output wire [D_W-1:0]       d_value,
+    // Update walk
+    input  wire                 u_row,
+    input  wire                 u_col,
+    input  wire                 u_bias,
+    output wire                 d_zero,
+    output wire [S_W-1:0]       u_step
+);
+
+`include "fptgen_clog2.vh"
+
+localparam integer OW = clog2(N_OUT);
+localparam integer KW = clog2(C);
+localparam integer XE_W = X_W + 1;            // an input code, signed
+localparam integer PR_W = D_W + XE_W;         // delta * x, exact
+
+// Parameter checks: fptgen_param_error_* modules intentionally do not exist,
+// so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+generate
+    if (N_IN < 1 || N_OUT < 1 || C < 1 || X_W < 1 || A_W < 1 || MODE < 0 || MODE > 2 ||
+            (MODE == 0 && N_OUT != C) || E_W < 2 || D_W < E_W || S_W < 2 ||
+            SEED == 32'h0) begin : g_error_out_of_range
+        fptgen_param_error_fb_layer_out_of_range error_inst ();
+    end
+endgenerate
+
+// ---------------------------------------------------------------------------
+// Capture: the input ring (head at the low bits) and f' of every output
+reg [N_IN*X_W-1:0] x_reg;
+reg [N_OUT-1:0]    fp_reg;    // f'(o), rotated with the deltas as they are made
+wire [N_OUT-1:0]   fp_cap;
+
+genvar o;
+generate
+    for (o = 0; o < N_OUT; o = o + 1) begin : g_fp
+        wire [A_W-1:0] a = a_data[o*A_W +: A_W];
+        if (RELU == 0) begin : g_linear
+            assign fp_cap[o] = 1'b1;
+            wire unused_a = ^a;
+        end else if (A_S != 0) begin : g_signed
+            assign fp_cap[o] = !a[A_W-1] && (|a);
+        end else begin : g_unsigned
+            assign fp_cap[o] = |a;
+        end
+    end
+endgenerate
+
+// The rings rotate right by one element: the head moves to the top.
+wire [N_IN*X_W+X_W-1:0] x_cat = {x_reg[X_W-1:0], x_reg};
+wire unused_x_cat = ^x_cat[X_W-1:0];
+
+always @(posedge clk) begin
+    if (x_cap) begin
+        x_reg <= x_data;
+    end else if (u_col) begin
+        x_reg <= x_cat[N_IN*X_W+X_W-1:X_W];
+    end
+end
+
+// ---------------------------------------------------------------------------
+// Deltas
+wire lfsr_bit;
+
+fptgen_lfsr #(
+    .WIDTH(32),
+    .SEED(SEED),
+    .BITS(1)
+) u_lfsr (
+    .clk(clk),
+    .rst(rst || d_seed),
+    .next(d_step && MODE != 0),
+    .value(lfsr_bit)
+);
+
+reg [OW-1:0]  o_reg;      // the current output (mode 0 compares it with k)
+reg [D_W-1:0] g_reg;      // g[o] so far
+wire [D_W-1:0] e_ext = {{(D_W - E_W){d_e[E_W-1]}}, d_e};
+wire [D_W-1:0] one = {{(D_W - 1){1'b0}}, 1'b1};
+wire [31:0] o32 = {{(32 - OW){1'b0}}, o_reg};
+wire [31:0] k32 = {{(32 - KW){1'b0}}, d_k};
+reg  [D_W-1:0] term;
+
+always @(*) begin
+    if (MODE == 0) begin
+        term = o32 == k32 ? e_ext : {D_W{1'b0}};
+    end else if (MODE == 1) begin
+        term = lfsr_bit ? e_ext : -e_ext;
+    end else begin
+        term = d_kstar ? (lfsr_bit ? -one : one) : {D_W{1'b0}};
+    end
+end
+
+wire [D_W-1:0] g_next = (d_k == {KW{1'b0}} ? {D_W{1'b0}} : g_reg) + term;
+assign d_value = fp_reg[0] ? g_next : {D_W{1'b0}};
+
+reg [N_OUT*D_W-1:0] d_reg;   // the delta ring, head delta[0] at the low bits
+wire [D_W-1:0] d_head = d_reg[D_W-1:0];
+wire d_push = d_step && d_last;
+
+always @(posedge clk) begin
+    if (rst || d_seed) begin
+        o_reg <= {OW{1'b0}};
+        g_reg <= {D_W{1'b0}};
+    end else if (d_step) begin
+        g_reg <= g_next;
+        if (d_last) begin
+            o_reg <= o_reg + 1'b1;
+        end
+    end
+end
+
+// Push inserts the new delta at the top, a row rotation the head: the
+// ring shifts right by one delta either way.
+wire [D_W-1:0] d_in = d_push ? d_value : d_head;
+wire [N_OUT*D_W+D_W-1:0] d_cat = {d_in, d_reg};
+wire [N_OUT:0] fp_cat = {fp_reg[0], fp_reg};
+wire unused_cat = ^{d_cat[D_W-1:0], fp_cat[0]};
+
+always @(posedge clk) begin
+    if (a_cap) begin
+        fp_reg <= fp_cap;
+    end else if (d_push) begin
+        fp_reg <= fp_cat[N_OUT:1];
+    end
+    if (d_push || u_row) begin
+        d_reg <= d_cat[N_OUT*D_W+D_W-1:D_W];
+    end
+end
+
+assign d_zero = d_head == {D_W{1'b0}};
+
+// ---------------------------------------------------------------------------
+// Steps: delta * x registered, then rounded and saturated
+wire [X_W-1:0]  x_head = x_reg[X_W-1:0];
+wire [XE_W-1:0] x_ext = {X_S != 0 ? x_head[X_W-1] : 1'b0, x_head};
+reg  [PR_W-1:0] prod_reg;
+
+// The signed product on its own (in a ?: with an unsigned operand Verilog
+// would multiply unsigned).
+wire signed [PR_W-1:0] prod = $signed(d_head) * $signed(x_ext);
+
+always @(posedge clk) begin
+    prod_reg <= u_bias ? {{XE_W{d_head[D_W-1]}}, d_head} : prod;
+end
+
+wire [S_W-1:0] step_w, step_b;
+
+fptgen_round_shift #(.IN_W(PR_W), .SHIFT(SHIFT_W), .OUT_W(S_W)) u_round_w (.v(prod_reg), .r(step_w));
+fptgen_round_shift #(.IN_W(PR_W), .SHIFT(SHIFT_B), .OUT_W(S_W)) u_round_b (.v(prod_reg), .r(step_b));
+
+reg [S_W-1:0] step_reg;
+
+always @(posedge clk) begin
+    step_reg <= u_bias ? step_b : step_w;
+end
+
+assign u_step = step_reg;
+
+endmodule
+
+`resetall
