@@ -18,7 +18,11 @@
 //!    subset, each precision of the trained layer and each sigma; with
 //!    `--rule dfa` or `drtp`, the feedback rule instead
 //!    (`fptgen_sim::train::FeedbackTrainer`, M and k below, step
-//!    `--feedback-lr-shift`; `docs/results/rules.md`).
+//!    `--feedback-lr-shift`; `docs/results/rules.md`); with `--rule
+//!    backprop`, the host's ceiling: `fptgen train`'s quantization-aware
+//!    backpropagation (`fptgen_sim::qat::Qat::from_params`) on the same M
+//!    buffered images with their labels, moving only the same tensors, k
+//!    epochs over the buffer.
 //!
 //! Precision W of the trained layer: its trained tensors get W-bit formats
 //! with the same integer bits (`ap_fixed<W, I>`), holding the deployed 4-bit
@@ -53,8 +57,8 @@ use fptgen_sim::data::{self, Dataset};
 use fptgen_sim::fixed::Format;
 use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Rule, Trainable, Training};
 use fptgen_sim::network::Network;
-use fptgen_sim::qat::accuracy;
-use fptgen_sim::train::{Buffer, EvalMode, FeedbackTrainer, Trainer};
+use fptgen_sim::qat::{accuracy, Loss, Qat, QatConfig};
+use fptgen_sim::train::{naive_loss, Buffer, EvalMode, FeedbackTrainer, Trainer};
 use fptgen_sim::weights::{self, Conversion, Params};
 use plotters::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -129,6 +133,15 @@ struct Args {
     /// delta, in output codes, times the input).
     #[arg(long, default_value_t = 12, allow_hyphen_values = true)]
     feedback_lr_shift: i32,
+    /// With --rule backprop: Adam's step size (cosine-decayed over the run).
+    #[arg(long, default_value_t = 1e-3)]
+    backprop_lr: f32,
+    /// With --rule backprop: samples per step.
+    #[arg(long, default_value_t = 16)]
+    backprop_batch: usize,
+    /// With --rule backprop: the loss (mae, mse or ce).
+    #[arg(long, default_value = "ce")]
+    backprop_loss: String,
 }
 
 /// One retraining run.
@@ -359,7 +372,42 @@ fn run(
         "es" => Rule::Es,
         "dfa" => Rule::Dfa,
         "drtp" => Rule::Drtp,
-        other => bail!("--rule {other}: expected es, dfa or drtp"),
+        "backprop" => {
+            // The ceiling: host backpropagation (fptgen train's QAT) on the
+            // same buffer, moving only the same trainable tensors, one
+            // epoch over the buffer per iteration.
+            let loss = match a.backprop_loss.as_str() {
+                "mae" => Loss::Mae,
+                "mse" => Loss::Mse,
+                "ce" => Loss::CrossEntropy,
+                other => bail!("--backprop-loss {other}: expected mae, mse or ce"),
+            };
+            let config = QatConfig { batch: a.backprop_batch, lr: a.backprop_lr, total_epochs: a.iterations as usize, seed: a.seed, loss };
+            let loss_before = naive_loss(net.model(), net.params(), &buffer);
+            let (model, params) = net.into_parts();
+            let mut qat = Qat::from_params(model, &params, config, true);
+            let data = d.slice(0..a.buffer);
+            for _ in 0..a.iterations {
+                qat.epoch(&data, &mut |_| {});
+            }
+            let after = accuracy(&qat.network()?, &held)? as f64 / held.len() as f64;
+            let loss_after = naive_loss(qat.model(), &qat.params(), &buffer);
+            return Ok(Row {
+                subset: subset.to_string(),
+                precision: bits,
+                sigma,
+                params: t as usize,
+                groups: 0,
+                perturb_shift: 0,
+                lr_shift: 0,
+                before,
+                after,
+                loss_before,
+                loss_after,
+                seconds: 0.0,
+            });
+        }
+        other => bail!("--rule {other}: expected es, dfa, drtp or backprop"),
     };
     if rule != Rule::Es {
         let training = Training { rule, lr_shift: a.feedback_lr_shift, ..training };

@@ -12,8 +12,8 @@
 //! sample's forward pass, deltas and update walk, between the schedule's
 //! bounds (every row's delta zero, or none).
 //!
-//! Run (writes OUT/table.md; about 10 minutes on 2 cores, most of it
-//! yosys):
+//! Run (writes OUT/table.md; about 13 minutes on 2 cores, most of it
+//! yosys; results in docs/results/rules.md):
 //!
 //!     cargo run --release --example rule_hardware -- --out target/rule_hardware
 

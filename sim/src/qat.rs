@@ -138,6 +138,10 @@ pub struct Qat {
     config: QatConfig,
     /// Per layer, per tensor.
     masters: Vec<Vec<Master>>,
+    /// Per layer, per tensor: never moved (a lowered layer's constants, or
+    /// a tensor that is not trainable in a run from [`Qat::from_params`]
+    /// with `trainable_only`).
+    frozen: Vec<Vec<bool>>,
     steps: i32,
     epochs: usize,
 }
@@ -172,7 +176,26 @@ impl Qat {
                 .collect();
             masters.push(tensors);
         }
-        Qat { model, config, masters, steps: 0, epochs: 0 }
+        let frozen = model.layers.iter().map(|l| (0..l.kind().tensors().len()).map(|i| l.is_constant(i)).collect()).collect();
+        Qat { model, config, masters, frozen, steps: 0, epochs: 0 }
+    }
+
+    /// Starts from `params` (the masters are the codes' exact values) and,
+    /// with `trainable_only`, moves only the tensors the model marks
+    /// trainable: backpropagation on the host restricted to the subset the
+    /// device retrains (docs/results/rules.md's ceiling).
+    pub fn from_params(model: Model, params: &Params, config: QatConfig, trainable_only: bool) -> Qat {
+        let mut q = Qat::new(model, config);
+        for ((masters, frozen), (layer, p)) in q.masters.iter_mut().zip(&mut q.frozen).zip(q.model.layers.iter().zip(&params.layers)) {
+            let specs = layer.kind().tensors();
+            for (i, (m, codes)) in masters.iter_mut().zip(&p.tensors).enumerate() {
+                m.value = codes.iter().map(|&c| m.format.to_f64(c) as f32).collect();
+                if trainable_only && !specs[i].trainable {
+                    frozen[i] = true;
+                }
+            }
+        }
+        q
     }
 
     /// The model being trained.
@@ -231,9 +254,9 @@ impl Qat {
             let scale = 1.0 / idx.len() as f32;
             self.steps += 1;
             let lr = self.config.lr * 0.5 * (1.0 + (std::f32::consts::PI * self.steps as f32 / total_steps).min(std::f32::consts::PI).cos());
-            for ((masters, grads), layer) in self.masters.iter_mut().zip(&g.grads).zip(&self.model.layers) {
+            for ((masters, grads), frozen) in self.masters.iter_mut().zip(&g.grads).zip(&self.frozen) {
                 for (i, (m, grad)) in masters.iter_mut().zip(grads).enumerate() {
-                    if layer.is_constant(i) {
+                    if frozen[i] {
                         continue;
                     }
                     let grad: Vec<f32> = grad.iter().map(|x| x * scale).collect();
