@@ -55,6 +55,21 @@ fn cosim_example(name: &str, vectors: usize, train: Option<Train>) {
             rest.split_whitespace().next().and_then(|w| w.parse().ok()).unwrap_or_else(|| panic!("{key} in {line}"))
         };
         let training = &report["network"]["training"];
+        if let Some(fb) = report["network"]["feedback"].as_object() {
+            // A feedback rule: every sample of every iteration, every
+            // iteration's cycles equal to the schedule's (which depends
+            // on the deltas, so cosim computes it from the simulator's).
+            let m = fb["m"].as_u64().expect("m");
+            assert_eq!(count("samples "), m * t.0, "{line}");
+            let t_params = training["trainable_params"].as_u64().expect("T");
+            assert!(count("parameters written ") <= m * t.0 * t_params, "{line}");
+            assert!(count("deltas ") > 0 && count("answers ") > 0 && count("pauses ") > 0, "{line}");
+            let lists: Vec<&str> = line.split('[').skip(1).map(|s| s.split(']').next().unwrap_or("")).collect();
+            assert_eq!(lists.len(), 2, "{line}");
+            assert_eq!(lists[0], lists[1], "measured and scheduled cycles differ: {line}");
+            lint(&out);
+            return;
+        }
         let groups = training["groups"].as_u64().expect("groups");
         let population = training["population"].as_u64().expect("population");
         assert_eq!(count("groups "), groups * t.0, "{line}");
@@ -98,6 +113,16 @@ fn cosim_tiny() {
 #[test]
 fn cosim_jet_tagging() {
     cosim_example("jet_tagging", 100, Some(Train(1, "0.01", &[])));
+}
+
+/// The feedback rules' trainer on the examples (issue 16): jet_tagging's
+/// fc4 with drtp, tiny's fc1 with dfa (both output layers, where the rules
+/// are the delta rule; random networks with hidden layers are in
+/// generator/tests/cosim_feedback_random.rs).
+#[test]
+fn cosim_feedback_rules_on_the_examples() {
+    cosim_example("jet_tagging", 10, Some(Train(1, "0.01", &["--rule", "drtp"])));
+    cosim_example("tiny", 10, Some(Train(3, "0.05", &["--rule", "dfa"])));
 }
 
 #[test]

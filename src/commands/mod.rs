@@ -13,7 +13,7 @@ pub mod train_es;
 
 use std::path::{Path, PathBuf};
 
-use fptgen_sim::model::Model;
+use fptgen_sim::model::{Model, Rule};
 use fptgen_sim::weights::{self, Conversion, Params};
 
 /// Command-line replacements for a model's `training:` settings, for
@@ -29,18 +29,30 @@ pub struct TrainingOverrides {
     /// Replace the `training:` section's `buffer` (M, samples per evaluation).
     #[arg(long, value_name = "M", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub buffer: Option<usize>,
+    /// Replace the `training:` section's `rule` (es, dfa or drtp; the
+    /// feedback rules train dense layers only).
+    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    pub rule: Option<Rule>,
+}
+
+/// `es`, `dfa` or `drtp`.
+fn parse_rule(s: &str) -> Result<Rule, String> {
+    [Rule::Es, Rule::Dfa, Rule::Drtp].into_iter().find(|r| r.name() == s).ok_or_else(|| format!("expected es, dfa or drtp, not {s:?}"))
 }
 
 impl TrainingOverrides {
     /// Applies the replacements to `model`; an error if there is nothing
     /// to replace or the result is not a valid section.
     pub fn apply(&self, model: &mut Model) -> anyhow::Result<()> {
-        if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() {
+        if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() && self.rule.is_none() {
             return Ok(());
         }
         let Some(t) = model.training.as_mut() else {
-            anyhow::bail!("{}: --blocks, --population and --buffer need a `training:` section in the model", model.source.display());
+            anyhow::bail!("{}: --blocks, --population, --buffer and --rule need a `training:` section in the model", model.source.display());
         };
+        if let Some(r) = self.rule {
+            t.rule = r;
+        }
         if let Some(p) = self.blocks {
             t.blocks = p;
         }
@@ -50,7 +62,14 @@ impl TrainingOverrides {
         if let Some(m) = self.buffer {
             t.buffer = m;
         }
-        t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population/--buffer: {e}", model.source.display()))
+        t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population/--buffer: {e}", model.source.display()))?;
+        if let (Some(r), Some(t)) = (self.rule, &model.training) {
+            if r != Rule::Es {
+                fptgen_sim::train::feedback::feedback_layers(model, t)
+                    .map_err(|e| anyhow::anyhow!("{}: with --rule {}: {e}", model.source.display(), r.name()))?;
+            }
+        }
+        Ok(())
     }
 }
 
