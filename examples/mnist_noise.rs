@@ -75,7 +75,8 @@ struct Args {
     /// Noise levels sigma.
     #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5,0.75,1")]
     sigmas: Vec<f64>,
-    /// Trainable subsets: `LAYER` (weights and biases), `LAYER-weights` or `LAYER-biases`.
+    /// Trainable subsets: `LAYER` (weights and biases), `LAYER-weights` or
+    /// `LAYER-biases`, or several joined by `+` (trained together).
     #[arg(long, value_delimiter = ',', default_value = "fc1-weights,fc3,fc1-biases")]
     subsets: Vec<String>,
     /// Precisions (bits) of the trained tensors, for the first subset: the
@@ -283,12 +284,6 @@ fn add_noise(model: &Model, d: &Dataset, sigma: f64, seed: u64) -> Dataset {
 
 /// The model and parameters with `subset` trainable at `bits` bits.
 fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Result<(Model, Params)> {
-    let (layer, which) = match subset.rsplit_once('-') {
-        Some((l, "weights")) => (l, Trainable { weights: true, biases: false }),
-        Some((l, "biases")) => (l, Trainable { weights: false, biases: true }),
-        _ => (subset, Trainable { weights: true, biases: true }),
-    };
-    let li = base.layers.iter().position(|l| l.name == layer).ok_or_else(|| anyhow!("no layer {layer}"))?;
     let mut m = base.clone();
     let mut p = params.clone();
     for l in &mut m.layers {
@@ -296,6 +291,22 @@ fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Re
             d.trainable = Trainable::default();
         }
     }
+    // `A+B+...`: several layers trained together, each as its own subset.
+    for part in subset.split('+') {
+        train_part(&mut m, &mut p, part, bits)?;
+    }
+    Ok((m, p))
+}
+
+/// Makes one subset (`LAYER`, `LAYER-weights` or `LAYER-biases`) of `m`
+/// trainable, its tensors widened to `bits` (codes converted exactly).
+fn train_part(m: &mut Model, p: &mut Params, subset: &str, bits: u32) -> anyhow::Result<()> {
+    let (layer, which) = match subset.rsplit_once('-') {
+        Some((l, "weights")) => (l, Trainable { weights: true, biases: false }),
+        Some((l, "biases")) => (l, Trainable { weights: false, biases: true }),
+        _ => (subset, Trainable { weights: true, biases: true }),
+    };
+    let li = m.layers.iter().position(|l| l.name == layer).ok_or_else(|| anyhow!("no layer {layer}"))?;
     let in_frac = m.layers[li].input_format.frac_bits();
     let LayerOp::Dense(d) = &mut m.layers[li].op else { anyhow::bail!("layer {layer} is not dense") };
     d.trainable = which;
@@ -324,7 +335,7 @@ fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Re
             *c = new.exact_f64(old.to_f64(*c)).map_err(|e| anyhow!("{e}"))?;
         }
     }
-    Ok((m, p))
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
