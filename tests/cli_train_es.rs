@@ -293,4 +293,27 @@ fn runs_a_feedback_rule_like_the_library_and_generate_refuses_it() {
     let report = std::fs::read_to_string(c.path("out/report.md")).expect("report.md");
     assert!(report.contains("Feedback rule dfa"), "{report}");
     assert!(std::fs::read_to_string(c.path("out/rtl/fptgen_fb_ctrl.v")).is_ok());
+    // A sweep over N and P means nothing for a feedback rule: refused, nothing written.
+    let (code, _, err) = c.run(&["sweep", "model.yaml", "--population", "2", "--blocks", "1", "-o", "sw"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("model.yaml") && err.contains("rule dfa has neither"), "{err}");
+    assert!(!c.path("sw").exists());
+}
+
+/// `--rule` replaces the model's rule, checked as the model file's `rule:`
+/// line is: a feedback rule on a trainable layer that is not dense is
+/// refused, naming the file, the option and the layer; nothing is written.
+#[test]
+fn rule_option_is_checked_like_the_rule_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let model = root().join("examples/int8_head/model.yaml");
+    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "--rule", "dfa", "-o", out.to_str().expect("utf8")], &root());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("int8_head/model.yaml") && err.contains("with --rule dfa") && err.contains("'head' is a trainable dense_int8 layer"), "{err}");
+    assert!(!out.exists());
+    let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "--rule", "sgd", "-o", out.to_str().expect("utf8")], &root());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("expected es, dfa or drtp"), "{err}");
+    assert!(!out.exists());
 }

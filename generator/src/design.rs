@@ -35,6 +35,15 @@ pub enum DesignError {
         /// The kinds with hardware ([`crate::layers::KINDS`]), as a list.
         with_hardware: String,
     },
+    /// A feedback rule on a model it cannot train (a model file's `rule:`
+    /// line is checked at load; this catches a model built in code).
+    #[error("{file}: {reason}")]
+    Feedback {
+        /// The model file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The on-chip trainer does not take an image output yet.
     #[error("{file}: the network's output is an image ({shape}); the on-chip trainer takes networks whose output is a vector only so far (end the network with flatten and dense, generate it without its training: section, or train it with fptgen train-es)")]
     TrainerImages {
@@ -59,7 +68,11 @@ pub fn supported(model: &Model) -> Result<(), DesignError> {
             with_hardware: layers::KINDS.join(", "),
         });
     }
-    if model.training.is_some() {
+    if let Some(t) = &model.training {
+        if t.rule != fptgen_sim::model::Rule::Es {
+            fptgen_sim::train::feedback::feedback_layers(model, t)
+                .map_err(|e| DesignError::Feedback { file: file.clone(), reason: e.to_string() })?;
+        }
         let output = model.layers.last().map(|l| l.kind().output_shape()).unwrap_or_default();
         if crate::plan::beats(&output) > 1 {
             return Err(DesignError::TrainerImages { file, shape: format!("{output:?}") });

@@ -61,6 +61,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         super::check_iterations(k)?;
     }
     let (model, params) = super::load(&a.model, a.quantize)?;
+    if let Some(t) = model.training.as_ref().filter(|t| t.rule != fptgen_sim::model::Rule::Es) {
+        anyhow::bail!(
+            "{}: fptgen sweep varies ES's population N and blocks P; rule {} has neither (one forward pass and one update per sample). Its design's area and time: fptgen synth --trainer-only and report.md",
+            model.source.display(),
+            t.rule.name()
+        );
+    }
     fptgen_generator::design::supported(&model)?;
     let scope = if a.trainer_only { SynthScope::Trainer } else { SynthScope::Design };
     let mut spec = Spec::new(model, params, grid, scope, a.iterations)?;
