@@ -171,12 +171,13 @@ pub fn training_line(m: &Model, t: &Training) -> String {
     };
     if t.rule != fptgen_sim::model::Rule::Es {
         return format!(
-            "training: rule {} (feedback, dense layers; simulator only so far), k {}, M {}, T {trainable}; \
-             1 forward pass and 1 update per sample per iteration; lr_shift {}, seed {}",
+            "training: rule {} (feedback, dense layers), k {}, M {}, T {trainable}; \
+             1 forward pass and 1 update per sample per iteration; lr_shift {}{}, seed {}",
             t.rule.name(),
             t.iterations,
             t.buffer,
             t.lr_shift,
+            if t.lr_shift_auto { " (auto: 16 + the output's fraction bits)" } else { "" },
             t.seed
         );
     }

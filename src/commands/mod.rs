@@ -30,7 +30,8 @@ pub struct TrainingOverrides {
     #[arg(long, value_name = "M", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub buffer: Option<usize>,
     /// Replace the `training:` section's `rule` (es, dfa or drtp; the
-    /// feedback rules train dense layers only).
+    /// feedback rules train dense layers only; an lr_shift the model does
+    /// not give is the rule's automatic one).
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     pub rule: Option<Rule>,
 }
@@ -47,11 +48,13 @@ impl TrainingOverrides {
         if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() && self.rule.is_none() {
             return Ok(());
         }
+        let output = model.output_format();
         let Some(t) = model.training.as_mut() else {
             anyhow::bail!("{}: --blocks, --population, --buffer and --rule need a `training:` section in the model", model.source.display());
         };
         if let Some(r) = self.rule {
-            t.rule = r;
+            // An lr_shift the model file did not give follows the rule (auto).
+            *t = t.with_rule(r, output);
         }
         if let Some(p) = self.blocks {
             t.blocks = p;

@@ -339,6 +339,11 @@ impl Checker<'_> {
                 let trainable: u64 =
                     layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len() as u64).sum();
                 let training = self.training(t, trainable)?;
+                let output = layers.last().map(|l| l.kind().output_format());
+                let training = match output {
+                    Some(f) => training.with_rule(training.rule, f),
+                    None => training,
+                };
                 if training.rule != Rule::Es {
                     // The feedback rules train dense layers (their update
                     // is an outer product of a delta and the input).
@@ -504,6 +509,7 @@ impl Checker<'_> {
             noise,
             perturb_shift,
             lr_shift,
+            lr_shift_auto: f.lr_shift.is_none(),
             loss,
             fitness,
             loss_quantization,

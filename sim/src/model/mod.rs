@@ -531,6 +531,9 @@ pub struct Training {
     /// multiplied by `2^-lr_shift` when `lr_shift` is negative (for wide
     /// parameter formats, whose codes are small).
     pub lr_shift: i32,
+    /// The model file gave no `lr_shift`: the feedback rules then use
+    /// [`crate::train::feedback::auto_lr_shift`] (ES its default, 4).
+    pub lr_shift_auto: bool,
     /// The loss function.
     pub loss: Loss,
     /// The fitness signal.
@@ -580,6 +583,7 @@ impl Default for Training {
             noise: Noise { width: LfsrWidth::W8, distribution: Distribution::Rademacher, bits: 4 },
             perturb_shift: 0,
             lr_shift: 4,
+            lr_shift_auto: false,
             loss: Loss::Mae,
             fitness: Fitness::Antithetic,
             loss_quantization: LossQuantization::Po2,
@@ -591,6 +595,18 @@ impl Default for Training {
 impl Training {
     /// Largest accepted `perturb_shift` and `|lr_shift|`.
     pub const MAX_SHIFT: u32 = 31;
+
+    /// With `rule`, and `lr_shift` resolved for it when the model file gave
+    /// none (`lr_shift_auto`): the feedback rules' automatic step for a
+    /// network whose output format is `output`, ES's default 4.
+    pub fn with_rule(self, rule: Rule, output: crate::fixed::Format) -> Training {
+        let lr_shift = match (self.lr_shift_auto, rule) {
+            (false, _) => self.lr_shift,
+            (true, Rule::Es) => Training::default().lr_shift,
+            (true, _) => crate::train::feedback::auto_lr_shift(output),
+        };
+        Training { rule, lr_shift, ..self }
+    }
 
     /// Checks the invariants [`load`] guarantees, for a `Training` built in
     /// code; the message names the offending field.
