@@ -154,3 +154,34 @@ fn the_model_file_refuses_what_a_rule_cannot_train() {
     let m = parse(&format!("{INTEGER_NET}training:\n  rule: drtp\n  buffer: 4\n"));
     assert_eq!(m.training.map(|t| t.rule), Some(Rule::Drtp));
 }
+
+/// Without `lr_shift`, a feedback rule takes 16 + the output format's
+/// fraction bits (`auto`); a written `lr_shift` is kept; ES keeps its
+/// default 4; `with_rule` (what `--rule` does) resolves an unwritten one
+/// for the new rule.
+#[test]
+fn lr_shift_auto_follows_the_output_format() {
+    let net = |out: &str| {
+        format!(
+            "name: t\ninput: {{shape: [2], format: 'ap_fixed<8,3>'}}\nweights: w.npz\nlayers:\n\
+  - {{name: o, type: dense, inputs: 2, outputs: 2, activation: linear, trainable: [weights],\n\
+     precision: {{weight: 'ap_fixed<8,2>', bias: 'ap_fixed<8,2>', accum: 'ap_fixed<20,8>', output: '{out}'}}}}\n"
+        )
+    };
+    for (out, frac) in [("ap_fixed<16,8>", 8), ("ap_fixed<8,4>", 4), ("ap_int<8>", 0)] {
+        let m = parse(&format!("{}training: {{rule: dfa}}\n", net(out)));
+        let t = m.training.expect("training");
+        assert_eq!((t.lr_shift, t.lr_shift_auto), (16 + frac, true), "{out}");
+        let m = parse(&format!("{}training: {{rule: drtp, lr_shift: 3}}\n", net(out)));
+        let t = m.training.expect("training");
+        assert_eq!((t.lr_shift, t.lr_shift_auto), (3, false), "{out}");
+        let m = parse(&format!("{}training: {{population: 2}}\n", net(out)));
+        let es = m.training.expect("training");
+        assert_eq!((es.rule, es.lr_shift, es.lr_shift_auto), (Rule::Es, 4, true), "{out}");
+        let f = m.output_format();
+        assert_eq!(es.with_rule(Rule::Dfa, f).lr_shift, 16 + frac, "{out}");
+        assert_eq!(es.with_rule(Rule::Dfa, f).with_rule(Rule::Es, f).lr_shift, 4, "{out}");
+        let written = Training { lr_shift_auto: false, lr_shift: 7, ..es };
+        assert_eq!(written.with_rule(Rule::Dfa, f).lr_shift, 7, "{out}");
+    }
+}
