@@ -12,6 +12,9 @@
  *   WAIT   until its output is taken (out_fire): the layers captured their
  *          inputs and outputs on the way, the error unit captures y and t;
  *   ERR    C cycles (k = 0 .. C - 1): the error unit finds k*;
+ *   SGM    rule sgm only (SGM_CYCLES > 0): SGM_CYCLES cycles while the
+ *          layers' synthetic-gradient modules compute h (h_start in the
+ *          last ERR cycle);
  *   DELTA  for each trainable layer l in turn, N_OUT[l] * C steps: output
  *          o = 0, 1, ..., each over k = 0 .. C - 1 (d_last at C - 1, when
  *          the layer's delta is made: a mon event of kind 0);
@@ -50,7 +53,9 @@ module fptgen_fb_ctrl #(
     // Per layer: outputs
     parameter [L*32-1:0] N_OUT = {32'd3},
     // Width of mon_index (holds every parameter and every delta index)
-    parameter integer IX_W = 4
+    parameter integer IX_W = 4,
+    // Cycles of the SGM state (0: no synthetic-gradient module)
+    parameter integer SGM_CYCLES = 0
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -81,6 +86,8 @@ module fptgen_fb_ctrl #(
     output wire                 e_rot,
     output wire                 e_scan,
     output wire [clog2(C)-1:0]  k,
+    // Synthetic-gradient modules: start h
+    output wire                 h_start,
     // Layers: deltas
     output wire                 d_seed,
     output wire [L-1:0]         d_step,
@@ -150,12 +157,13 @@ localparam integer QW = clog2(SERVE_MAX + 1);
 localparam [3:0] S_IDLE = 4'd0, S_DRAIN = 4'd1, S_BOUND = 4'd2, S_SERVE = 4'd3,
                  S_PAUSED = 4'd4, S_PLAY = 4'd5, S_FEED = 4'd6, S_WAIT = 4'd7,
                  S_ERR = 4'd8, S_DELTA = 4'd9, S_READ = 4'd10, S_HOLD = 4'd11,
-                 S_WRITE = 4'd12, S_DONE = 4'd13;
+                 S_WRITE = 4'd12, S_DONE = 4'd13, S_SGM = 4'd14;
+localparam integer GW = clog2(SGM_CYCLES + 1);
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
-    if (K < 1 || L < 1 || L > K || M < 1 || C < 1 || SERVE_MAX < 1 || IX_W < 1) begin : g_error_out_of_range
+    if (K < 1 || L < 1 || L > K || M < 1 || C < 1 || SERVE_MAX < 1 || IX_W < 1 || SGM_CYCLES < 0) begin : g_error_out_of_range
         fptgen_param_error_fb_ctrl_out_of_range error_inst ();
     end
 endgenerate
@@ -173,6 +181,7 @@ reg [IX_W-1:0] ix_reg;      // delta index, then parameter index
 reg [FW-1:0]   flight_reg;
 reg [QW-1:0]   served_reg;
 reg            pause_reg;
+reg [GW-1:0]   sgm_reg;     // cycles of the SGM state so far
 
 // The current tensor's and layer's sizes.
 reg [31:0] rows_cur, cols_cur, layer_cur, nout_cur;
@@ -237,6 +246,7 @@ always @(posedge clk) begin
         ix_reg <= {IX_W{1'b0}};
         served_reg <= {QW{1'b0}};
         pause_reg <= 1'b0;
+        sgm_reg <= {GW{1'b0}};
     end else begin
         if (ctl_pause && !idle) begin
             pause_reg <= 1'b1;
@@ -300,6 +310,13 @@ always @(posedge clk) begin
                     l_reg <= {LW{1'b0}};
                     o_reg <= {OW{1'b0}};
                     ix_reg <= {IX_W{1'b0}};
+                    sgm_reg <= {GW{1'b0}};
+                    state_reg <= SGM_CYCLES > 0 ? S_SGM : S_DELTA;
+                end
+            end
+            S_SGM: begin
+                sgm_reg <= sgm_reg + 1'b1;
+                if ({{(32 - GW){1'b0}}, sgm_reg} == SGM_CYCLES - 1) begin
                     state_reg <= S_DELTA;
                 end
             end
@@ -359,7 +376,7 @@ always @(posedge clk) begin
 end
 
 wire training_phase = state_reg == S_PLAY || state_reg == S_FEED || state_reg == S_WAIT ||
-                      state_reg == S_ERR || state_reg == S_DELTA || in_update;
+                      state_reg == S_ERR || state_reg == S_SGM || state_reg == S_DELTA || in_update;
 
 assign st_busy = !idle;
 assign st_paused = state_reg == S_PAUSED;
@@ -376,6 +393,7 @@ assign err_cap = state_reg == S_WAIT && out_fire;
 assign e_rot = state_reg == S_ERR || state_reg == S_DELTA;
 assign e_scan = state_reg == S_ERR;
 assign k = k_reg;
+assign h_start = SGM_CYCLES > 0 && state_reg == S_ERR && k_last;
 assign d_seed = err_cap;
 assign d_last = k_last;
 

@@ -15,9 +15,12 @@
  *   MODE 0 (the network's output layer)  e[o]: the term of k = o;
  *   MODE 1 (dfa, a hidden layer)          B[o][k] * e[k];
  *   MODE 2 (drtp, a hidden layer)         -B[o][k] at k = k*;
+ *   MODE 3 (sgm, a hidden layer)          u[o][k] * h[k] (s_u, s_h: the
+ *                                         layer's fptgen_fb_sgm), and the
+ *                                         sum is R(g[o], SHIFT_G);
  * B[o][k] = +1 when the LFSR's next output bit is 1, else -1, one bit per
  * step in modes 1 and 2 (the order o, k of feedback_matrix). At d_last,
- * delta[o] = f'(o) ? g[o] : 0 is shown on d_value and pushed into the
+ * delta[o] = f'(o) ? g[o] : 0 (mode 3: f'(o) ? R(g[o], SHIFT_G) : 0) is shown on d_value and pushed into the
  * layer's delta ring (d_push).
  *
  * Update walk: the ring's head is delta[o] of the current row (d_zero when
@@ -47,7 +50,7 @@ module fptgen_fb_layer #(
     parameter integer A_S = 1,
     // 1: relu (f'(o) = a[o] > 0); 0: linear
     parameter integer RELU = 1,
-    // 0: the output layer; 1: dfa; 2: drtp
+    // 0: the output layer; 1: dfa; 2: drtp; 3: sgm
     parameter integer MODE = 1,
     // Feedback LFSR seed (32 bits, nonzero)
     parameter [31:0] SEED = 32'h1,
@@ -57,6 +60,8 @@ module fptgen_fb_layer #(
     // Shifts of the weight and bias steps (signed)
     parameter integer SHIFT_W = 0,
     parameter integer SHIFT_B = 0,
+    // MODE 3: R's shift of g (0 .. 31)
+    parameter integer SHIFT_G = 0,
     // Bits of the saturated step (two's complement, >= 2)
     parameter integer S_W = 10
 ) (
@@ -74,6 +79,9 @@ module fptgen_fb_layer #(
     input  wire                 d_last,
     input  wire                 d_kstar,
     input  wire [E_W-1:0]       d_e,
+    // MODE 3: h[k] and u[o][k] of the step (else unused)
+    input  wire [E_W-1:0]       s_h,
+    input  wire [7:0]           s_u,
     output wire [D_W-1:0]       d_value,
     // Update walk
     input  wire                 u_row,
@@ -93,8 +101,9 @@ localparam integer PR_W = D_W + XE_W;         // delta * x, exact
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
-    if (N_IN < 1 || N_OUT < 1 || C < 1 || X_W < 1 || A_W < 1 || MODE < 0 || MODE > 2 ||
+    if (N_IN < 1 || N_OUT < 1 || C < 1 || X_W < 1 || A_W < 1 || MODE < 0 || MODE > 3 ||
             (MODE == 0 && N_OUT != C) || E_W < 2 || D_W < E_W || S_W < 2 ||
+            (MODE == 3 && D_W < E_W + 8 + clog2(C)) || SHIFT_G < 0 || SHIFT_G > 31 ||
             SEED == 32'h0) begin : g_error_out_of_range
         fptgen_param_error_fb_layer_out_of_range error_inst ();
     end
@@ -144,7 +153,7 @@ fptgen_lfsr #(
 ) u_lfsr (
     .clk(clk),
     .rst(rst || d_seed),
-    .next(d_step && MODE != 0),
+    .next(d_step && (MODE == 1 || MODE == 2)),
     .value(lfsr_bit)
 );
 
@@ -155,19 +164,37 @@ wire [D_W-1:0] one = {{(D_W - 1){1'b0}}, 1'b1};
 wire [31:0] o32 = {{(32 - OW){1'b0}}, o_reg};
 wire [31:0] k32 = {{(32 - KW){1'b0}}, d_k};
 reg  [D_W-1:0] term;
+// MODE 3: u[o][k] * h[k], exact in E_W + 8 bits.
+wire [D_W-1:0] s_term;
+
+generate
+    if (MODE == 3) begin : g_sgm_term
+        wire signed [E_W+7:0] s_prod = $signed(s_u) * $signed(s_h);
+        assign s_term = {{(D_W - E_W - 8){s_prod[E_W+7]}}, s_prod};
+    end else begin : g_no_sgm
+        assign s_term = {D_W{1'b0}};
+        wire unused_s = ^{s_u, s_h};
+    end
+endgenerate
 
 always @(*) begin
     if (MODE == 0) begin
         term = o32 == k32 ? e_ext : {D_W{1'b0}};
     end else if (MODE == 1) begin
         term = lfsr_bit ? e_ext : -e_ext;
-    end else begin
+    end else if (MODE == 2) begin
         term = d_kstar ? (lfsr_bit ? -one : one) : {D_W{1'b0}};
+    end else begin
+        term = s_term;
     end
 end
 
 wire [D_W-1:0] g_next = (d_k == {KW{1'b0}} ? {D_W{1'b0}} : g_reg) + term;
-assign d_value = fp_reg[0] ? g_next : {D_W{1'b0}};
+wire [D_W-1:0] g_out;
+
+fptgen_round_shift #(.IN_W(D_W), .SHIFT(MODE == 3 ? SHIFT_G : 0), .OUT_W(D_W)) u_round_g (.v(g_next), .r(g_out));
+
+assign d_value = fp_reg[0] ? g_out : {D_W{1'b0}};
 
 reg [N_OUT*D_W-1:0] d_reg;   // the delta ring, head delta[0] at the low bits
 wire [D_W-1:0] d_head = d_reg[D_W-1:0];

@@ -256,6 +256,14 @@ enum Command {
         /// Also write the per-epoch log as CSV (epoch, loss, validation_accuracy).
         #[arg(long, value_name = "LOG.csv")]
         log: Option<PathBuf>,
+        /// Instead of training the weights, fit the synthetic-gradient
+        /// modules of `rule: sgm` to the true gradients of the current
+        /// weights on the training samples (least squares, then 8-bit
+        /// codes; docs/training.md, "Synthetic-gradient modules") and write
+        /// the archive the training section's `sgm:` names (or --output).
+        /// Takes --data, --validation, --limit and --output only.
+        #[arg(long, conflicts_with_all = ["epochs", "batch", "lr", "loss", "seed", "log"])]
+        sgm: bool,
     },
     /// Write seeded random weights for a model, for bring-up before training.
     ///
@@ -376,7 +384,10 @@ fn main() -> ExitCode {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
             commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train, overrides)
         }
-        Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log } => {
+        Command::Train { model, data, sgm: true, validation, limit, output, .. } => {
+            commands::train_sgm::run(&model, &data, validation, limit, output.as_deref())
+        }
+        Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log, sgm: false } => {
             let loss = match loss {
                 LossArg::Mae => fptgen_sim::qat::Loss::Mae,
                 LossArg::Mse => fptgen_sim::qat::Loss::Mse,

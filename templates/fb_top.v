@@ -12,12 +12,12 @@
  *   - per trainable layer (fptgen_fb_layer) the capture of its input and f'(output), the
  *     feedback from a 32-bit LFSR (B is never stored), the deltas and the power-of-two steps:
 {%- for l in t.layers %}
- *       {= l.name =}: {= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else %}g = -B[:, k*] (drtp){% endif %}, {% if l.relu == 1 %}relu{% else %}linear{% endif %}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases)
+ *       {= l.name =}: {= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else if l.mode == 2 %}g = -B[:, k*] (drtp){% else %}g = R(U h, {= l.sgm.as_ref().unwrap().shift_g() =}), h = sat(R(V [a, t] + c, {= l.sgm.as_ref().unwrap().shift_h() =})) (sgm, fptgen_fb_sgm){% endif %}, {% if l.relu == 1 %}relu{% else %}linear{% endif %}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases)
 {%- endfor %}
  *   - the parameter cursor (fptgen_param_cursor) and one update unit: clamp(p - step);
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
  *     loaded through the ld_* stream.
- * A sample takes {= t.sample_fixed =} cycles plus the update walk: 3 per parameter of a row
+ * A sample takes {= t.sample_fixed =} cycles{% if t.has_sgm() %} (of which {= t.sgm_cycles =} for the synthetic-gradient modules){% endif %} plus the update walk: 3 per parameter of a row
  * whose delta is nonzero, 1 per other parameter (T = {= t.t =}).
  *
  * Trainable tensors, in training order (each in block RAM, written only
@@ -62,7 +62,7 @@ localparam integer VW = {= t.value_w =};   // mon_value
 // ---------------------------------------------------------------------------
 // Controller
 wire ext_mode, ext_accept, ld_enable, play, x_allow;
-wire err_cap, e_rot, e_scan, d_seed, d_last, u_bias, d_zero;
+wire err_cap, e_rot, e_scan, d_seed, d_last, u_bias, d_zero, h_start;
 wire [{= t.k_w() - 1 =}:0] k;
 wire [{= t.layers.len() - 1 =}:0] d_step, u_row, u_col;
 wire [{= t.layer_w() - 1 =}:0] u_layer;
@@ -85,7 +85,8 @@ fptgen_fb_ctrl #(
 {%- for (p, v) in t.ctrl_params() %}
     .{= p =}({= v =}),
 {%- endfor %}
-    .IX_W({= t.ix_w =})
+    .IX_W({= t.ix_w =}),
+    .SGM_CYCLES({= t.sgm_cycles =})
 ) u_ctrl (
     .clk(clk),
     .rst(rst),
@@ -112,6 +113,7 @@ fptgen_fb_ctrl #(
     .e_rot(e_rot),
     .e_scan(e_scan),
     .k(k),
+    .h_start(h_start),
     .d_seed(d_seed),
     .d_step(d_step),
     .d_last(d_last),
@@ -169,7 +171,46 @@ wire tap_{= l.name =}_x_fire, tap_{= l.name =}_a_fire;
 wire [{= t.layers.len() =}*DW-1:0] d_value_flat;
 wire [{= t.layers.len() =}*SW-1:0] step_flat;
 wire [{= t.layers.len() - 1 =}:0] d_zero_flat;
+{%- if !t.has_sgm() %}
+wire unused_h_start = h_start;
+{%- endif %}
 {% for l in t.layers %}
+{%- match l.sgm %}
+{%- when Some with (sg) %}
+// {= l.name =}'s synthetic-gradient module
+wire [EW-1:0] sgm_{= l.name =}_h;
+wire [7:0] sgm_{= l.name =}_u;
+
+fptgen_fb_sgm #(
+    .N_OUT({= l.n_out =}),
+    .C({= t.c =}),
+    .A_W({= l.a_w =}),
+    .A_S({= l.a_s =}),
+    .Y_W({= n.y.width =}),
+    .Y_S({= n.y.signed =}),
+    .SHIFT_A({= sg.shift_a =}),
+    .SHIFT_T({= sg.shift_t =}),
+    .SHIFT_H({= sg.shift_h() =}),
+    .E_W(EW),
+    .C_VALUES({= sg.c_values() =}),
+    .V_FILE("{= sg.v_file =}"),
+    .U_FILE("{= sg.u_file =}")
+) u_sgm_{= l.name =} (
+    .clk(clk),
+    .rst(rst),
+    .a_cap(tap_{= l.name =}_a_fire && !ext_mode),
+    .a_data(tap_{= l.name =}_a),
+    .t_cap(err_cap),
+    .t_data(t_data),
+    .h_start(h_start),
+    .d_seed(d_seed),
+    .d_step(d_step[{= l.index =}]),
+    .s_h(sgm_{= l.name =}_h),
+    .s_u(sgm_{= l.name =}_u)
+);
+{%- when None %}
+{%- endmatch %}
+
 fptgen_fb_layer #(
     .N_IN({= l.n_in =}),
     .N_OUT({= l.n_out =}),
@@ -185,6 +226,7 @@ fptgen_fb_layer #(
     .D_W(DW),
     .SHIFT_W({= l.shift_w =}),
     .SHIFT_B({= l.shift_b =}),
+    .SHIFT_G({% match l.sgm %}{% when Some with (sg) %}{= sg.shift_g() =}{% when None %}0{% endmatch %}),
     .S_W(SW)
 ) u_fb_{= l.name =} (
     .clk(clk),
@@ -199,6 +241,14 @@ fptgen_fb_layer #(
     .d_last(d_last),
     .d_kstar(kstar),
     .d_e(e),
+{%- match l.sgm %}
+{%- when Some with (sg) %}
+    .s_h(sgm_{= l.name =}_h),
+    .s_u(sgm_{= l.name =}_u),
+{%- when None %}
+    .s_h({EW{1'b0}}),
+    .s_u(8'd0),
+{%- endmatch %}
     .d_value(d_value_flat[{= l.index =}*DW +: DW]),
     .u_row(u_row[{= l.index =}]),
     .u_col(u_col[{= l.index =}]),

@@ -43,7 +43,9 @@ pub(crate) fn expectation(
         final_params: net.params().clone(),
         cycles: vec![0; iterations as usize],
         counts: (0, 0, 0),
+        synthetic: 0,
     };
+    let synthetic: Vec<usize> = f.layers.iter().filter(|l| l.sgm.is_some()).filter_map(|l| model.layers.iter().position(|m| m.name == l.name)).collect();
     for it in 0..iterations {
         for s in 0..f.m as u64 {
             let rec = trainer.step();
@@ -51,6 +53,9 @@ pub(crate) fn expectation(
             let mut index = 0;
             let mut deltas: HashMap<usize, &[i128]> = HashMap::new();
             for (l, d) in &rec.deltas {
+                if synthetic.contains(l) {
+                    exp.synthetic += d.iter().filter(|&&v| v != 0).count();
+                }
                 for &v in d {
                     exp.events.push(Event::Delta { it, sample: s, index, value: (v as u128) & mask });
                     index += 1;

@@ -68,6 +68,10 @@ pub struct TrainCosimResult {
     /// A feedback rule's run: groups count samples, member losses deltas,
     /// updates parameters written.
     pub feedback: bool,
+    /// `rule: sgm`: nonzero deltas of layers with a synthetic-gradient
+    /// module among those compared (so a test can tell that the modules
+    /// were exercised).
+    pub synthetic: usize,
 }
 
 impl TrainCosimResult {
@@ -230,6 +234,8 @@ pub(crate) struct Expectation {
     /// What the summary counts: groups (or samples), member losses (or
     /// deltas), updates (or writes).
     pub counts: (usize, usize, usize),
+    /// Nonzero deltas of layers with a synthetic-gradient module.
+    pub synthetic: usize,
 }
 
 /// Runs the training co-simulation of the design generated in `dir`.
@@ -371,6 +377,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
         result.final_params = check_final_memories(dir, plan, model, &exp.final_params, &what)?;
     }
     (result.groups, result.losses, result.updates) = exp.counts;
+    result.synthetic = exp.synthetic;
     Ok(result)
 }
 
@@ -395,6 +402,7 @@ fn es_expectation(
         final_params: trainer.params().clone(),
         cycles: vec![t.cycles_per_iteration; iterations as usize],
         counts: (records.len(), records.iter().map(|r| r.losses.len()).sum(), records.iter().map(|r| r.after.len()).sum()),
+        synthetic: 0,
     })
 }
 

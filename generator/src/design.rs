@@ -98,13 +98,30 @@ pub fn lower(model: &Model, params: &Params) -> (NetworkPlan, Params) {
     (n, fparams)
 }
 
+/// Under `rule: sgm`, reads the synthetic-gradient modules from the
+/// model's `sgm_path` into the plan's trainer ([`crate::fb_plan::attach_sgm`]);
+/// nothing to do otherwise.
+pub fn load_sgm(model: &Model, n: &mut NetworkPlan) -> Result<(), DesignError> {
+    let Some(fb) = n.feedback.as_mut().filter(|f| f.has_sgm()) else { return Ok(()) };
+    let file = model.source.display().to_string();
+    let path = model.sgm_path.as_ref().ok_or_else(|| DesignError::Feedback {
+        file: file.clone(),
+        reason: "rule sgm needs the synthetic-gradient modules of the hidden trainable layers: add `sgm: FILE` to the training section \
+                 (write FILE with `fptgen train --sgm`)"
+            .into(),
+    })?;
+    let sgm = fptgen_sim::train::sgm::load(model, path).map_err(|e| DesignError::Feedback { file: file.clone(), reason: e.to_string() })?;
+    crate::fb_plan::attach_sgm(fb, &sgm, model).map_err(|reason| DesignError::Feedback { file, reason })
+}
+
 /// Plans, renders and writes the design of `model` with `params` into
 /// `out` (all files or none; see [`output::write_dir`]); returns the plan.
 /// Batch norms that fold exactly into the layer before them are folded
 /// ([`crate::fold`]): the hardware computes the model's codes either way.
 pub fn write_design(model: &Model, params: &Params, out: &Path) -> Result<NetworkPlan, DesignError> {
     supported(model)?;
-    let (n, fparams) = lower(model, params);
+    let (mut n, fparams) = lower(model, params);
+    load_sgm(model, &mut n)?;
     let files = render(&fparams, &n, &gen_info(model))?;
     output::write_dir(out, output::DESIGN, &files)?;
     Ok(n)

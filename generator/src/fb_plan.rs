@@ -1,18 +1,20 @@
 //! Lowering a model's `training:` section with a feedback rule (`rule:
-//! dfa` or `drtp`) to its hardware (`templates/fb_top.v` with
-//! `rtl/fptgen_fb_ctrl.v`, `fptgen_fb_error.v` and one `fptgen_fb_layer.v`
-//! per trainable layer), and the exact schedule (docs/training.md,
-//! "Hardware of the feedback rules").
+//! dfa`, `drtp` or `sgm`) to its hardware (`templates/fb_top.v` with
+//! `rtl/fptgen_fb_ctrl.v`, `fptgen_fb_error.v`, one `fptgen_fb_layer.v`
+//! per trainable layer and, under `sgm`, one `fptgen_fb_sgm.v` per hidden
+//! trainable layer), and the exact schedule (docs/training.md, "Hardware
+//! of the feedback rules").
 //!
 //! A sample takes, from its boundary to the next,
-//! `3 + E1 + C * (1 + sum_l O_l) + U` cycles, plus `D` for sample 0 of an
+//! `3 + E1 + C * (1 + sum_l O_l) + H + U` cycles, plus `D` for sample 0 of an
 //! iteration (the buffer starts then): one cycle at the boundary, the
 //! sample enters the cycle after, its output is taken `E1 + 1` cycles
 //! later, with `E1` the pipeline's latency for one vector
 //! ([`crate::train_plan::evaluation_cycles`]); `C` the network's
 //! outputs, `O_l` the outputs of trainable layer `l`, `D` the buffer's
 //! first-sample delay, and `U` the update walk: 3 cycles for every
-//! trainable parameter whose row's delta is nonzero, 1 for the others. `U`
+//! trainable parameter whose row's delta is nonzero, 1 for the others; `H`
+//! is 0, or under `sgm` the modules' time, `max_l C * (O_l + C) + 2`. `U`
 //! depends on the data; co-simulation checks every sample's count from the
 //! simulator's deltas, and the report gives the bounds (`U` = T to 3 T).
 //! Training starts with one cycle that waits for requests in flight (none
@@ -20,6 +22,7 @@
 
 use fptgen_sim::model::{Model, Rule};
 use fptgen_sim::train::feedback::{feedback_layers, Feedback};
+use fptgen_sim::train::sgm::{module_shapes, Sgm, SgmModule};
 use serde::Serialize;
 
 use crate::plan::{clog2, NetworkPlan};
@@ -46,7 +49,7 @@ pub struct FbLayer {
     pub a_s: u32,
     /// 1: relu; 0: linear.
     pub relu: u32,
-    /// 0: the output layer (`g = e`); 1: dfa; 2: drtp.
+    /// 0: the output layer (`g = e`); 1: dfa; 2: drtp; 3: sgm.
     pub mode: u32,
     /// The feedback LFSR's initial state.
     pub seed: u64,
@@ -58,6 +61,68 @@ pub struct FbLayer {
     pub input: String,
     /// The stream it gives.
     pub output: String,
+    /// Mode 3: its synthetic-gradient module.
+    pub sgm: Option<FbSgm>,
+}
+
+/// A hidden layer's synthetic-gradient module in hardware
+/// (`rtl/fptgen_fb_sgm.v`): its shape from the model, its codes from the
+/// archive ([`attach_sgm`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FbSgm {
+    /// `sa`, `st`: the shifts aligning the layer's output and the target.
+    pub shift_a: u32,
+    /// `st`.
+    pub shift_t: u32,
+    /// The memory images, relative to the design directory.
+    pub v_file: String,
+    /// The image of `u`.
+    pub u_file: String,
+    /// The module's codes (None until [`attach_sgm`]).
+    #[serde(skip)]
+    pub module: Option<SgmModule>,
+}
+
+impl FbSgm {
+    /// `s_h` (0 before the codes are attached).
+    pub fn shift_h(&self) -> i32 {
+        self.module.as_ref().map_or(0, |m| m.shift_h)
+    }
+
+    /// `s_g`.
+    pub fn shift_g(&self) -> i32 {
+        self.module.as_ref().map_or(0, |m| m.shift_g)
+    }
+
+    /// `c` as the packed `C_VALUES` parameter, entry 0 in the least
+    /// significant bits.
+    pub fn c_values(&self) -> String {
+        let c = self.module.as_ref().map(|m| m.c.clone()).unwrap_or_default();
+        concat_lsb_first(c.into_iter().map(|v| format!("32'h{:08x}", (v as i64 as u64) & 0xffff_ffff)))
+    }
+
+    /// The `$readmemh` images of `v` and `u`: one 8-bit two's complement
+    /// code per line.
+    pub fn images(&self) -> Option<[(String, String); 2]> {
+        let m = self.module.as_ref()?;
+        let hex = |codes: &[i128]| codes.iter().map(|&c| format!("{:02x}\n", (c as i64 as u64) & 0xff)).collect::<String>();
+        Some([(self.v_file.clone(), hex(&m.v)), (self.u_file.clone(), hex(&m.u))])
+    }
+}
+
+/// Attaches the codes of `sgm` to the modules of `plan`. Errors name the
+/// layer without a module, or whose module has another shape.
+pub fn attach_sgm(plan: &mut FbHwPlan, sgm: &Sgm, model: &Model) -> Result<(), String> {
+    for l in &mut plan.layers {
+        let Some(s) = &mut l.sgm else { continue };
+        let li = model.layers.iter().position(|m| m.name == l.name).ok_or_else(|| format!("layer '{}' is not in the model", l.name))?;
+        let m = sgm.module(li).ok_or_else(|| format!("rule sgm: layer '{}' has no synthetic-gradient module", l.name))?;
+        if (m.outputs, m.classes, m.shift_a, m.shift_t) != (l.n_out, plan.c, s.shift_a, s.shift_t) {
+            return Err(format!("rule sgm: the module of layer '{}' does not fit the layer", l.name));
+        }
+        s.module = Some(m.clone());
+    }
+    Ok(())
 }
 
 impl FbLayer {
@@ -88,7 +153,7 @@ fn power_of_two(e: i32) -> String {
 /// A feedback-rule trainer's hardware and schedule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FbHwPlan {
-    /// `dfa` or `drtp`.
+    /// `dfa`, `drtp` or `sgm`.
     pub rule: &'static str,
     /// M, buffered samples.
     pub m: usize,
@@ -126,6 +191,8 @@ pub struct FbHwPlan {
     pub first_sample: u64,
     /// E1, the pipeline's latency for one vector.
     pub eval1: u64,
+    /// H: cycles of the synthetic-gradient modules' state (0 without).
+    pub sgm_cycles: u64,
     /// Cycles of a sample without the update walk (and without D).
     pub sample_fixed: u64,
     /// Cycles of an iteration when every delta is nonzero (the most).
@@ -148,6 +215,11 @@ impl FbHwPlan {
     /// Bits of the class index k (the controller's `clog2(C)`).
     pub fn k_w(&self) -> usize {
         clog2(self.c as u64)
+    }
+
+    /// Whether a layer has a synthetic-gradient module.
+    pub fn has_sgm(&self) -> bool {
+        self.layers.iter().any(|l| l.sgm.is_some())
     }
 
     /// Bits of a trainable layer's index (`clog2(L)`).
@@ -213,10 +285,11 @@ fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
 /// the same name is the model's.
 pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
     let tr = model.training.as_ref()?;
-    if !matches!(tr.rule, Rule::Dfa | Rule::Drtp) {
+    if !matches!(tr.rule, Rule::Dfa | Rule::Drtp | Rule::Sgm) {
         return None;
     }
     let specs = feedback_layers(model, tr).ok()?;
+    let shapes = module_shapes(model);
     let mut layers = Vec::new();
     for (index, s) in specs.iter().enumerate() {
         let ml = &model.layers[s.layer];
@@ -236,7 +309,18 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
                 Feedback::Error => 0,
                 Feedback::Dfa => 1,
                 Feedback::Drtp => 2,
+                Feedback::Sgm => 3,
             },
+            sgm: (s.feedback == Feedback::Sgm)
+                .then(|| shapes.iter().find(|m| m.layer == s.layer))
+                .flatten()
+                .map(|m| FbSgm {
+                    shift_a: m.shift_a,
+                    shift_t: m.shift_t,
+                    v_file: format!("mem/{}_sgm_v.hex", lp.name),
+                    u_file: format!("mem/{}_sgm_u.hex", lp.name),
+                    module: None,
+                }),
             seed: s.seed,
             shift_w: s.shift_w,
             shift_b: s.shift_b,
@@ -249,12 +333,16 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
     let c = model.output_len();
     let y = model.output_format();
     let e_w = y.width() + 2;
-    let d_w = e_w + clog2(c as u64) as u32 + 1;
+    let has_sgm = layers.iter().any(|l| l.sgm.is_some());
+    // A dfa sum of C errors; an sgm sum of C products of 8-bit codes and
+    // errors (its rounding only narrows it: s_g >= 0).
+    let d_w = e_w + clog2(c as u64) as u32 + 1 + if has_sgm { 8 } else { 0 };
+    let sgm_cycles = layers.iter().filter(|l| l.sgm.is_some()).map(|l| (c * (l.n_out + c) + 2) as u64).max().unwrap_or(0);
     let param_w = tensors.iter().map(|x| x.width + u32::from(!x.signed)).max().unwrap_or(1);
     let outs: usize = layers.iter().map(|l| l.n_out).sum();
     let (words, word_w, first_sample) = buffer_layout(net);
     let eval1 = evaluation_cycles(net, 1);
-    let sample_fixed = 3 + eval1 + (c * (1 + outs)) as u64;
+    let sample_fixed = 3 + eval1 + (c * (1 + outs)) as u64 + sgm_cycles;
     let m = tr.buffer as u64;
     Some(FbHwPlan {
         rule: tr.rule.name(),
@@ -274,6 +362,7 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
         word_w,
         first_sample,
         eval1,
+        sgm_cycles,
         sample_fixed,
         cycles_per_iteration_max: m * (sample_fixed + 3 * t) + first_sample,
         cycles_per_iteration_min: m * (sample_fixed + t) + first_sample,

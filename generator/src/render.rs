@@ -49,6 +49,9 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
     }
     if n.training.is_some() {
         v.extend_from_slice(if n.feedback.is_some() { rtl::FEEDBACK } else { rtl::TRAINER });
+        if n.feedback.as_ref().is_some_and(|f| f.has_sgm()) {
+            v.push(rtl::SGM);
+        }
         if n.in_port_beats != n.in_beats {
             v.push(rtl::SERIALIZE);
         }
@@ -329,6 +332,12 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
     }
     if let Some(t) = &n.feedback {
         files.push(GeneratedFile::text(format!("rtl/{}.v", n.name), FbTopTemplate { gen, n, t }.render()?));
+        for l in t.layers.iter().filter_map(|l| l.sgm.as_ref()) {
+            let images = l.images().ok_or_else(|| askama::Error::Custom("rule sgm: a synthetic-gradient module's codes were not attached (fb_plan::attach_sgm)".into()))?;
+            for (file, text) in images {
+                files.push(GeneratedFile::text(file, text));
+            }
+        }
     }
     for (l, p) in n.layers.iter().zip(&params.layers) {
         for m in &l.memories {

@@ -33,6 +33,9 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
 ];
 
+/// The synthetic-gradient module of `rule: sgm`.
+pub const SGM: RtlFile = ("fptgen_fb_sgm.v", include_str!("../../rtl/fptgen_fb_sgm.v"));
+
 /// The feedback-rule trainer's files (with the sample buffer, LFSR and
 /// cursor it shares with the ES trainer).
 pub const FEEDBACK: &[RtlFile] = &[

@@ -1,8 +1,10 @@
-//! Co-simulation of the feedback-rule trainers (`training: rule: dfa` and
-//! `drtp`) on random networks: dense networks (random formats, folding,
-//! activations and trainable tensors) and an image network whose trainable
-//! layers are its dense ones (a frozen convolutional prefix), each with a
-//! random buffer size, lr_shift and seed. Every delta, every parameter
+//! Co-simulation of the feedback-rule trainers (`training: rule: dfa`,
+//! `drtp` and `sgm`) on random networks: dense networks (random formats,
+//! folding, activations and trainable tensors; under `sgm` every dense
+//! layer trains, with seeded random synthetic-gradient modules) and an
+//! image network whose trainable layers are its dense ones (a frozen
+//! convolutional prefix), each with a random buffer size, lr_shift and
+//! seed. Every delta, every parameter
 //! written, every answer to an injected inference request, every
 //! iteration's cycle count and the final memories must equal the
 //! simulator's `FeedbackTrainer` (`cosim_train::run_train`). Needs
@@ -24,7 +26,8 @@ use common::random_net::{cnn, network};
 /// The `training:` section of `rule` with random choices.
 fn training(rule: &'static str) -> impl Strategy<Value = String> {
     (1usize..=5, -2i32..=8, any::<u64>()).prop_map(move |(buffer, lr, seed)| {
-        format!("training:\n  rule: {rule}\n  buffer: {buffer}\n  lr_shift: {lr}\n  seed: {seed}\n")
+        let sgm = if rule == "sgm" { "  sgm: sgm.npz\n" } else { "" };
+        format!("training:\n  rule: {rule}\n{sgm}  buffer: {buffer}\n  lr_shift: {lr}\n  seed: {seed}\n")
     })
 }
 
@@ -56,22 +59,62 @@ fn dense_trainables_only(yaml: &str) -> String {
     lines.join("\n") + "\n"
 }
 
+/// `yaml` with every dense layer's weights and biases trainable and no
+/// other layer's (so that `sgm` has hidden layers with modules), and the
+/// hidden layers linear (random formats often leave a relu layer dead, and
+/// then no module's output would reach a delta).
+fn all_dense_trainable(yaml: &str) -> String {
+    let mut kind = "";
+    let mut lines: Vec<String> = Vec::new();
+    let last_act = yaml.rfind("activation: ").unwrap_or(yaml.len());
+    let mut at = 0;
+    for line in yaml.lines() {
+        let here = at;
+        at += line.len() + 1;
+        if let Some(k) = line.trim().strip_prefix("type: ") {
+            kind = if k == "dense" { "dense" } else { "other" };
+        }
+        if here < last_act && line.trim() == "activation: relu" {
+            lines.push(line.replace("relu", "linear"));
+            continue;
+        }
+        if line.starts_with("    trainable:") {
+            lines.push(if kind == "dense" { "    trainable: [weights, biases]".into() } else { "    trainable: []".into() });
+            continue;
+        }
+        lines.push(line.to_string());
+    }
+    lines.join("\n") + "\n"
+}
+
 fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let fail = |e: String| TestCaseError::fail(format!("{e}\n{yaml}"));
     let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
     let path = dir.path().join("model.yaml");
     let m = model::parse(yaml, &path).map_err(|e| fail(e.to_string()))?;
     let params = fptgen_sim::weights::random(&m, seed);
-    let n = plan(&m);
+    let mut n = plan(&m);
     prop_assert!(n.feedback.is_some() && n.trainer.is_none(), "no feedback trainer planned\n{yaml}");
+    if let Some(p) = &m.sgm_path {
+        // Seeded random modules, written where the model names them (the
+        // simulator's trainer reads them there).
+        let modules = fptgen_sim::train::sgm::random(&m, seed ^ 0x5a);
+        prop_assert!(!modules.modules.is_empty(), "rule sgm without a module\n{yaml}");
+        fptgen_sim::train::sgm::save(&m, &modules, p, &[]).map_err(|e| fail(e.to_string()))?;
+        fptgen_generator::design::load_sgm(&m, &mut n).map_err(|e| fail(e.to_string()))?;
+    }
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
     let files = render(&params, &n, &gen).map_err(|e| fail(e.to_string()))?;
     let out = dir.path().join("out");
     write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| fail(e.to_string()))?;
+    let m_sgm = m.sgm_path.is_some();
     let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;
     let opts = TrainCosimOptions { iterations: 2, interrupt_permille: 20, seed };
     let r = run_train(&out, &n, &net, opts).map_err(|e| fail(e.to_string()))?;
     prop_assert!(r.answers > 0 && r.losses > 0, "nothing was checked: {}\n{yaml}", r.summary());
+    if m_sgm {
+        prop_assert!(r.synthetic > 0, "no nonzero delta came from a synthetic-gradient module: {}\n{yaml}", r.summary());
+    }
     Ok(())
 }
 
@@ -89,6 +132,16 @@ fn random_dense_networks_train_bit_exact_with_both_rules() {
     for (k, rule) in ["dfa", "drtp", "dfa", "drtp"].into_iter().enumerate() {
         let case = (network(true), training(rule)).prop_map(|((net, seed), tr)| (dense_trainables_only(&format!("{net}{tr}")), seed));
         run(&format!("dense network {k} ({rule})"), 31 + k as u8, case);
+    }
+}
+
+#[test]
+fn random_dense_networks_train_bit_exact_with_synthetic_gradient_modules() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    for k in 0..2u8 {
+        let two = network(true).prop_filter("a hidden layer", |(net, _)| net.matches("type: dense").count() >= 2);
+        let case = (two, training("sgm")).prop_map(|((net, seed), tr)| (all_dense_trainable(&format!("{net}{tr}")), seed));
+        run(&format!("dense network {k} (sgm)"), 41 + k, case);
     }
 }
 

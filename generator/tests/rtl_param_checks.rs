@@ -95,8 +95,9 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
     Case {
         module: "fptgen_fb_layer",
-        bad: &[("MODE", 3, "fptgen_param_error_fb_layer_out_of_range")],
+        bad: &[("MODE", 4, "fptgen_param_error_fb_layer_out_of_range")],
     },
+    Case { module: "fptgen_fb_sgm", bad: &[("SHIFT_H", 32, "fptgen_param_error_fb_sgm_out_of_range")] },
     Case { module: "fptgen_fb_error", bad: &[("E_W", 9, "fptgen_param_error_fb_error_out_of_range")] },
     Case { module: "fptgen_fb_ctrl", bad: &[("SERVE_MAX", 0, "fptgen_param_error_fb_ctrl_out_of_range")] },
     Case { module: "fptgen_round_shift", bad: &[("SHIFT", 65, "fptgen_param_error_round_shift_out_of_range")] },
@@ -177,9 +178,10 @@ fn illegal_parameters_stop_elaboration_in_every_tool() {
             fs::copy(&p, dir.join(p.file_name().expect("name"))).expect("copy");
         }
     }
-    // Images for the default INIT_FILE, W_FILE, B_FILE, S_FILE and H_FILE
+    // Images for the default INIT_FILE, W_FILE, B_FILE, S_FILE, H_FILE,
+    // V_FILE and U_FILE
     // (yosys reads them).
-    for f in ["mem.hex", "w.hex", "b.hex", "scale.hex", "shift.hex"] {
+    for f in ["mem.hex", "w.hex", "b.hex", "scale.hex", "shift.hex", "sgm_v.hex", "sgm_u.hex"] {
         fs::write(dir.join(f), "00\n").expect("image");
     }
     // Every library module has a check, and every check is exercised here.

@@ -10,6 +10,7 @@ pub mod sweep;
 pub mod synth;
 pub mod train;
 pub mod train_es;
+pub mod train_sgm;
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +19,7 @@ use fptgen_sim::weights::{self, Conversion, Params};
 
 /// Command-line replacements for a model's `training:` settings, for
 /// sweeping one design over several block counts or populations.
-#[derive(Debug, Clone, Copy, Default, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct TrainingOverrides {
     /// Replace the `training:` section's `blocks` (P).
     #[arg(long, value_name = "P", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
@@ -29,29 +30,40 @@ pub struct TrainingOverrides {
     /// Replace the `training:` section's `buffer` (M, samples per evaluation).
     #[arg(long, value_name = "M", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub buffer: Option<usize>,
-    /// Replace the `training:` section's `rule` (es, dfa or drtp; the
+    /// Replace the `training:` section's `rule` (es, dfa, drtp or sgm; the
     /// feedback rules train dense layers only; an lr_shift the model does
     /// not give is the rule's automatic one).
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     pub rule: Option<Rule>,
+    /// Replace the `training:` section's `sgm` (the synthetic-gradient
+    /// modules of rule sgm, written by `fptgen train --sgm`).
+    #[arg(long, value_name = "FILE")]
+    pub sgm: Option<std::path::PathBuf>,
 }
 
-/// `es`, `dfa` or `drtp`.
+/// `es`, `dfa`, `drtp` or `sgm`.
 fn parse_rule(s: &str) -> Result<Rule, String> {
-    [Rule::Es, Rule::Dfa, Rule::Drtp].into_iter().find(|r| r.name() == s).ok_or_else(|| format!("expected es, dfa or drtp, not {s:?}"))
+    [Rule::Es, Rule::Dfa, Rule::Drtp, Rule::Sgm].into_iter().find(|r| r.name() == s).ok_or_else(|| format!("expected es, dfa, drtp or sgm, not {s:?}"))
 }
 
 impl TrainingOverrides {
     /// Applies the replacements to `model`; an error if there is nothing
     /// to replace or the result is not a valid section.
     pub fn apply(&self, model: &mut Model) -> anyhow::Result<()> {
-        if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() && self.rule.is_none() {
+        if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() && self.rule.is_none() && self.sgm.is_none() {
             return Ok(());
         }
         let output = model.output_format();
         let Some(t) = model.training.as_mut() else {
-            anyhow::bail!("{}: --blocks, --population, --buffer and --rule need a `training:` section in the model", model.source.display());
+            anyhow::bail!("{}: --blocks, --population, --buffer, --rule and --sgm need a `training:` section in the model", model.source.display());
         };
+        if let Some(p) = &self.sgm {
+            if self.rule.unwrap_or(t.rule) != Rule::Sgm {
+                anyhow::bail!("--sgm names the modules of rule sgm, but the rule is {} (add --rule sgm)", self.rule.unwrap_or(t.rule).name());
+            }
+            model.sgm_path = Some(p.clone());
+        }
+        let Some(t) = model.training.as_mut() else { unreachable!("checked above") };
         if let Some(r) = self.rule {
             // An lr_shift the model file did not give follows the rule (auto).
             *t = t.with_rule(r, output);

@@ -48,7 +48,7 @@ pub fn run(
     let net = Network::new(model.clone(), params)?;
     let mut trainer: Box<dyn Device> = match training.rule {
         Rule::Es => Box::new(Trainer::with_training(net, training, buffer, EvalMode::Batched)?),
-        Rule::Drtp | Rule::Dfa => Box::new(FeedbackTrainer::new(net, training, buffer)?),
+        Rule::Drtp | Rule::Dfa | Rule::Sgm => Box::new(FeedbackTrainer::new(net, training, buffer)?),
     };
     let k = training.iterations;
     let steps = trainer.steps();

@@ -130,6 +130,17 @@ pub fn from_arrays(model: &Model, path: &Path, mut arrays: BTreeMap<String, Arra
     Ok(Data { inputs, targets, labels })
 }
 
+/// One-hot targets of class `labels` as raw codes of `model`'s output
+/// (as `from_arrays` makes them from a `labels` array); `path` names the
+/// data in errors.
+pub fn label_targets(model: &Model, path: &Path, labels: &[usize]) -> Result<Vec<Vec<i128>>, TensorError> {
+    let n_out = model.output_len();
+    match model.layers.last().and_then(|l| l.kind().output_quantization()) {
+        Some(q) => Ok(one_hot_int8(labels, n_out, q)),
+        None => one_hot(path, labels, n_out, model.output_format()),
+    }
+}
+
 /// The float targets `t` of `s` samples of `n_out` outputs as raw codes
 /// of the output format `out`.
 fn read_targets(path: &Path, t: &Array, s: usize, n_out: usize, out: Format) -> Result<Vec<Vec<i128>>, TensorError> {

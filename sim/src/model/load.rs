@@ -363,6 +363,7 @@ impl Checker<'_> {
                 Some(training)
             }
         };
+        let sgm_path = self.sgm_path(&f, training.as_ref(), &layers, &dir)?;
         Ok(Model {
             name,
             part,
@@ -371,11 +372,47 @@ impl Checker<'_> {
             input_format,
             weights_path,
             source: self.path.to_path_buf(),
+            sgm_path,
             max_channels,
             layers,
             training,
             interface,
         })
+    }
+
+    /// `training: sgm:`: only with `rule: sgm`, and needed by it when a
+    /// trainable layer is not the output layer (the output layer's `g` is
+    /// the error itself).
+    fn sgm_path(&self, f: &ModelFile, training: Option<&Training>, layers: &[Layer], dir: &Path) -> Result<Option<PathBuf>, ModelError> {
+        let Some(t) = &f.training else { return Ok(None) };
+        let rule = training.map(|t| t.rule);
+        match (&t.value.sgm, rule) {
+            (Some(s), Some(Rule::Sgm)) => {
+                if s.value.trim().is_empty() {
+                    return Err(self.err(s, "sgm path is empty"));
+                }
+                Ok(Some(dir.join(&s.value)))
+            }
+            (Some(s), _) => Err(self.err(
+                s,
+                format!("`sgm:` names the modules of rule sgm, but the rule is {}", rule.unwrap_or_default().name()),
+            )),
+            (None, Some(Rule::Sgm)) => {
+                let last = layers.len().saturating_sub(1);
+                match layers.iter().take(last).find(|l| l.kind().tensors().iter().any(|t| t.trainable)) {
+                    Some(l) => Err(self.err(
+                        t.value.rule.as_ref().expect("rule sgm was written"),
+                        format!(
+                            "rule sgm needs pretrained synthetic-gradient modules for the hidden trainable layer '{}': \
+                             add `sgm: FILE` to the training section and write FILE with `fptgen train --sgm`",
+                            l.name
+                        ),
+                    )),
+                    None => Ok(None),
+                }
+            }
+            (None, _) => Ok(None),
+        }
     }
 
     /// The `interface:` section: `scale` and `zero_point`, or `tflite` and
@@ -499,6 +536,7 @@ impl Checker<'_> {
             None | Some(RuleFile::Es) => Rule::Es,
             Some(RuleFile::Drtp) => Rule::Drtp,
             Some(RuleFile::Dfa) => Rule::Dfa,
+            Some(RuleFile::Sgm) => Rule::Sgm,
         };
         Ok(Training {
             rule,

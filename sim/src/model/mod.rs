@@ -52,6 +52,11 @@ pub struct Model {
     pub weights_path: PathBuf,
     /// The model file this came from.
     pub source: PathBuf,
+    /// `training: sgm:`, resolved relative to the model file: the archive
+    /// of the synthetic-gradient modules of `rule: sgm`
+    /// ([`crate::train::sgm`]). It need not exist yet (`fptgen train --sgm`
+    /// writes it).
+    pub sgm_path: Option<PathBuf>,
     /// Most channels into or out of one conv2d layer, out of one dense
     /// layer (`max_channels`, default [`DEFAULT_MAX_CHANNELS`]); larger
     /// ones were split at load (`split`, [`PartOf`]).
@@ -558,6 +563,10 @@ pub enum Rule {
     /// Direct feedback alignment: a fixed random projection of the output
     /// error ([`crate::train::feedback`]).
     Dfa,
+    /// Static synthetic-gradient modules: each trainable hidden layer's
+    /// `g` is a small fixed linear network of its output and the target,
+    /// pretrained on the host ([`crate::train::sgm`]).
+    Sgm,
 }
 
 impl Rule {
@@ -567,6 +576,7 @@ impl Rule {
             Rule::Es => "es",
             Rule::Drtp => "drtp",
             Rule::Dfa => "dfa",
+            Rule::Sgm => "sgm",
         }
     }
 }

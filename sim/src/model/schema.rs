@@ -343,9 +343,13 @@ impl<'de> Deserialize<'de> for InputsFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingFile {
-    /// The training rule: `es`, `drtp` or `dfa`.
+    /// The training rule: `es`, `drtp`, `dfa` or `sgm`.
     #[serde(default)]
     pub rule: Option<Spanned<RuleFile>>,
+    /// `rule: sgm`: the archive of the synthetic-gradient modules (written
+    /// by `fptgen train --sgm`), relative to the model file.
+    #[serde(default)]
+    pub sgm: Option<Spanned<String>>,
     /// N, members per group.
     #[serde(default)]
     pub population: Option<Spanned<u64>>,
@@ -392,6 +396,8 @@ pub enum RuleFile {
     Drtp,
     /// Direct feedback alignment.
     Dfa,
+    /// Static synthetic-gradient modules.
+    Sgm,
 }
 
 /// The `noise:` subsection of `training:`.

@@ -1,4 +1,4 @@
-//! The forward-only feedback rules, `training: rule: drtp` and `dfa`
+//! The forward-only feedback rules, `training: rule: drtp`, `dfa` and `sgm`
 //! (seed 002; `docs/training.md`, "Feedback rules"), on raw codes with
 //! integer arithmetic only: the simulator's definition of what the device
 //! does, one buffered sample at a time.
@@ -13,6 +13,7 @@
 //! g[o]     = e[o]                                  (l the output layer)
 //!          = sum_k B_l[o][k] * e[k]                (dfa, a hidden layer)
 //!          = -B_l[o][k*]                           (drtp, a hidden layer)
+//!          = S_l(a, t)[o]                          (sgm, a hidden layer: its module, super::sgm)
 //! delta[o] = g[o] if f'(o) else 0                  (relu: f'(o) = a[o] > 0; linear: always)
 //! ```
 //!
@@ -102,6 +103,9 @@ pub struct SampleRecord {
     pub sample: usize,
     /// Per trainable layer (model index), its deltas.
     pub deltas: Vec<(usize, Vec<i128>)>,
+    /// `rule: sgm`: per hidden trainable layer (model index), its
+    /// module's `h` ([`super::sgm::SgmModule::hidden`]); empty otherwise.
+    pub hidden: Vec<(usize, Vec<i128>)>,
     /// Parameters whose value changed.
     pub changed: usize,
 }
@@ -115,6 +119,9 @@ pub enum Feedback {
     Dfa,
     /// `drtp` on a hidden layer: `g = -B[:, k*]`.
     Drtp,
+    /// `sgm` on a hidden layer: `g` from the layer's synthetic-gradient
+    /// module ([`super::sgm`]).
+    Sgm,
 }
 
 /// One trainable layer of a feedback rule: everything the device needs to
@@ -150,7 +157,8 @@ pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<Feedbac
     let feedback = match training.rule {
         Rule::Dfa => Feedback::Dfa,
         Rule::Drtp => Feedback::Drtp,
-        _ => return Err(TrainError::Config(format!("rule {} is not a feedback rule (drtp, dfa)", training.rule.name()))),
+        Rule::Sgm => Feedback::Sgm,
+        Rule::Es => return Err(TrainError::Config(format!("rule {} is not a feedback rule (drtp, dfa, sgm)", training.rule.name()))),
     };
     let last = model.layers.len().saturating_sub(1);
     let s = training.lr_shift;
@@ -192,8 +200,11 @@ pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<Feedbac
 #[derive(Debug, Clone)]
 struct Trained {
     spec: FeedbackLayer,
-    /// `B_l` (empty for the output layer, which gets the error itself).
+    /// `B_l` (empty for the output layer, which gets the error itself,
+    /// and under `sgm`).
     feedback: Vec<i8>,
+    /// `sgm`: the layer's module (None for the output layer).
+    module: Option<super::sgm::SgmModule>,
 }
 
 /// Trains a network's dense layers with a feedback rule, exactly as the
@@ -211,27 +222,64 @@ pub struct FeedbackTrainer {
 }
 
 impl FeedbackTrainer {
-    /// A trainer for `net` with `training` (whose rule must be `drtp` or
-    /// `dfa`) on `buffer` (`training.buffer` samples). Errors: another rule,
-    /// a trainable layer that is not dense, no trainable parameter, a
-    /// buffer of another size.
+    /// A trainer for `net` with `training` (whose rule must be `drtp`,
+    /// `dfa` or `sgm`) on `buffer` (`training.buffer` samples); under `sgm`
+    /// the modules are read from the model's `sgm_path`
+    /// ([`super::sgm::load`]). Errors: another rule, a trainable layer that
+    /// is not dense, no trainable parameter, a buffer of another size, and
+    /// under `sgm` no archive or a bad one.
     pub fn new(net: Network, training: Training, buffer: Buffer) -> Result<FeedbackTrainer, TrainError> {
+        let sgm = match training.rule {
+            Rule::Sgm if !super::sgm::module_shapes(net.model()).is_empty() => {
+                let model = net.model();
+                let path = model.sgm_path.as_ref().ok_or_else(|| {
+                    TrainError::Config(format!(
+                        "rule sgm needs the synthetic-gradient modules of the hidden trainable layers: {} has no `sgm:` in its \
+                         training section (write them with `fptgen train --sgm`)",
+                        model.source.display()
+                    ))
+                })?;
+                Some(super::sgm::load(model, path).map_err(|e| TrainError::Config(e.to_string()))?)
+            }
+            _ => None,
+        };
+        FeedbackTrainer::with_sgm(net, training, buffer, sgm.as_ref())
+    }
+
+    /// [`FeedbackTrainer::new`] with the modules of `rule: sgm` given
+    /// (`sgm` is ignored under the other rules). Errors as `new`'s, and a
+    /// hidden trainable layer without a module, or one of another shape.
+    pub fn with_sgm(net: Network, training: Training, buffer: Buffer, sgm: Option<&super::sgm::Sgm>) -> Result<FeedbackTrainer, TrainError> {
         if buffer.len() != training.buffer {
             return Err(TrainError::BufferSize { got: buffer.len(), want: training.buffer });
         }
         let (model, params) = net.into_parts();
         let classes = model.output_len();
-        let layers = feedback_layers(&model, &training)?
-            .into_iter()
-            .map(|spec| Trained {
-                feedback: if spec.feedback == Feedback::Error {
-                    Vec::new()
-                } else {
-                    feedback_matrix(training.seed, spec.layer, spec.outputs, classes)
-                },
-                spec,
-            })
-            .collect();
+        let shapes = super::sgm::module_shapes(&model);
+        let mut layers = Vec::new();
+        for spec in feedback_layers(&model, &training)? {
+            let module = match spec.feedback {
+                Feedback::Sgm => {
+                    let want = shapes.iter().find(|s| s.layer == spec.layer).copied();
+                    let m = sgm.and_then(|s| s.module(spec.layer)).cloned().ok_or_else(|| {
+                        TrainError::Config(format!("rule sgm: layer '{}' has no synthetic-gradient module", model.layers[spec.layer].name))
+                    })?;
+                    if want.map(|w| (w.outputs, w.classes, w.shift_a, w.shift_t, w.h_bits)) != Some((m.outputs, m.classes, m.shift_a, m.shift_t, m.h_bits)) {
+                        return Err(TrainError::Config(format!(
+                            "rule sgm: the module of layer '{}' does not fit the layer",
+                            model.layers[spec.layer].name
+                        )));
+                    }
+                    Some(m)
+                }
+                _ => None,
+            };
+            let feedback = match spec.feedback {
+                Feedback::Dfa | Feedback::Drtp => feedback_matrix(training.seed, spec.layer, spec.outputs, classes),
+                Feedback::Error | Feedback::Sgm => Vec::new(),
+            };
+            layers.push(Trained { spec, feedback, module });
+        }
         Ok(FeedbackTrainer { model, training, params, buffer, layers, iteration: 0, next: 0 })
     }
 
@@ -314,11 +362,20 @@ impl FeedbackTrainer {
         let k_star = (0..t.len()).fold(0, |best, k| if t[k] > t[best] { k } else { best });
         let classes = e.len();
         let mut deltas = Vec::with_capacity(self.layers.len());
+        let mut hidden = Vec::new();
         for tl in &self.layers {
             let a = &outs[tl.spec.layer];
+            let synthetic = tl.module.as_ref().map(|m| {
+                let h = m.hidden(a, t);
+                let g = m.gradient(&h);
+                hidden.push((tl.spec.layer, h));
+                g
+            });
             let delta: Vec<i128> = (0..a.len())
                 .map(|o| {
-                    let g = if tl.feedback.is_empty() {
+                    let g = if let Some(g) = &synthetic {
+                        g[o]
+                    } else if tl.feedback.is_empty() {
                         e[o]
                     } else {
                         let row = &tl.feedback[o * classes..(o + 1) * classes];
@@ -364,6 +421,6 @@ impl FeedbackTrainer {
                 }
             }
         }
-        SampleRecord { iteration: self.iteration, sample: s, deltas, changed }
+        SampleRecord { iteration: self.iteration, sample: s, deltas, hidden, changed }
     }
 }

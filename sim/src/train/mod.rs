@@ -46,6 +46,7 @@ pub mod lfsr;
 pub mod noise;
 pub mod order;
 pub mod po2;
+pub mod sgm;
 
 pub use es::{rounded_step, saturating_accumulate, GroupRecord, Trainer};
 pub use eval::{naive_loss, sample_loss, Buffer, EvalMode, Evaluator};
