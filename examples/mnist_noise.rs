@@ -130,6 +130,11 @@ struct Args {
     /// forward pass and one update per buffered sample per iteration).
     #[arg(long, default_value = "es")]
     rule: String,
+    /// With --rule sgm: clean training images the synthetic-gradient
+    /// modules are fitted on (the first of the training set, with the
+    /// deployed weights; `fptgen train --sgm`'s fit).
+    #[arg(long, default_value_t = 10_000)]
+    sgm_samples: usize,
     /// The feedback rules' lr_shift (their step is 2^-lr_shift times the
     /// delta, in output codes, times the input).
     #[arg(long, default_value_t = 12, allow_hyphen_values = true)]
@@ -203,6 +208,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
+    let pre = splits.train.slice(0..a.sgm_samples.min(splits.train.len() - a.validation));
     let done = AtomicUsize::new(0);
     let start = Instant::now();
     let total = jobs.len();
@@ -211,7 +217,7 @@ fn main() -> anyhow::Result<()> {
         .map(|(subset, w, si)| {
             let t0 = Instant::now();
             let (sigma, d) = &noisy[*si];
-            let r = run(&a, &base, &params, subset, *w, (*sigma, d), targets, half).map(|mut r| {
+            let r = run(&a, &base, &params, subset, *w, (*sigma, d), targets, half, &pre).map(|mut r| {
                 r.seconds = t0.elapsed().as_secs_f64();
                 r
             });
@@ -348,6 +354,7 @@ fn run(
     (sigma, d): (f64, &Dataset),
     (t_high, t_low): (f64, f64),
     half: usize,
+    pre: &Dataset,
 ) -> anyhow::Result<Row> {
     let (m, p) = variant(base, params, subset, bits)?;
     let t: u64 = m.trainable_params();
@@ -383,6 +390,7 @@ fn run(
         "es" => Rule::Es,
         "dfa" => Rule::Dfa,
         "drtp" => Rule::Drtp,
+        "sgm" => Rule::Sgm,
         "backprop" => {
             // The ceiling: host backpropagation (fptgen train's QAT) on the
             // same buffer, moving only the same trainable tensors, one
@@ -418,11 +426,25 @@ fn run(
                 seconds: 0.0,
             });
         }
-        other => bail!("--rule {other}: expected es, dfa, drtp or backprop"),
+        other => bail!("--rule {other}: expected es, dfa, drtp, sgm or backprop"),
     };
     if rule != Rule::Es {
         let training = Training { rule, lr_shift: a.feedback_lr_shift, ..training };
-        let mut trainer = FeedbackTrainer::new(net, training, buffer)?;
+        let sgm = if rule == Rule::Sgm && !fptgen_sim::train::sgm::module_shapes(net.model()).is_empty() {
+            // The modules, fitted on clean training images with the
+            // deployed (variant) weights, as `fptgen train --sgm` fits them.
+            let samples: Vec<(Vec<i128>, Vec<i128>)> = (0..pre.len())
+                .map(|i| (pre.input(i).to_vec(), (0..net.model().output_len()).map(|o| if o == pre.label(i) { hi } else { lo }).collect()))
+                .collect();
+            let (sgm, reports) = fptgen_sim::train::sgm::fit(net.model(), net.params(), &samples, 1e-6, a.seed).map_err(|e| anyhow!(e))?;
+            for r in &reports {
+                println!("  {subset} sigma {sigma}: module of layer {} fitted, cosine {:.3} (dfa {:.3})", r.layer, r.cosine, r.cosine_dfa);
+            }
+            Some(sgm)
+        } else {
+            None
+        };
+        let mut trainer = FeedbackTrainer::with_sgm(net, training, buffer, sgm.as_ref())?;
         let loss_before = trainer.loss();
         let loss_after = trainer.run(a.iterations, &mut |_| {});
         let after = accuracy(&Network::new(trainer.model().clone(), trainer.params().clone())?, &held)? as f64 / held.len() as f64;
