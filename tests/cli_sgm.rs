@@ -1,0 +1,125 @@
+//! `rule: sgm` end to end on an example's network: jet_tagging with fc3
+//! and fc4 trainable, `fptgen train --sgm` fitting fc3's module on a data
+//! directory (random inputs labelled by the network itself), then
+//! `fptgen cosim --train` bit-exact against the simulator (every delta,
+//! every write, every answer, every iteration's cycles), and lint-clean
+//! Verilog. Also the command's refusals. Needs Verilator: fails (does not
+//! skip) without it.
+
+use std::path::Path;
+use std::process::Command;
+
+use fptgen_sim::network::Network;
+use fptgen_sim::qat::argmax;
+use fptgen_sim::tensor::{write_npy, OutValues};
+use rand::{Rng, SeedableRng};
+
+mod common;
+use common::{fptgen, require, root};
+
+/// jet_tagging with fc3 trainable too and a small sgm training section.
+fn sgm_model(dir: &Path) -> std::path::PathBuf {
+    let src = root().join("examples/jet_tagging");
+    let text = std::fs::read_to_string(src.join("model.yaml")).expect("model.yaml");
+    let (layers, _) = text.split_at(text.find("\ntraining:").expect("training section"));
+    let at = layers.find("  - name: fc3").expect("fc3");
+    let end = at + layers[at..].find("    simd: 16\n").expect("fc3's simd") + "    simd: 16\n".len();
+    let text = format!(
+        "{}    trainable: [weights, biases]\n{}\ntraining:\n  rule: sgm\n  sgm: sgm.npz\n  buffer: 8\n  iterations: 2\n",
+        &layers[..end],
+        &layers[end..]
+    );
+    std::fs::write(dir.join("model.yaml"), text).expect("write model");
+    std::fs::copy(src.join("weights.npz"), dir.join("weights.npz")).expect("weights");
+    dir.join("model.yaml")
+}
+
+/// `n` random inputs (codes of ap_fixed<16,6> within +-4.0, as floats)
+/// labelled by the network's own argmax, as x_*.npy / y_*.npy.
+fn data(dir: &Path, model: &Path, n: usize) {
+    let m = fptgen_sim::model::load(model).expect("model");
+    let p = fptgen_sim::weights::load(&m, fptgen_sim::weights::Conversion::Exact).expect("weights");
+    let net = Network::new(m, p).expect("net");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for split in ["train", "test"] {
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for _ in 0..n {
+            let codes: Vec<i128> = (0..16).map(|_| rng.random_range(-4096..4096)).collect();
+            let out = net.infer(&codes).expect("forward");
+            y.push(argmax(&out).expect("outputs") as i64);
+            x.extend(codes.iter().map(|&c| c as f64 / 1024.0));
+        }
+        write_npy(&dir.join(format!("x_{split}.npy")), &[n, 16], &OutValues::F64(x)).expect("x");
+        write_npy(&dir.join(format!("y_{split}.npy")), &[n], &OutValues::I64(y)).expect("y");
+    }
+}
+
+#[test]
+fn train_sgm_then_cosim_on_jet_tagging() {
+    require("verilator");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = sgm_model(dir.path());
+    let data_dir = dir.path().join("data");
+    data(&data_dir, &model, 600);
+    let m = model.to_str().expect("utf8");
+    let d = data_dir.to_str().expect("utf8");
+
+    // Generating before the modules exist names the missing archive.
+    let (code, _, err) = fptgen(&["generate", m, "-o", "early"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("sgm.npz") && err.contains("fptgen train --sgm"), "{err}");
+    assert!(!dir.path().join("early").exists(), "a partial design was left behind");
+
+    let (code, out, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "100"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("fc3: 32 x 5 module") && out.contains("mean cosine"), "{out}");
+    // The fit is worth something: fc3 feeds fc4, a linear output layer, so
+    // the true gradient is linear in [a, t] and the module reproduces it.
+    let cosine: f64 = out.split("mean cosine with the true gradient ").nth(1).and_then(|s| s.split_whitespace().next()).and_then(|s| s.parse().ok()).expect("cosine");
+    assert!(cosine > 0.9, "cosine {cosine}: {out}");
+    assert!(dir.path().join("sgm.npz").is_file());
+    // Never over an existing file.
+    let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("already exists"), "{err}");
+
+    let (code, out, err) = fptgen(
+        &["cosim", m, "--vectors", "10", "--seed", "3", "-o", "out", "--train", "--iterations", "2", "--interrupt-rate", "0.02"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let line = out.lines().find(|l| l.contains("deltas")).unwrap_or_else(|| panic!("no training line:\n{out}"));
+    assert!(line.contains("samples 16 "), "{line}");
+    let lists: Vec<&str> = line.split('[').skip(1).map(|s| s.split(']').next().unwrap_or("")).collect();
+    assert_eq!(lists.len(), 2, "{line}");
+    assert_eq!(lists[0], lists[1], "measured and scheduled cycles differ: {line}");
+    let outdir = dir.path().join("out");
+    assert!(outdir.join("rtl/fptgen_fb_sgm.v").is_file() && outdir.join("mem/fc3_sgm_v.hex").is_file());
+    let rtl: Vec<_> = std::fs::read_dir(outdir.join("rtl")).expect("rtl").map(|e| e.expect("e").path()).filter(|p| p.extension().is_some_and(|x| x == "v")).collect();
+    let o = Command::new("verilator").args(["--lint-only", "-Wall", "-Irtl", "--top-module", "jet_tagging"]).args(&rtl).current_dir(&outdir).output().expect("verilator");
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && !log.contains("%Warning"), "lint:\n{log}");
+}
+
+#[test]
+fn train_sgm_refuses_other_rules_and_models_without_hidden_trainables() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = sgm_model(dir.path());
+    let data_dir = dir.path().join("data");
+    data(&data_dir, &model, 50);
+    let text = std::fs::read_to_string(&model).expect("model");
+    let m = model.to_str().expect("utf8");
+    let d = data_dir.to_str().expect("utf8");
+    std::fs::write(&model, text.replace("  rule: sgm\n  sgm: sgm.npz\n", "  rule: dfa\n")).expect("write");
+    let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("rule is dfa"), "{err}");
+    // fc3's trainable line is the first: without it only the output layer trains.
+    std::fs::write(&model, text.replacen("    trainable: [weights, biases]\n", "", 1)).expect("write");
+    let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no hidden trainable layer"), "{err}");
+    assert!(!dir.path().join("sgm.npz").exists());
+}
