@@ -161,6 +161,16 @@ fn rounding(r: Rounding) -> &'static str {
     }
 }
 
+/// Under `rule: sgm`: which layers have synthetic-gradient modules, and
+/// where they are read from.
+fn sgm_note(m: &Model) -> String {
+    let layers: Vec<&str> = fptgen_sim::train::sgm::module_shapes(m).iter().map(|s| m.layers[s.layer].name.as_str()).collect();
+    match (&m.sgm_path, layers.is_empty()) {
+        (Some(p), false) => format!("; synthetic-gradient modules of {} from {}", layers.join(", "), p.display()),
+        _ => String::new(),
+    }
+}
+
 /// One line about the `training:` section: N, k, P, M, T, G and the forward
 /// passes each buffered sample takes per iteration.
 pub fn training_line(m: &Model, t: &Training) -> String {
@@ -172,13 +182,14 @@ pub fn training_line(m: &Model, t: &Training) -> String {
     if t.rule != fptgen_sim::model::Rule::Es {
         return format!(
             "training: rule {} (feedback, dense layers), k {}, M {}, T {trainable}; \
-             1 forward pass and 1 update per sample per iteration; lr_shift {}{}, seed {}",
+             1 forward pass and 1 update per sample per iteration; lr_shift {}{}, seed {}{}",
             t.rule.name(),
             t.iterations,
             t.buffer,
             t.lr_shift,
             if t.lr_shift_auto { " (auto: 16 + the output's fraction bits)" } else { "" },
-            t.seed
+            t.seed,
+            sgm_note(m)
         );
     }
     format!(
