@@ -135,6 +135,12 @@ struct Args {
     /// deployed weights; `fptgen train --sgm`'s fit).
     #[arg(long, default_value_t = 10_000)]
     sgm_samples: usize,
+    /// With --rule sgm: also fit on copies of those images with pixel
+    /// noise of these sigmas (drawn with another seed than the evaluation's
+    /// noise; the modules then see the family of drifts, as seed 002's
+    /// pretraining on several tasks does). Empty: clean images only.
+    #[arg(long, value_delimiter = ',')]
+    sgm_noise: Vec<f64>,
     /// The feedback rules' lr_shift (their step is 2^-lr_shift times the
     /// delta, in output codes, times the input).
     #[arg(long, default_value_t = 12, allow_hyphen_values = true)]
@@ -208,7 +214,21 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
-    let pre = splits.train.slice(0..a.sgm_samples.min(splits.train.len() - a.validation));
+    let clean = splits.train.slice(0..a.sgm_samples.min(splits.train.len() - a.validation));
+    let pre = if a.sgm_noise.is_empty() {
+        clean
+    } else {
+        let mut codes = Vec::new();
+        let mut labels = Vec::new();
+        for (k, &s) in std::iter::once(&0.0).chain(&a.sgm_noise).enumerate() {
+            let d = if s == 0.0 { clean.clone() } else { add_noise(&base, &clean, s, a.seed ^ 0x5C5C_0000 ^ k as u64) };
+            for i in 0..d.len() {
+                codes.extend_from_slice(d.input(i));
+                labels.push(d.label(i));
+            }
+        }
+        Dataset::new(clean.input_len(), codes, labels).expect("same shape")
+    };
     let done = AtomicUsize::new(0);
     let start = Instant::now();
     let total = jobs.len();

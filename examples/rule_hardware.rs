@@ -12,8 +12,13 @@
 //! sample's forward pass, deltas and update walk, between the schedule's
 //! bounds (every row's delta zero, or none).
 //!
-//! Run (writes OUT/table.md; about 13 minutes on 2 cores, most of it
-//! yosys; results in docs/results/rules.md):
+//! The sgm case's modules are seeded random codes (`sgm::random`): the
+//! area does not depend on the values beyond what yosys can compress in
+//! a read-only memory of random codes, the worst case.
+//!
+//! Run (writes OUT/table.md; about 15 minutes on 2 cores, most of it
+//! yosys; results in docs/results/rules.md; `--rules sgm,dfa` runs only
+//! those rules' rows):
 //!
 //!     cargo run --release --example rule_hardware -- --out target/rule_hardware
 
@@ -55,6 +60,7 @@ fn main() -> anyhow::Result<()> {
     if out.exists() {
         anyhow::bail!("{} exists; give a new directory", out.display());
     }
+    let only: Option<Vec<String>> = args.iter().position(|a| a == "--rules").and_then(|i| args.get(i + 1)).map(|r| r.split(',').map(str::to_string).collect());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let base = fptgen_sim::model::load(&root.join("examples/mnist/model.yaml"))?;
     let params = weights::load(&base, Conversion::Exact)?;
@@ -64,14 +70,21 @@ fn main() -> anyhow::Result<()> {
         Case { rule: Rule::Es, layers: &["fc2"] },
         Case { rule: Rule::Dfa, layers: &["fc2", "fc3"] },
         Case { rule: Rule::Drtp, layers: &["fc2", "fc3"] },
+        Case { rule: Rule::Sgm, layers: &["fc2", "fc3"] },
         Case { rule: Rule::Es, layers: &["fc1"] },
         Case { rule: Rule::Dfa, layers: &["fc1", "fc2", "fc3"] },
     ];
     let mut rows = Vec::new();
-    for case in &cases {
-        let m = variant(&base, case);
+    for case in cases.iter().filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|r| r == c.rule.name()))) {
+        let mut m = variant(&base, case);
         let tag = format!("{}-{}", case.rule.name(), case.layers.join("-"));
         let dir = out.join(&tag);
+        if case.rule == Rule::Sgm {
+            std::fs::create_dir_all(&out)?;
+            let path = out.join(format!("{tag}.sgm.npz"));
+            fptgen_sim::train::sgm::save(&m, &fptgen_sim::train::sgm::random(&m, 1), &path, &[])?;
+            m.sgm_path = Some(path);
+        }
         let n = design::write_design(&m, &params, &dir)?;
         let ns = m.clock_period_ns;
         let us = |c: u64| c as f64 * ns / 1000.0;
