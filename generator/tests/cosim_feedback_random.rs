@@ -18,6 +18,7 @@ use fptgen_generator::render::{render, GenInfo};
 use fptgen_sim::model;
 use fptgen_sim::network::Network;
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 mod common;
@@ -95,11 +96,11 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let params = fptgen_sim::weights::random(&m, seed);
     let mut n = plan(&m);
     prop_assert!(n.feedback.is_some() && n.trainer.is_none(), "no feedback trainer planned\n{yaml}");
-    if let Some(p) = &m.sgm_path {
+    let has_modules = !fptgen_sim::train::sgm::module_shapes(&m).is_empty();
+    if let (Some(p), true) = (&m.sgm_path, has_modules) {
         // Seeded random modules, written where the model names them (the
         // simulator's trainer reads them there).
         let modules = fptgen_sim::train::sgm::random(&m, seed ^ 0x5a);
-        prop_assert!(!modules.modules.is_empty(), "rule sgm without a module\n{yaml}");
         fptgen_sim::train::sgm::save(&m, &modules, p, &[]).map_err(|e| fail(e.to_string()))?;
         fptgen_generator::design::load_sgm(&m, &mut n).map_err(|e| fail(e.to_string()))?;
     }
@@ -107,7 +108,7 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
     let files = render(&params, &n, &gen).map_err(|e| fail(e.to_string()))?;
     let out = dir.path().join("out");
     write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| fail(e.to_string()))?;
-    let m_sgm = m.sgm_path.is_some();
+    let m_sgm = m.sgm_path.is_some() && has_modules;
     let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;
     let opts = TrainCosimOptions { iterations: 2, interrupt_permille: 20, seed };
     let r = run_train(&out, &n, &net, opts).map_err(|e| fail(e.to_string()))?;
@@ -126,13 +127,32 @@ fn run(name: &str, rng_seed: u8, case: impl Strategy<Value = (String, u64)>) {
     runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("{name}: {e}"));
 }
 
+/// A random dense network under a rule the strategy draws (dfa, drtp or
+/// sgm; sgm with every dense layer trainable when it has a hidden layer).
+fn any_rule_case() -> impl Strategy<Value = (String, u64)> {
+    (network(true), prop_oneof![Just("dfa"), Just("drtp"), Just("sgm")]).prop_flat_map(|((net, seed), rule)| {
+        training(rule).prop_map(move |tr| {
+            let yaml = format!("{net}{tr}");
+            let hidden = net.matches("type: dense").count() >= 2;
+            let yaml = if rule == "sgm" && hidden { all_dense_trainable(&yaml) } else { dense_trainables_only(&yaml) };
+            (yaml, seed)
+        })
+    })
+}
+
+/// Dense networks with the rule drawn too. The runner seeds are fixed, and
+/// these draw every rule (the test checks that they still do).
 #[test]
-fn random_dense_networks_train_bit_exact_with_both_rules() {
+fn random_dense_networks_train_bit_exact_with_a_drawn_rule() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
-    for (k, rule) in ["dfa", "drtp", "dfa", "drtp"].into_iter().enumerate() {
-        let case = (network(true), training(rule)).prop_map(|((net, seed), tr)| (dense_trainables_only(&format!("{net}{tr}")), seed));
-        run(&format!("dense network {k} ({rule})"), 31 + k as u8, case);
+    let mut rules = std::collections::BTreeSet::new();
+    for k in 0..5u8 {
+        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[31 + k; 32]));
+        let (yaml, _) = any_rule_case().new_tree(&mut runner).expect("a case").current();
+        rules.insert(yaml.lines().find_map(|l| l.trim().strip_prefix("rule: ")).unwrap_or("").to_string());
+        run(&format!("dense network {k}"), 31 + k, any_rule_case());
     }
+    assert_eq!(rules.into_iter().collect::<Vec<_>>(), ["dfa", "drtp", "sgm"], "the seeds no longer draw every rule");
 }
 
 #[test]
