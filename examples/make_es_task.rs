@@ -93,6 +93,9 @@ fn main() -> anyhow::Result<()> {
         training.lr_shift = lr;
         training.check().map_err(anyhow::Error::msg)?;
     }
+    // The written model files hold the steps as numbers (an automatic
+    // step resolved for the source model, or --lr-shift).
+    let training = Training { perturb_shift_auto: false, lr_shift_auto: false, ..training };
     let teacher = weights::load(&model, Conversion::Exact)?;
     let net = Network::new(model.clone(), teacher.clone())?;
     let mut rng = Rng(args.seed);
@@ -129,7 +132,12 @@ fn main() -> anyhow::Result<()> {
     ];
     tensor::write_npz(&args.out.join("data.npz"), &data)?;
     weights::save(&model, &student, &args.out.join("student.npz"), &[])?;
+    // Model files are written for dense networks only (--compare runs any).
+    let dense = model.layers.iter().all(|l| l.as_dense().is_some());
     for (file, fitness) in [("model.yaml", Fitness::Antithetic), ("model_baseline.yaml", Fitness::Baseline), ("model_plain.yaml", Fitness::Plain)] {
+        if !dense {
+            break;
+        }
         let t = Training { fitness, population: population_for(fitness, training.population), ..training };
         let text = model_yaml(&model, "student.npz", &t, &args);
         tensor::write_new(&args.out.join(file), |mut f| std::io::Write::write_all(&mut f, text.as_bytes()))?;

@@ -80,7 +80,8 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "fc1-weights,fc3,fc1-biases")]
     subsets: Vec<String>,
     /// Precisions (bits) of the trained tensors, for the first subset: the
-    /// first at every sigma, the others at --sweep-sigmas.
+    /// first at every sigma, the others at --sweep-sigmas (0: the model's
+    /// own formats).
     #[arg(long, value_delimiter = ',', default_value = "16,4,12,24,32")]
     precisions: Vec<u32>,
     /// Noise levels of the precision sweep (the first subset's other precisions).
@@ -104,9 +105,12 @@ struct Args {
     /// A noise value moves a parameter by 2^-perturb_exp.
     #[arg(long, default_value_t = 6)]
     perturb_exp: i32,
-    /// lr_shift = lr_base - fraction bits of the trained tensor.
-    #[arg(long, default_value_t = 22, allow_hyphen_values = true)]
-    lr_base: i32,
+    /// lr_shift = lr_base - fraction bits of the trained tensor; `auto`:
+    /// the library's automatic steps instead (`perturb_shift` and
+    /// `lr_shift` both, `fptgen_sim::train::steps`; --perturb-exp is then
+    /// unused).
+    #[arg(long, default_value = "22", allow_hyphen_values = true, value_parser = parse_lr_base)]
+    lr_base: LrBase,
     /// Target of the label's output (real value; the others get
     /// --target-low). Default: the median of the deployed network's output
     /// for the label on 5,000 clean training images.
@@ -154,6 +158,29 @@ struct Args {
     /// With --rule backprop: the loss (mae, mse or ce).
     #[arg(long, default_value = "ce")]
     backprop_loss: String,
+}
+
+/// `--lr-base`: a number, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LrBase {
+    Auto,
+    Base(i32),
+}
+
+impl std::fmt::Display for LrBase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LrBase::Auto => f.write_str("auto"),
+            LrBase::Base(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+fn parse_lr_base(s: &str) -> Result<LrBase, String> {
+    if s == "auto" {
+        return Ok(LrBase::Auto);
+    }
+    s.parse().map(LrBase::Base).map_err(|_| format!("expected an integer or auto, not {s:?}"))
 }
 
 /// One retraining run.
@@ -337,7 +364,8 @@ fn train_part(m: &mut Model, p: &mut Params, subset: &str, bits: u32) -> anyhow:
     let LayerOp::Dense(d) = &mut m.layers[li].op else { anyhow::bail!("layer {layer} is not dense") };
     d.trainable = which;
     let widen = |f: Format| -> anyhow::Result<Format> {
-        if bits == f.width() {
+        // 0: the deployed formats.
+        if bits == 0 || bits == f.width() {
             return Ok(f);
         }
         Ok(Format::new(f.signed(), bits, f.int_bits(), f.quant(), f.overflow())?)
@@ -381,21 +409,29 @@ fn run(
     let trained =
         m.layers.iter().filter_map(|l| l.as_dense()).find(|d| d.trainable.any()).ok_or_else(|| anyhow!("no trainable dense layer"))?;
     let f = if trained.trainable.weights { trained.precision.weight } else { trained.precision.bias }.frac_bits();
-    let perturb_shift = (f - a.perturb_exp).max(0) as u32;
-    let lr_shift = (a.lr_base - f).clamp(-31, 31);
     let blocks = if a.blocks == 0 { t as usize } else { a.blocks };
     let training = Training {
         population: a.population,
         iterations: a.iterations,
         blocks,
         buffer: a.buffer,
-        perturb_shift,
-        lr_shift,
+        perturb_shift: (f - a.perturb_exp).max(0) as u32,
+        lr_shift: match a.lr_base {
+            LrBase::Base(b) => (b - f).clamp(-31, 31),
+            LrBase::Auto => 0,
+        },
         fitness: Fitness::Antithetic,
         loss_quantization: LossQuantization::Po2,
         seed: a.seed,
         ..Training::default()
     };
+    let training = match a.lr_base {
+        LrBase::Base(_) => training,
+        // The library's rule, on this variant's formats, N and M.
+        LrBase::Auto => Training { perturb_shift_auto: true, lr_shift_auto: true, ..training }
+            .resolve(fptgen_sim::train::steps::StepBasis::of(&m).as_ref()),
+    };
+    let (perturb_shift, lr_shift) = (training.perturb_shift, training.lr_shift);
     training.check().map_err(|e| anyhow!(e))?;
     let out = m.output_format();
     let hi = out.quantize_f64(t_high)?;

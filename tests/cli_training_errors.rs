@@ -93,12 +93,15 @@ fn valid_section_prints_a_training_summary() {
     let (code, out, err) = Case::new(&edit("fitness: antithetic", "fitness: baseline")).check();
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("G 2; 14 forward passes"), "{out}");
-    // An empty section takes every default of docs/training.md.
+    // An empty section takes every default of docs/training.md; the steps
+    // are automatic: F_w 3 (ap_fixed<4,1> weights), F_y 5 (ap_ufixed<8,3>),
+    // sigma max(0, 3 - 6) = 0, lr_shift round(3.25 - 6 + log2(100 * 64) -
+    // 0.47123 + log2(100) / 2 + 5 - 3) = round(14.745) = 15.
     let start = MODEL.find("training:").expect("section");
     let (code, out, err) = Case::new(&format!("{}training: {{}}\n", &MODEL[..start])).check();
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("training: N 100, k 100, P 1, M 64, T 8, G 8; 800 forward passes per sample per iteration; antithetic, po2, rademacher 8-bit LFSR, sigma 0, lr_shift 4, seed 1"),
+        out.contains("training: N 100, k 100, P 1, M 64, T 8, G 8; 800 forward passes per sample per iteration; antithetic, po2, rademacher 8-bit LFSR, sigma 0 (auto), lr_shift 15 (auto), seed 1"),
         "{out}"
     );
     // Without a section there is no training line.

@@ -8,6 +8,7 @@ use std::path::Path;
 use fptgen_sim::model::{self, Model, Rule, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::train::feedback::{feedback_matrix, round_shift};
+use fptgen_sim::train::steps::StepBasis;
 use fptgen_sim::train::{Buffer, FeedbackTrainer};
 use fptgen_sim::weights::{LayerParams, Params};
 
@@ -156,9 +157,9 @@ fn the_model_file_refuses_what_a_rule_cannot_train() {
 }
 
 /// Without `lr_shift`, a feedback rule takes 16 + the output format's
-/// fraction bits (`auto`); a written `lr_shift` is kept; ES keeps its
-/// default 4; `with_rule` (what `--rule` does) resolves an unwritten one
-/// for the new rule.
+/// fraction bits (`auto`); a written `lr_shift` is kept; ES takes its own
+/// automatic step (sim/tests/auto_steps.rs); `with_rule` (what `--rule`
+/// does) resolves an unwritten one for the new rule.
 #[test]
 fn lr_shift_auto_follows_the_output_format() {
     let net = |out: &str| {
@@ -177,10 +178,11 @@ fn lr_shift_auto_follows_the_output_format() {
         assert_eq!((t.lr_shift, t.lr_shift_auto), (3, false), "{out}");
         let m = parse(&format!("{}training: {{population: 2}}\n", net(out)));
         let es = m.training.expect("training");
-        assert_eq!((es.rule, es.lr_shift, es.lr_shift_auto), (Rule::Es, 4, true), "{out}");
-        let f = m.output_format();
+        assert_eq!((es.rule, es.lr_shift_auto), (Rule::Es, true), "{out}");
+        let f = StepBasis::of(&m);
+        let f = f.as_ref();
         assert_eq!(es.with_rule(Rule::Dfa, f).lr_shift, 16 + frac, "{out}");
-        assert_eq!(es.with_rule(Rule::Dfa, f).with_rule(Rule::Es, f).lr_shift, 4, "{out}");
+        assert_eq!(es.with_rule(Rule::Dfa, f).with_rule(Rule::Es, f).lr_shift, es.lr_shift, "{out}");
         let written = Training { lr_shift_auto: false, lr_shift: 7, ..es };
         assert_eq!(written.with_rule(Rule::Dfa, f).lr_shift, 7, "{out}");
     }

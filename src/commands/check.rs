@@ -194,7 +194,7 @@ pub fn training_line(m: &Model, t: &Training) -> String {
     }
     format!(
         "training: N {}, k {}, P {}, M {}, T {trainable}, G {}; {} forward passes per sample per iteration; \
-         {}, {}, {noise}, sigma {}, lr_shift {}, seed {}",
+         {}, {}, {noise}, sigma {}{}, lr_shift {}{}, seed {}",
         t.population,
         t.iterations,
         t.blocks,
@@ -204,7 +204,9 @@ pub fn training_line(m: &Model, t: &Training) -> String {
         t.fitness,
         t.loss_quantization,
         t.perturb_shift,
+        if t.perturb_shift_auto { " (auto)" } else { "" },
         t.lr_shift,
+        if t.lr_shift_auto { " (auto)" } else { "" },
         t.seed,
     )
 }

@@ -32,7 +32,8 @@ pub struct TrainingOverrides {
     pub buffer: Option<usize>,
     /// Replace the `training:` section's `rule` (es, dfa, drtp or sgm; the
     /// feedback rules train dense layers only; an lr_shift the model does
-    /// not give is the rule's automatic one).
+    /// not give is the rule's automatic one, as are ES's automatic steps
+    /// with --population and --buffer).
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     pub rule: Option<Rule>,
     /// Replace the `training:` section's `sgm` (the synthetic-gradient
@@ -53,7 +54,7 @@ impl TrainingOverrides {
         if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() && self.rule.is_none() && self.sgm.is_none() {
             return Ok(());
         }
-        let output = model.output_format();
+        let basis = fptgen_sim::train::steps::StepBasis::of(model);
         let Some(t) = model.training.as_mut() else {
             anyhow::bail!("{}: --blocks, --population, --buffer, --rule and --sgm need a `training:` section in the model", model.source.display());
         };
@@ -65,8 +66,7 @@ impl TrainingOverrides {
         }
         let Some(t) = model.training.as_mut() else { unreachable!("checked above") };
         if let Some(r) = self.rule {
-            // An lr_shift the model file did not give follows the rule (auto).
-            *t = t.with_rule(r, output);
+            t.rule = r;
         }
         if let Some(p) = self.blocks {
             t.blocks = p;
@@ -77,6 +77,8 @@ impl TrainingOverrides {
         if let Some(m) = self.buffer {
             t.buffer = m;
         }
+        // Steps the model file did not give follow the rule, N and M (auto).
+        *t = t.resolve(basis.as_ref());
         t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population/--buffer: {e}", model.source.display()))?;
         if let (Some(r), Some(t)) = (self.rule, &model.training) {
             if r != Rule::Es {

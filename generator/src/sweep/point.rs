@@ -38,9 +38,12 @@ pub fn prepare(
     gen: &GenInfo,
 ) -> Result<Prepared, SweepError> {
     let mut model = model.clone();
+    let basis = fptgen_sim::train::steps::StepBasis::of(&model);
     let t = model.training.as_mut().ok_or(SweepError::NoTraining)?;
     t.population = n;
     t.blocks = p;
+    // Automatic steps follow N (`lr_shift: auto`).
+    *t = t.resolve(basis.as_ref());
     t.check().map_err(SweepError::Config)?;
     let m = t.buffer;
     let (plan, params) = crate::design::lower(&model, params);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, TrainingFile,
+    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, ShiftFile, TrainingFile,
 };
 use super::{
     BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, Training,
@@ -339,11 +339,8 @@ impl Checker<'_> {
                 let trainable: u64 =
                     layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len() as u64).sum();
                 let training = self.training(t, trainable)?;
-                let output = layers.last().map(|l| l.kind().output_format());
-                let training = match output {
-                    Some(f) => training.with_rule(training.rule, f),
-                    None => training,
-                };
+                // The automatic steps follow the formats, N, M, ...
+                let training = training.resolve(crate::train::steps::StepBasis::of_layers(&layers).as_ref());
                 if training.rule != Rule::Es {
                     // The feedback rules train dense layers (their update
                     // is an outer product of a delta and the input).
@@ -483,11 +480,19 @@ impl Checker<'_> {
         let blocks = self.count(&f.blocks, "blocks", 1, dim, d.blocks as u64)? as usize;
         let buffer = self.count(&f.buffer, "buffer", 1, dim, d.buffer as u64)? as usize;
         let max_shift = u64::from(Training::MAX_SHIFT);
-        let perturb_shift = self.count(&f.perturb_shift, "perturb_shift", 0, max_shift, d.perturb_shift.into())? as u32;
+        let perturb_shift = match &f.perturb_shift {
+            None | Some(Spanned { value: ShiftFile::Auto, .. }) => None,
+            Some(Spanned { value: ShiftFile::Value(v), .. }) if (0..=max_shift as i64).contains(v) => Some(*v as u32),
+            Some(s @ Spanned { value: ShiftFile::Value(v), .. }) => {
+                return Err(self.err(s, format!("perturb_shift is {v}; it must be between 0 and {max_shift} (or auto)")))
+            }
+        };
         let lr_shift = match &f.lr_shift {
-            None => d.lr_shift,
-            Some(s) if s.value.unsigned_abs() <= max_shift => s.value as i32,
-            Some(s) => return Err(self.err(s, format!("lr_shift is {}; it must be between -{max_shift} and {max_shift}", s.value))),
+            None | Some(Spanned { value: ShiftFile::Auto, .. }) => None,
+            Some(Spanned { value: ShiftFile::Value(v), .. }) if v.unsigned_abs() <= max_shift => Some(*v as i32),
+            Some(s @ Spanned { value: ShiftFile::Value(v), .. }) => {
+                return Err(self.err(s, format!("lr_shift is {v}; it must be between -{max_shift} and {max_shift} (or auto)")))
+            }
         };
         let mut noise = d.noise;
         if let Some(n) = &f.noise {
@@ -545,9 +550,10 @@ impl Checker<'_> {
             blocks,
             buffer,
             noise,
-            perturb_shift,
-            lr_shift,
-            lr_shift_auto: f.lr_shift.is_none(),
+            perturb_shift: perturb_shift.unwrap_or(d.perturb_shift),
+            perturb_shift_auto: perturb_shift.is_none(),
+            lr_shift: lr_shift.unwrap_or(d.lr_shift),
+            lr_shift_auto: lr_shift.is_none(),
             loss,
             fitness,
             loss_quantization,

@@ -532,12 +532,19 @@ pub struct Training {
     pub noise: Noise,
     /// sigma: a noise value `e` moves a parameter by `e << sigma` codes.
     pub perturb_shift: u32,
+    /// The model file gave no `perturb_shift` (or `auto`): ES then derives
+    /// it from the trained tensor's format
+    /// ([`crate::train::steps::auto_perturb_shift`], by [`Training::resolve`]).
+    pub perturb_shift_auto: bool,
     /// The update is the gradient accumulator divided by `2^lr_shift`, or
     /// multiplied by `2^-lr_shift` when `lr_shift` is negative (for wide
     /// parameter formats, whose codes are small).
     pub lr_shift: i32,
-    /// The model file gave no `lr_shift`: the feedback rules then use
-    /// [`crate::train::feedback::auto_lr_shift`] (ES its default, 4).
+    /// The model file gave no `lr_shift` (or `auto`): [`Training::resolve`]
+    /// derives it, for ES from the formats, N, M, the noise and the loss
+    /// quantization ([`crate::train::steps::auto_lr_shift`]), for the
+    /// feedback rules from the output format
+    /// ([`crate::train::feedback::auto_lr_shift`]).
     pub lr_shift_auto: bool,
     /// The loss function.
     pub loss: Loss,
@@ -592,6 +599,7 @@ impl Default for Training {
             buffer: 64,
             noise: Noise { width: LfsrWidth::W8, distribution: Distribution::Rademacher, bits: 4 },
             perturb_shift: 0,
+            perturb_shift_auto: false,
             lr_shift: 4,
             lr_shift_auto: false,
             loss: Loss::Mae,
@@ -606,16 +614,34 @@ impl Training {
     /// Largest accepted `perturb_shift` and `|lr_shift|`.
     pub const MAX_SHIFT: u32 = 31;
 
-    /// With `rule`, and `lr_shift` resolved for it when the model file gave
-    /// none (`lr_shift_auto`): the feedback rules' automatic step for a
-    /// network whose output format is `output`, ES's default 4.
-    pub fn with_rule(self, rule: Rule, output: crate::fixed::Format) -> Training {
-        let lr_shift = match (self.lr_shift_auto, rule) {
-            (false, _) => self.lr_shift,
-            (true, Rule::Es) => Training::default().lr_shift,
-            (true, _) => crate::train::feedback::auto_lr_shift(output),
-        };
-        Training { rule, lr_shift, ..self }
+    /// With `rule`, and the automatic steps resolved for it
+    /// ([`Training::resolve`]).
+    pub fn with_rule(self, rule: Rule, basis: Option<&crate::train::steps::StepBasis>) -> Training {
+        Training { rule, ..self }.resolve(basis)
+    }
+
+    /// The automatic steps (`perturb_shift_auto`, `lr_shift_auto`)
+    /// computed again for the rule, N, M, noise and loss quantization the
+    /// section has now, on the network of `basis`
+    /// ([`crate::train::steps::StepBasis::of`]); written steps are kept.
+    /// ES: [`crate::train::steps`]; a feedback rule:
+    /// [`crate::train::feedback::auto_lr_shift`] (its `perturb_shift` is
+    /// unused and left as it is). Without a basis (no trainable tensor)
+    /// nothing changes.
+    pub fn resolve(self, basis: Option<&crate::train::steps::StepBasis>) -> Training {
+        let Some(b) = basis else { return self };
+        let mut t = self;
+        if t.rule == Rule::Es {
+            if t.perturb_shift_auto {
+                t.perturb_shift = crate::train::steps::auto_perturb_shift(b);
+            }
+            if t.lr_shift_auto {
+                t.lr_shift = crate::train::steps::auto_lr_shift(&t, b);
+            }
+        } else if t.lr_shift_auto {
+            t.lr_shift = crate::train::feedback::auto_lr_shift(b.output);
+        }
+        t
     }
 
     /// Checks the invariants [`load`] guarantees, for a `Training` built in

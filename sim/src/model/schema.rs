@@ -337,6 +337,41 @@ impl<'de> Deserialize<'de> for InputsFile {
     }
 }
 
+/// A step shift of the `training:` section: a number, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShiftFile {
+    /// `auto`: derived by the rule (`docs/training.md`, "Update").
+    Auto,
+    /// A written shift.
+    Value(i64),
+}
+
+impl<'de> Deserialize<'de> for ShiftFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ShiftFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an integer or `auto`")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ShiftFile, E> {
+                i64::try_from(v).map(ShiftFile::Value).map_err(|_| E::custom(format!("{v} is too large")))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ShiftFile, E> {
+                Ok(ShiftFile::Value(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ShiftFile, E> {
+                if v == "auto" {
+                    Ok(ShiftFile::Auto)
+                } else {
+                    Err(E::custom(format!("expected an integer or `auto`, not {v:?}")))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The `training:` section: evolution-strategies training on the device
 /// (`docs/training.md`). Every field is optional; absent ones take the
 /// defaults listed there.
@@ -365,13 +400,15 @@ pub struct TrainingFile {
     /// The noise sources.
     #[serde(default)]
     pub noise: Option<Spanned<NoiseFile>>,
-    /// sigma: a noise value moves a parameter by `e << sigma` codes.
+    /// sigma: a noise value moves a parameter by `e << sigma` codes
+    /// (`auto`: derived, as when absent).
     #[serde(default)]
-    pub perturb_shift: Option<Spanned<u64>>,
+    pub perturb_shift: Option<Spanned<ShiftFile>>,
     /// The update is the gradient accumulator divided by `2^lr_shift`
-    /// (multiplied by `2^-lr_shift` when negative).
+    /// (multiplied by `2^-lr_shift` when negative; `auto`: derived, as
+    /// when absent).
     #[serde(default)]
-    pub lr_shift: Option<Spanned<i64>>,
+    pub lr_shift: Option<Spanned<ShiftFile>>,
     /// The loss function.
     #[serde(default)]
     pub loss: Option<LossFile>,

@@ -9,6 +9,7 @@
 //! * [`order`]: the numbering of the trainable parameters;
 //! * [`eval`]: the training buffer, the `mae` loss, and the cached
 //!   evaluator that makes the simulation fast without changing a bit;
+//! * [`steps`]: ES's automatic step sizes (`lr_shift: auto`);
 //! * [`es`]: the loop (groups, members, perturb/restore, fitness,
 //!   accumulators, update) in [`Trainer`], which reports every group as a
 //!   [`GroupRecord`].
@@ -47,6 +48,7 @@ pub mod noise;
 pub mod order;
 pub mod po2;
 pub mod sgm;
+pub mod steps;
 
 pub use es::{rounded_step, saturating_accumulate, GroupRecord, Trainer};
 pub use eval::{naive_loss, sample_loss, Buffer, EvalMode, Evaluator};
