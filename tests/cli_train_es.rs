@@ -314,6 +314,12 @@ fn rule_option_is_checked_like_the_rule_line() {
     assert!(!out.exists());
     let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "--rule", "sgd", "-o", out.to_str().expect("utf8")], &root());
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("expected es, dfa or drtp"), "{err}");
+    assert!(err.contains("expected es, dfa, drtp or sgm"), "{err}");
+    assert!(!out.exists());
+    // --sgm names the modules of rule sgm only.
+    let jet = root().join("examples/jet_tagging/model.yaml");
+    let (code, _, err) = fptgen(&["generate", jet.to_str().expect("utf8"), "--sgm", "s.npz", "-o", out.to_str().expect("utf8")], &root());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--sgm names the modules of rule sgm, but the rule is es"), "{err}");
     assert!(!out.exists());
 }
