@@ -101,6 +101,12 @@ fn train_sgm_then_cosim_on_jet_tagging() {
     let o = Command::new("verilator").args(["--lint-only", "-Wall", "-Irtl", "--top-module", "jet_tagging"]).args(&rtl).current_dir(&outdir).output().expect("verilator");
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() && !log.contains("%Warning"), "lint:\n{log}");
+    // yosys synthesizes the trainer with its module (the pipeline a black box).
+    require("yosys");
+    let (code, out, err) = fptgen(&["synth", m, "--trainer-only", "-o", "synth"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    let report = std::fs::read_to_string(dir.path().join("synth/reports/synth_trainer.md")).expect("report");
+    assert!(out.contains("sgm trainer") && report.contains("fptgen_fb_sgm"), "the module is not in the synthesized hierarchy:\n{out}\n{report}");
 }
 
 #[test]
