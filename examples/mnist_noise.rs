@@ -58,6 +58,7 @@ use fptgen_sim::fixed::Format;
 use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Rule, Trainable, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::qat::{accuracy, Loss, Qat, QatConfig};
+use fptgen_sim::train::feedback_float::FloatFeedbackTrainer;
 use fptgen_sim::train::{naive_loss, Buffer, EvalMode, FeedbackTrainer, Trainer};
 use fptgen_sim::weights::{self, Conversion, Params};
 use plotters::prelude::*;
@@ -134,6 +135,11 @@ struct Args {
     /// forward pass and one update per buffered sample per iteration).
     #[arg(long, default_value = "es")]
     rule: String,
+    /// With a feedback rule: also run its float reference
+    /// (`fptgen_sim::train::feedback_float`, nothing quantized) and report
+    /// its held-out accuracy beside the device's.
+    #[arg(long)]
+    float_reference: bool,
     /// With --rule sgm: clean training images the synthetic-gradient
     /// modules are fitted on (the first of the training set, with the
     /// deployed weights; `fptgen train --sgm`'s fit).
@@ -198,6 +204,10 @@ struct Row {
     loss_before: u32,
     loss_after: u32,
     seconds: f64,
+    /// With --float-reference, a feedback rule's held-out accuracy in its
+    /// float reference (nothing quantized).
+    #[serde(default)]
+    float_after: Option<f64>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -468,6 +478,7 @@ fn run(
             let after = accuracy(&qat.network()?, &held)? as f64 / held.len() as f64;
             let loss_after = naive_loss(qat.model(), &qat.params(), &buffer);
             return Ok(Row {
+                float_after: None,
                 subset: subset.to_string(),
                 precision: bits,
                 sigma,
@@ -500,11 +511,28 @@ fn run(
         } else {
             None
         };
+        let float_after = if a.float_reference {
+            let mut reference = FloatFeedbackTrainer::new(&net, training, &buffer, sgm.as_ref())?;
+            reference.run(a.iterations);
+            let right = (0..held.len())
+                .filter(|&i| {
+                    let y = reference.infer(held.input(i));
+                    (0..y.len()).fold(0, |b, k| if y[k] > y[b] { k } else { b }) == held.label(i)
+                })
+                .count();
+            Some(right as f64 / held.len() as f64)
+        } else {
+            None
+        };
         let mut trainer = FeedbackTrainer::with_sgm(net, training, buffer, sgm.as_ref())?;
         let loss_before = trainer.loss();
         let loss_after = trainer.run(a.iterations, &mut |_| {});
         let after = accuracy(&Network::new(trainer.model().clone(), trainer.params().clone())?, &held)? as f64 / held.len() as f64;
+        if let Some(f) = float_after {
+            println!("  {subset} sigma {sigma}: float reference {:.2}%, device {:.2}%", 100.0 * f, 100.0 * after);
+        }
         return Ok(Row {
+            float_after,
             subset: subset.to_string(),
             precision: bits,
             sigma,
@@ -524,6 +552,7 @@ fn run(
     trainer.run(a.iterations, &mut |_| {})?;
     let after = accuracy(&trainer.network()?, &held)? as f64 / held.len() as f64;
     Ok(Row {
+        float_after: None,
         subset: subset.to_string(),
         precision: bits,
         sigma,

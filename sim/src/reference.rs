@@ -38,6 +38,36 @@ pub fn infer<T: Real>(model: &Model, params: &Params, input: &[T]) -> Option<Vec
     Some(outs.pop().unwrap_or_else(|| input.to_vec()))
 }
 
+/// Every layer's output for one float sample, in `f64`, with real-valued
+/// parameters `params` (per layer, per tensor of its kind, as
+/// [`Params`]'s codes would convert; a float trainer's master weights).
+/// `input.len()` must equal `model.input_len()`; returns `None` otherwise.
+pub fn forward_all_real(model: &Model, params: &[Vec<Vec<f64>>], input: &[f64]) -> Option<Vec<Vec<f64>>> {
+    if input.len() != model.input_len() || params.len() != model.layers.len() {
+        return None;
+    }
+    let mut outs: Vec<Vec<f64>> = Vec::with_capacity(model.layers.len());
+    for (l, (layer, p)) in model.layers.iter().zip(params).enumerate() {
+        let x = model.layer_input(l, |s| match s {
+            Source::Input => input,
+            Source::Layer(j) => &outs[j],
+        });
+        let y = layer.kind().forward_f64(p, &x);
+        outs.push(y);
+    }
+    Some(outs)
+}
+
+/// The real values of `params`' codes, per layer and tensor.
+pub fn real_params(model: &Model, params: &Params) -> Vec<Vec<Vec<f64>>> {
+    model
+        .layers
+        .iter()
+        .zip(&params.layers)
+        .map(|(layer, p)| layer.kind().tensors().iter().zip(&p.tensors).map(|(t, codes)| codes.iter().map(|&r| t.format.to_f64(r)).collect()).collect())
+        .collect()
+}
+
 /// The float types of the reference path: `f32` and `f64`, each with its
 /// layer kinds' forward pass.
 pub trait Real: Float {

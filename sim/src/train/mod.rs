@@ -43,6 +43,7 @@ mod batched;
 pub mod es;
 pub mod eval;
 pub mod feedback;
+pub mod feedback_float;
 pub mod lfsr;
 pub mod noise;
 pub mod order;
