@@ -62,8 +62,6 @@ use fptgen_sim::train::feedback_float::FloatFeedbackTrainer;
 use fptgen_sim::train::{naive_loss, Buffer, EvalMode, FeedbackTrainer, Trainer};
 use fptgen_sim::weights::{self, Conversion, Params};
 use plotters::prelude::*;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 #[derive(Debug, Parser)]
@@ -330,19 +328,7 @@ fn main() -> anyhow::Result<()> {
 /// Adds `sigma` times seeded standard-normal draws (the same draws for every
 /// sigma) to every pixel's real value and converts back to the input format.
 fn add_noise(model: &Model, d: &Dataset, sigma: f64, seed: u64) -> Dataset {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0015_E000);
-    let f = model.input_format;
-    let mut codes = Vec::with_capacity(d.len() * d.input_len());
-    for i in 0..d.len() {
-        for &c in d.input(i) {
-            // Box-Muller: one normal value per pair of uniforms.
-            let u1: f64 = 1.0 - rng.random::<f64>();
-            let u2: f64 = rng.random::<f64>();
-            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-            codes.push(f.quantize_f64(f.to_f64(c) + sigma * z).unwrap_or(0));
-        }
-    }
-    Dataset::new(d.input_len(), codes, d.labels().to_vec()).expect("same shape")
+    data::noise::add_gaussian_noise(model, d, sigma, seed)
 }
 
 /// The model and parameters with `subset` trainable at `bits` bits.

@@ -261,9 +261,15 @@ enum Command {
         /// weights on the training samples (least squares, then 8-bit
         /// codes; docs/training.md, "Synthetic-gradient modules") and write
         /// the archive the training section's `sgm:` names (or --output).
-        /// Takes --data, --validation, --limit and --output only.
-        #[arg(long, conflicts_with_all = ["epochs", "batch", "lr", "loss", "seed", "log"])]
+        /// Takes --data, --validation, --limit, --output, --seed and --noise.
+        #[arg(long, conflicts_with_all = ["epochs", "batch", "lr", "loss", "log"])]
         sgm: bool,
+        /// With --sgm: also fit on copies of the samples with Gaussian
+        /// noise of these standard deviations (real input units) added to
+        /// every input value (seeded by --seed), so that the modules see
+        /// the drift the device will meet (docs/results/rules.md).
+        #[arg(long, value_delimiter = ',', requires = "sgm", value_parser = args::positive_real(1e6))]
+        noise: Vec<f64>,
     },
     /// Write seeded random weights for a model, for bring-up before training.
     ///
@@ -384,10 +390,10 @@ fn main() -> ExitCode {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
             commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train, overrides)
         }
-        Command::Train { model, data, sgm: true, validation, limit, output, .. } => {
-            commands::train_sgm::run(&model, &data, validation, limit, output.as_deref())
+        Command::Train { model, data, sgm: true, validation, limit, output, seed, noise, .. } => {
+            commands::train_sgm::run(&model, &data, &commands::train_sgm::Options { validation, limit, output: output.as_deref(), seed, noise })
         }
-        Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log, sgm: false } => {
+        Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log, sgm: false, .. } => {
             let loss = match loss {
                 LossArg::Mae => fptgen_sim::qat::Loss::Mae,
                 LossArg::Mse => fptgen_sim::qat::Loss::Mse,

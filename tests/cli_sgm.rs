@@ -72,8 +72,10 @@ fn train_sgm_then_cosim_on_jet_tagging() {
     assert!(err.contains("sgm.npz") && err.contains("fptgen train --sgm"), "{err}");
     assert!(!dir.path().join("early").exists(), "a partial design was left behind");
 
-    let (code, out, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "100"], dir.path());
+    let (code, out, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "100", "--noise", "0.5", "--seed", "3"], dir.path());
     assert_eq!(code, 0, "{out}\n{err}");
+    // 500 training samples and their noisy copies.
+    assert!(out.contains("on 1000 samples: 500 training samples") && out.contains("Gaussian input noise [0.5], seed 3"), "{out}");
     assert!(out.contains("fc3: 32 x 5 module") && out.contains("mean cosine"), "{out}");
     // The fit is worth something: fc3 feeds fc4, a linear output layer, so
     // the true gradient is linear in [a, t] and the module reproduces it.

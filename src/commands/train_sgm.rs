@@ -14,10 +14,27 @@ use fptgen_sim::train::sgm;
 /// Relative ridge of the least-squares fits.
 const RIDGE: f64 = 1e-6;
 
+/// Options of `fptgen train --sgm` besides the model and the data.
+#[derive(Debug, Clone)]
+pub struct Options<'a> {
+    /// Training samples held out from the end.
+    pub validation: usize,
+    /// Use only the first this many training samples (after the hold-out).
+    pub limit: Option<usize>,
+    /// Where to write the archive (default: the model's `sgm:`).
+    pub output: Option<&'a Path>,
+    /// Seeds the noise of `noise`.
+    pub seed: u64,
+    /// Also fit on copies of the samples with Gaussian input noise of
+    /// these standard deviations (real input units).
+    pub noise: Vec<f64>,
+}
+
 /// Runs `fptgen train --sgm` on `model_path` with the training samples of
-/// `data_dir` (the first `limit` after holding out `validation`), writing
-/// `output` or the model's `sgm:` archive.
-pub fn run(model_path: &Path, data_dir: &Path, validation: usize, limit: Option<usize>, output: Option<&Path>) -> anyhow::Result<()> {
+/// `data_dir` (the first `limit` after holding out `validation`, and their
+/// noisy copies), writing `output` or the model's `sgm:` archive.
+pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()> {
+    let (validation, limit, output) = (o.validation, o.limit, o.output);
     let (model, params) = super::load(model_path, false)?;
     let Some(training) = model.training else {
         bail!("{}: --sgm fits the modules of rule sgm, but the model has no training section", model.source.display());
@@ -49,12 +66,24 @@ pub fn run(model_path: &Path, data_dir: &Path, validation: usize, limit: Option<
         bail!("no training samples left after holding out --validation {validation}");
     }
     let targets = data::es::label_targets(&model, data_dir, train.labels())?;
-    let samples: Vec<(Vec<i128>, Vec<i128>)> = train.inputs().into_iter().zip(targets).collect();
+    let mut samples: Vec<(Vec<i128>, Vec<i128>)> = train.inputs().into_iter().zip(targets.iter().cloned()).collect();
+    // Noisy copies, each with its own draws (as examples/mnist_noise's
+    // --sgm-noise makes them).
+    for (k, &sigma) in o.noise.iter().enumerate() {
+        let noisy = data::noise::add_gaussian_noise(&model, &train, sigma, o.seed ^ 0x5C5C_0000 ^ (k as u64 + 1));
+        samples.extend(noisy.inputs().into_iter().zip(targets.iter().cloned()));
+    }
+    let noise = if o.noise.is_empty() {
+        String::new()
+    } else {
+        format!(" (and copies with Gaussian input noise {:?}, seed {})", o.noise, o.seed)
+    };
     println!(
-        "fitting the synthetic-gradient modules of {} ({} module(s)) on {} training samples from {}",
+        "fitting the synthetic-gradient modules of {} ({} module(s)) on {} samples: {} training samples from {}{noise}",
         model.name,
         shapes.len(),
         samples.len(),
+        train.len(),
         data_dir.display()
     );
     let (modules, reports) = sgm::fit(&model, &params, &samples, RIDGE, training.seed).map_err(|e| anyhow!("{}: {e}", model.source.display()))?;
@@ -70,10 +99,14 @@ pub fn run(model_path: &Path, data_dir: &Path, validation: usize, limit: Option<
             r.cosine_dfa
         );
     }
-    let meta = [
+    let mut meta = vec![
         NamedArray { name: "meta/samples".into(), shape: vec![1], values: OutValues::U64(vec![samples.len() as u64]) },
+        NamedArray { name: "meta/seed".into(), shape: vec![1], values: OutValues::U64(vec![o.seed]) },
         NamedArray { name: "meta/cosine".into(), shape: vec![reports.len()], values: OutValues::F64(reports.iter().map(|r| r.cosine).collect()) },
     ];
+    if !o.noise.is_empty() {
+        meta.push(NamedArray { name: "meta/noise".into(), shape: vec![o.noise.len()], values: OutValues::F64(o.noise.clone()) });
+    }
     sgm::save(&model, &modules, &out, &meta)?;
     println!("wrote {}", out.display());
     Ok(())

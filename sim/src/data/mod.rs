@@ -5,5 +5,6 @@
 pub mod dataset;
 pub mod es;
 pub mod idx;
+pub mod noise;
 
 pub use dataset::{load_dir, DataError, Dataset, Splits};
