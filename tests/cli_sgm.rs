@@ -112,7 +112,7 @@ fn train_sgm_then_cosim_on_jet_tagging() {
 }
 
 #[test]
-fn train_sgm_refuses_other_rules_and_models_without_hidden_trainables() {
+fn train_sgm_under_another_rule_needs_output_and_refuses_models_without_hidden_trainables() {
     let dir = tempfile::tempdir().expect("tempdir");
     let model = sgm_model(dir.path());
     let data_dir = dir.path().join("data");
@@ -123,7 +123,14 @@ fn train_sgm_refuses_other_rules_and_models_without_hidden_trainables() {
     std::fs::write(&model, text.replace("  rule: sgm\n  sgm: sgm.npz\n", "  rule: dfa\n")).expect("write");
     let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0"], dir.path());
     assert_eq!(code, 1);
-    assert!(err.contains("rule is dfa"), "{err}");
+    assert!(err.contains("rule is dfa") && err.contains("give -o FILE"), "{err}");
+    // With -o the modules are fitted for --rule sgm --sgm FILE.
+    let (code, out, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0", "-o", "other.npz"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = fptgen(&["generate", m, "--rule", "sgm", "--sgm", "other.npz", "-o", "gen"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(dir.path().join("gen/mem/fc3_sgm_u.hex").is_file(), "{out}");
+    std::fs::remove_file(dir.path().join("other.npz")).expect("rm");
     // fc3's trainable line is the first: without it only the output layer trains.
     std::fs::write(&model, text.replacen("    trainable: [weights, biases]\n", "", 1)).expect("write");
     let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0"], dir.path());

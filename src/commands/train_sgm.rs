@@ -39,8 +39,14 @@ pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()
     let Some(training) = model.training else {
         bail!("{}: --sgm fits the modules of rule sgm, but the model has no training section", model.source.display());
     };
-    if training.rule != Rule::Sgm {
-        bail!("{}: --sgm fits the modules of rule sgm, but the training section's rule is {}", model.source.display(), training.rule.name());
+    // The fit does not depend on the rule: a model trained with another
+    // rule gets modules for `--rule sgm --sgm FILE` (then -o names FILE).
+    if training.rule != Rule::Sgm && output.is_none() {
+        bail!(
+            "{}: the training section's rule is {}, so it names no sgm archive; give -o FILE and use the modules with --rule sgm --sgm FILE",
+            model.source.display(),
+            training.rule.name()
+        );
     }
     let shapes = sgm::module_shapes(&model);
     if shapes.is_empty() {
