@@ -129,7 +129,7 @@ struct Args {
     #[arg(long, default_value_t = 10_000)]
     validation: usize,
     /// The training rule: es (the default), or seed 002's forward-only
-    /// feedback rules dfa or drtp (docs/training.md, "Feedback rules"; one
+    /// feedback rules dfa, drtp or sgm (docs/training.md, "Feedback rules"; one
     /// forward pass and one update per buffered sample per iteration).
     #[arg(long, default_value = "es")]
     rule: String,

@@ -1,6 +1,6 @@
 /*
  * fptgen RTL library: the controller of a feedback-rule trainer (training:
- * rule: dfa or drtp; docs/training.md, "Feedback rules" and "Hardware of
+ * rule: dfa, drtp or sgm; docs/training.md, "Feedback rules" and "Hardware of
  * the feedback rules").
  *
  * ctl_start (when idle or done) trains cfg_iterations iterations over the

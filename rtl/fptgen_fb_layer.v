@@ -1,6 +1,6 @@
 /*
  * fptgen RTL library: one trainable dense layer's share of a feedback-rule
- * trainer (training: rule: dfa or drtp; docs/training.md, "Feedback
+ * trainer (training: rule: dfa, drtp or sgm; docs/training.md, "Feedback
  * rules"; fptgen_sim::train::feedback is the definition).
  *
  * Capture: x_cap loads the layer's input vector (N_IN codes of X_W bits,

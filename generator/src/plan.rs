@@ -296,7 +296,7 @@ pub struct NetworkPlan {
     /// rule `es`.
     pub trainer: Option<TrainHwPlan>,
     /// The on-chip feedback-rule trainer, if the model has a `training:`
-    /// section with rule `dfa` or `drtp` (at most one of the two trainers).
+    /// section with rule `dfa`, `drtp` or `sgm` (at most one of the two trainers).
     pub feedback: Option<crate::fb_plan::FbHwPlan>,
 }
 
