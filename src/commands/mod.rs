@@ -55,16 +55,16 @@ impl TrainingOverrides {
             return Ok(());
         }
         let basis = fptgen_sim::train::steps::StepBasis::of(model);
-        let Some(t) = model.training.as_mut() else {
+        let Some(rule) = model.training.as_ref().map(|t| self.rule.unwrap_or(t.rule)) else {
             anyhow::bail!("{}: --blocks, --population, --buffer, --rule and --sgm need a `training:` section in the model", model.source.display());
         };
         if let Some(p) = &self.sgm {
-            if self.rule.unwrap_or(t.rule) != Rule::Sgm {
-                anyhow::bail!("--sgm names the modules of rule sgm, but the rule is {} (add --rule sgm)", self.rule.unwrap_or(t.rule).name());
+            if rule != Rule::Sgm {
+                anyhow::bail!("--sgm names the modules of rule sgm, but the rule is {} (add --rule sgm)", rule.name());
             }
             model.sgm_path = Some(p.clone());
         }
-        let Some(t) = model.training.as_mut() else { unreachable!("checked above") };
+        let Some(t) = model.training.as_mut() else { return Ok(()) };
         if let Some(r) = self.rule {
             t.rule = r;
         }
