@@ -66,6 +66,10 @@ fn train_sgm_then_cosim_on_jet_tagging() {
     let m = model.to_str().expect("utf8");
     let d = data_dir.to_str().expect("utf8");
 
+    // check says the archive is not written yet.
+    let (code, out, err) = fptgen(&["check", m], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("synthetic-gradient modules of fc3 from") && out.contains("(not written yet: fptgen train --sgm)"), "{out}");
     // Generating before the modules exist names the missing archive.
     let (code, _, err) = fptgen(&["generate", m, "-o", "early"], dir.path());
     assert_eq!(code, 1, "{err}");
@@ -82,6 +86,9 @@ fn train_sgm_then_cosim_on_jet_tagging() {
     let cosine: f64 = out.split("mean cosine with the true gradient ").nth(1).and_then(|s| s.split_whitespace().next()).and_then(|s| s.parse().ok()).expect("cosine");
     assert!(cosine > 0.9, "cosine {cosine}: {out}");
     assert!(dir.path().join("sgm.npz").is_file());
+    let (code, out, err) = fptgen(&["check", m], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("sgm.npz") && !out.contains("not written yet"), "{out}");
     // Never over an existing file.
     let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm"], dir.path());
     assert_eq!(code, 1);
@@ -131,6 +138,13 @@ fn train_sgm_under_another_rule_needs_output_and_refuses_models_without_hidden_t
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(dir.path().join("gen/mem/fc3_sgm_u.hex").is_file(), "{out}");
     std::fs::remove_file(dir.path().join("other.npz")).expect("rm");
+    // check reads an existing archive: a foreign file is an error naming it.
+    std::fs::write(&model, &text).expect("write");
+    std::fs::copy(dir.path().join("weights.npz"), dir.path().join("sgm.npz")).expect("copy");
+    let (code, _, err) = fptgen(&["check", m], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("sgm.npz") && err.contains("fc3/sgm_v"), "{err}");
+    std::fs::remove_file(dir.path().join("sgm.npz")).expect("rm");
     // fc3's trainable line is the first: without it only the output layer trains.
     std::fs::write(&model, text.replacen("    trainable: [weights, biases]\n", "", 1)).expect("write");
     let (code, _, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0"], dir.path());

@@ -9,6 +9,14 @@ use fptgen_sim::model::{Distribution, LayerOp, Model, Source, Training};
 pub fn run(models: &[PathBuf], quantize: bool) -> anyhow::Result<()> {
     for (i, path) in models.iter().enumerate() {
         let (model, _params) = super::load(path, quantize)?;
+        // Under rule sgm, the modules' archive is checked too once it exists
+        // (before `fptgen train --sgm` writes it, the summary says so).
+        let needs_modules = !fptgen_sim::train::sgm::module_shapes(&model).is_empty();
+        if let (Some(p), true, Some(fptgen_sim::model::Rule::Sgm)) = (&model.sgm_path, needs_modules, model.training.map(|t| t.rule)) {
+            if p.exists() {
+                fptgen_sim::train::sgm::load(&model, p)?;
+            }
+        }
         if i > 0 {
             println!();
         }
@@ -166,7 +174,12 @@ fn rounding(r: Rounding) -> &'static str {
 fn sgm_note(m: &Model) -> String {
     let layers: Vec<&str> = fptgen_sim::train::sgm::module_shapes(m).iter().map(|s| m.layers[s.layer].name.as_str()).collect();
     match (&m.sgm_path, layers.is_empty()) {
-        (Some(p), false) => format!("; synthetic-gradient modules of {} from {}", layers.join(", "), p.display()),
+        (Some(p), false) => format!(
+            "; synthetic-gradient modules of {} from {}{}",
+            layers.join(", "),
+            p.display(),
+            if p.exists() { "" } else { " (not written yet: fptgen train --sgm)" }
+        ),
         _ => String::new(),
     }
 }
