@@ -323,3 +323,30 @@ fn rule_option_is_checked_like_the_rule_line() {
     assert!(err.contains("--sgm names the modules of rule sgm, but the rule is es"), "{err}");
     assert!(!out.exists());
 }
+
+/// DRTP feeds a hidden layer a projection of the label: data with float
+/// targets and no `labels` is refused at the model's `rule:` line (the
+/// output layer alone is the delta rule and needs none).
+#[test]
+fn drtp_on_a_hidden_layer_needs_labels() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fmt = "{weight: 'ap_fixed<8,2>', bias: 'ap_fixed<8,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}";
+    let yaml = format!(
+        "name: two\ninput: {{shape: [2], format: 'ap_fixed<8,3>'}}\nweights: w.npz\nlayers:\n\
+         \x20 - {{name: h, type: dense, inputs: 2, outputs: 3, activation: relu, trainable: [weights], precision: {fmt}}}\n\
+         \x20 - {{name: o, type: dense, inputs: 3, outputs: 2, activation: linear, trainable: [weights], precision: {fmt}}}\n\
+         training:\n  buffer: 4\n  iterations: 1\n  rule: drtp\n"
+    );
+    std::fs::write(dir.path().join("model.yaml"), yaml).expect("model");
+    let (code, _, err) = fptgen(&["init-weights", "model.yaml"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let (x, t, labels) = tiny_data(6);
+    write_npz(&dir.path().join("t.npz"), &[arr("x", &[6, 2], x.clone()), arr("t", &[6, 2], t)]).expect("data");
+    let (code, _, err) = fptgen(&["train-device", "model.yaml", "--data", "t.npz"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: model.yaml:10:9:") && err.contains("t.npz has no 'labels'"), "{err}");
+    assert!(!dir.path().join("w.es.npz").exists());
+    write_npz(&dir.path().join("l.npz"), &[arr("x", &[6, 2], x), ints("labels", &[6], labels)]).expect("data");
+    let (code, out, err) = fptgen(&["train-device", "model.yaml", "--data", "l.npz"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+}

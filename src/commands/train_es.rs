@@ -43,6 +43,22 @@ pub fn run(
         bail!("--log and the weights output are the same file {}", out_path.display());
     }
     let data = read_data(&model, data_path)?;
+    let hidden_drtp = training.rule == Rule::Drtp
+        && fptgen_sim::train::feedback::feedback_layers(&model, &training)
+            .map(|ls| ls.iter().any(|l| l.feedback == fptgen_sim::train::feedback::Feedback::Drtp))
+            .unwrap_or(false);
+    if hidden_drtp && data.labels.is_none() {
+        // DRTP's feedback to a hidden layer is a projection of the label
+        // (the target class): float targets alone (a regression) have none.
+        let msg = format!(
+            "rule drtp projects the target class, but {} has no 'labels' array (class indices); add them, or use rule dfa or sgm, which take the targets",
+            data_path.display()
+        );
+        return Err(match model.rule_at {
+            Some(at) => fptgen_sim::ModelError::at(&model.source, at, msg).into(),
+            None => anyhow!("{}: {msg}", model.source.display()),
+        });
+    }
     let m = training.buffer;
     let buffer = buffer(&model, m, &data, data_path)?;
     let net = Network::new(model.clone(), params)?;

@@ -370,6 +370,7 @@ impl Checker<'_> {
             weights_path,
             source: self.path.to_path_buf(),
             sgm_path,
+            rule_at: f.training.as_ref().and_then(|t| t.value.rule.as_ref()).map(|r| pos(&r.referenced)),
             max_channels,
             layers,
             training,

@@ -57,6 +57,9 @@ pub struct Model {
     /// ([`crate::train::sgm`]). It need not exist yet (`fptgen train --sgm`
     /// writes it).
     pub sgm_path: Option<PathBuf>,
+    /// Where the model file writes `training: rule:`, for errors about the
+    /// rule that other inputs trigger (e.g. `drtp` on data without labels).
+    pub rule_at: Option<crate::error::Pos>,
     /// Most channels into or out of one conv2d layer, out of one dense
     /// layer (`max_channels`, default [`DEFAULT_MAX_CHANNELS`]); larger
     /// ones were split at load (`split`, [`PartOf`]).
