@@ -5,24 +5,16 @@
 
 use std::path::Path;
 
-use fptgen_sim::model::{self, Model, Rule, Training};
+use fptgen_sim::model::{self, Rule, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::train::feedback::{feedback_matrix, round_shift};
 use fptgen_sim::train::steps::StepBasis;
 use fptgen_sim::train::{Buffer, FeedbackTrainer};
 use fptgen_sim::weights::{LayerParams, Params};
 
-fn parse(text: &str) -> Model {
-    model::parse(text, Path::new("t.yaml")).unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
-
-/// Integer formats throughout (every fraction width 0), so that with
-/// `lr_shift` 0 an update is `w -= delta * x` and `b -= delta` exactly.
-const INTEGER_NET: &str = "name: t\ninput: {shape: [2], format: 'ap_int<8>'}\nweights: w.npz\nlayers:\n\
-  - {name: h, type: dense, inputs: 2, outputs: 2, activation: relu, trainable: [weights, biases],\n\
-     precision: {weight: 'ap_int<8>', bias: 'ap_int<8>', accum: 'ap_int<16>', output: 'ap_int<8>'}}\n\
-  - {name: o, type: dense, inputs: 2, outputs: 2, activation: linear, trainable: [weights, biases],\n\
-     precision: {weight: 'ap_int<8>', bias: 'ap_int<8>', accum: 'ap_int<16>', output: 'ap_int<8>'}}\n";
+#[path = "common/integer_net.rs"]
+mod integer_net;
+use integer_net::{parse, INTEGER_NET};
 
 fn training(rule: Rule, lr_shift: i32, buffer: usize, seed: u64) -> Training {
     Training { rule, lr_shift, buffer, iterations: 1, seed, ..Training::default() }

@@ -12,18 +12,9 @@ use fptgen_sim::train::sgm::{self, Sgm, SgmModule};
 use fptgen_sim::train::{Buffer, FeedbackTrainer};
 use fptgen_sim::weights::{LayerParams, Params};
 
-fn parse(text: &str) -> Model {
-    model::parse(text, Path::new("t.yaml")).unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
-
-/// Integer formats throughout (every fraction width 0): `u = [a, t]`
-/// unshifted, `h` saturates to 10 bits (the 8-bit output plus 2), and with
-/// `lr_shift` 0 an update is `w -= delta * x`.
-const INTEGER_NET: &str = "name: t\ninput: {shape: [2], format: 'ap_int<8>'}\nweights: w.npz\nlayers:\n\
-  - {name: h, type: dense, inputs: 2, outputs: 2, activation: relu, trainable: [weights, biases],\n\
-     precision: {weight: 'ap_int<8>', bias: 'ap_int<8>', accum: 'ap_int<16>', output: 'ap_int<8>'}}\n\
-  - {name: o, type: dense, inputs: 2, outputs: 2, activation: linear, trainable: [weights, biases],\n\
-     precision: {weight: 'ap_int<8>', bias: 'ap_int<8>', accum: 'ap_int<16>', output: 'ap_int<8>'}}\n";
+#[path = "common/integer_net.rs"]
+mod integer_net;
+use integer_net::{parse, INTEGER_NET};
 
 fn training() -> Training {
     Training { rule: Rule::Sgm, lr_shift: 0, buffer: 1, iterations: 1, ..Training::default() }
