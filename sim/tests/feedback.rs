@@ -129,19 +129,18 @@ fn both_rules_learn_a_linear_task() {
     }
 }
 
-/// A feedback rule trains dense layers only: a trainable conv2d is an
-/// error at the rule's line; an unknown rule is an error too.
+/// A feedback rule trains dense and conv2d layers: a trainable batch norm
+/// is an error at the rule's line; an unknown rule is an error too.
 #[test]
 fn the_model_file_refuses_what_a_rule_cannot_train() {
-    let conv = "name: t\ninput: {shape: [4, 4, 1], format: 'ap_fixed<8,3>'}\nweights: w.npz\nlayers:\n\
-      - {name: c, type: conv2d, filters: 2, activation: relu, trainable: [weights],\n\
-         precision: {weight: 'ap_fixed<6,2>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}}\n\
-      - {name: f, type: flatten}\n\
-      - {name: d, type: dense, inputs: 32, outputs: 2, activation: linear,\n\
+    let bn = "name: t\ninput: {shape: [4], format: 'ap_fixed<8,3>'}\nweights: w.npz\nlayers:\n\
+      - {name: n, type: batchnorm, activation: relu, trainable: [scale],\n\
+         precision: {scale: 'ap_fixed<6,2>', shift: 'ap_fixed<6,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}}\n\
+      - {name: d, type: dense, inputs: 4, outputs: 2, activation: linear,\n\
          precision: {weight: 'ap_fixed<6,2>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}}\n\
       training:\n  rule: dfa\n";
-    let e = model::parse(conv, Path::new("t.yaml")).expect_err("dfa cannot train a conv2d").to_string();
-    assert!(e.starts_with("t.yaml:11:") && e.contains("rule dfa trains dense layers only; layer 'c' is a trainable conv2d layer"), "{e}");
+    let e = model::parse(bn, Path::new("t.yaml")).expect_err("dfa cannot train a batch norm").to_string();
+    assert!(e.starts_with("t.yaml:10:") && e.contains("rule dfa trains dense and conv2d layers only; layer 'n' is a trainable batchnorm layer"), "{e}");
     let e = model::parse(&format!("{INTEGER_NET}training:\n  rule: backprop\n"), Path::new("t.yaml")).expect_err("unknown rule").to_string();
     assert!(e.contains("backprop") && e.contains("t.yaml:"), "{e}");
     let m = parse(&format!("{INTEGER_NET}training:\n  rule: drtp\n  buffer: 4\n"));

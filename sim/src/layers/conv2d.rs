@@ -138,7 +138,7 @@ impl Conv2d {
     }
 
     /// Output pixels.
-    fn pixels(&self) -> usize {
+    pub fn pixels(&self) -> usize {
         let ([oh, ow], _) = self.geometry();
         oh * ow
     }
@@ -161,9 +161,10 @@ impl Conv2d {
         }
     }
 
-    /// For every window position of output pixel `p`, the input index it
-    /// reads, if it is not padding.
-    fn window_sources(&self, p: usize) -> impl Iterator<Item = Option<usize>> + '_ {
+    /// For every window position of output pixel `p` (row-major), in the
+    /// window's order `(ky, kx, c)`, the input index it reads, `None` in
+    /// the padding.
+    pub fn window_sources(&self, p: usize) -> impl Iterator<Item = Option<usize>> + '_ {
         let ([_, ow], [pt, pl]) = self.geometry();
         let [h, w, ch] = self.input;
         let (oy, ox) = (p / ow, p % ow);

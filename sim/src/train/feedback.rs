@@ -35,6 +35,21 @@
 //! the weights and inputs (the delta in output codes), clamped to the
 //! tensor's range ([`crate::layers::TensorSpec::range`]). The samples of
 //! the buffer run in order, `iterations` times.
+//!
+//! A conv2d layer is a dense one over each output pixel's window (its
+//! `mvau`): with `P` output pixels, `F` filters and `win_p[j]` the input
+//! code at window position `j` of pixel `p` (0 in the padding), its deltas
+//! `delta[p * F + f]` (pixel-major, the order of its outputs) give
+//!
+//! ```text
+//! w[f][j] <- clamp(w[f][j] - R(sum_p delta[p*F + f] * win_p[j], s + F_x - F_w + q))
+//! b[f]    <- clamp(b[f]    - R(sum_p delta[p*F + f],            s - F_b + q))
+//! ```
+//!
+//! with `q = ceil(log2(P))`: the mean over the pixels rather than the sum,
+//! so that a step has the size of a dense layer's. Each sum is exact and
+//! rounded once; a filter none of whose deltas is nonzero is left alone
+//! (for `P = 1` this is the dense rule).
 
 use crate::model::{LayerOp, Model, Rule, Training};
 use crate::network::Network;
@@ -130,17 +145,26 @@ pub enum Feedback {
 pub struct FeedbackLayer {
     /// Its index in the model.
     pub layer: usize,
-    /// Inputs and outputs.
+    /// Inputs of a row of the weight matrix (a conv2d layer's window).
     pub inputs: usize,
-    /// Outputs.
+    /// Outputs, one delta each: `pixels * rows`, pixel-major.
     pub outputs: usize,
+    /// Rows of the weight matrix (dense outputs, conv2d filters).
+    pub rows: usize,
+    /// Output pixels: 1 for a dense layer.
+    pub pixels: usize,
+    /// A conv2d layer: for pixel `p` and window position `j`, entry
+    /// `p * inputs + j` is the index of the layer input it reads, `None` in
+    /// the padding. Empty for a dense layer (the input itself).
+    pub window: Vec<Option<usize>>,
     /// Whether its activation is relu (`f'(o) = a[o] > 0`), else linear.
     pub relu: bool,
     /// Where `g` comes from.
     pub feedback: Feedback,
     /// The initial state of its feedback LFSR ([`feedback_seed`]).
     pub seed: u64,
-    /// Shifts of the weight and bias updates: `s + F_x - F_w`, `s - F_b`.
+    /// Shifts of the weight and bias updates: `s + F_x - F_w + q`,
+    /// `s - F_b + q`, `q = ceil(log2(pixels))`.
     pub shift_w: i32,
     /// Shift of the bias update.
     pub shift_b: i32,
@@ -150,9 +174,16 @@ pub struct FeedbackLayer {
     pub train_b: Option<(i128, i128)>,
 }
 
+/// Whether the feedback rules can train a layer of this kind: dense and
+/// conv2d layers (their update is a sum of outer products of deltas and
+/// inputs).
+pub fn trains(op: &LayerOp) -> bool {
+    matches!(op, LayerOp::Dense(_) | LayerOp::Conv2d(_))
+}
+
 /// The trainable layers of `model` under the feedback rule of `training`,
-/// in model order. Errors: another rule, a trainable layer that is not
-/// dense, no trainable parameter.
+/// in model order. Errors: another rule, a trainable layer the rules cannot
+/// train ([`trains`]), no trainable parameter.
 pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<FeedbackLayer>, TrainError> {
     let feedback = match training.rule {
         Rule::Dfa => Feedback::Dfa,
@@ -168,24 +199,32 @@ pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<Feedbac
         if !specs.iter().any(|t| t.trainable) {
             continue;
         }
-        let LayerOp::Dense(d) = &layer.op else {
-            return Err(TrainError::Config(format!(
-                "rule {} trains dense layers only; layer '{}' is a trainable {} layer",
-                training.rule.name(),
-                layer.name,
-                layer.kind().type_name()
-            )));
+        let (d, pixels, window) = match &layer.op {
+            LayerOp::Dense(d) => (d, 1, Vec::new()),
+            LayerOp::Conv2d(c) => (&c.mvau, c.pixels(), (0..c.pixels()).flat_map(|p| c.window_sources(p)).collect()),
+            _ => {
+                return Err(TrainError::Config(format!(
+                    "rule {} trains dense and conv2d layers only; layer '{}' is a trainable {} layer",
+                    training.rule.name(),
+                    layer.name,
+                    layer.kind().type_name()
+                )))
+            }
         };
+        let q = pixel_shift(pixels);
         let (fx, fw, fb) = (layer.input_format.frac_bits(), d.precision.weight.frac_bits(), d.precision.bias.frac_bits());
         layers.push(FeedbackLayer {
             layer: l,
             inputs: d.inputs,
-            outputs: d.outputs,
+            outputs: pixels * d.outputs,
+            rows: d.outputs,
+            pixels,
+            window,
             relu: d.activation == Activation::Relu,
             feedback: if l == last { Feedback::Error } else { feedback },
             seed: feedback_seed(training.seed, l),
-            shift_w: s.saturating_add(fx).saturating_sub(fw),
-            shift_b: s.saturating_sub(fb),
+            shift_w: s.saturating_add(fx).saturating_sub(fw).saturating_add(q),
+            shift_b: s.saturating_sub(fb).saturating_add(q),
             train_w: specs[W].trainable.then_some(specs[W].range),
             train_b: specs[B].trainable.then_some(specs[B].range),
         });
@@ -194,6 +233,49 @@ pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<Feedbac
         return Err(TrainError::NoTrainable);
     }
     Ok(layers)
+}
+
+/// `ceil(log2(pixels))`: a conv2d layer's steps are the mean over its
+/// output pixels (0 for a dense layer).
+pub fn pixel_shift(pixels: usize) -> i32 {
+    pixels.max(1).next_power_of_two().trailing_zeros() as i32
+}
+
+/// The sums of a trainable layer's update from one sample's deltas
+/// (`spec.outputs`, pixel-major) and its layer input: for each row `r`
+/// (dense output, conv2d filter) with a nonzero delta, in order, first
+/// (when the weights train) `visit(W, r * inputs + j, sum_p delta[p * rows
+/// + r] * win_p[j])` for every `j`, then (when the biases train) `visit(B,
+/// r, sum_p delta[p * rows + r])`; `win_p` is the input itself for a dense
+/// layer, pixel `p`'s window for a conv2d (0 in the padding). Generic so
+/// that the device's integers and the float reference share it.
+pub fn update_sums<T>(spec: &FeedbackLayer, delta: &[T], input: &[T], mut visit: impl FnMut(usize, usize, T))
+where
+    T: Copy + PartialEq + num_traits::Zero + std::ops::Mul<Output = T>,
+{
+    let n = spec.inputs;
+    for r in 0..spec.rows {
+        let d = |p: usize| delta[p * spec.rows + r];
+        if (0..spec.pixels).all(|p| d(p).is_zero()) {
+            continue;
+        }
+        if spec.train_w.is_some() {
+            for j in 0..n {
+                let sum = if spec.window.is_empty() {
+                    d(0) * input[j]
+                } else {
+                    (0..spec.pixels).fold(T::zero(), |acc, p| match spec.window[p * n + j] {
+                        Some(i) => acc + d(p) * input[i],
+                        None => acc,
+                    })
+                };
+                visit(W, r * n + j, sum);
+            }
+        }
+        if spec.train_b.is_some() {
+            visit(B, r, (0..spec.pixels).fold(T::zero(), |acc, p| acc + d(p)));
+        }
+    }
 }
 
 /// One trainable layer's fixed data in the trainer.
@@ -400,26 +482,18 @@ impl FeedbackTrainer {
                 crate::model::Source::Input => x.as_slice(),
                 crate::model::Source::Layer(j) => outs[j].as_slice(),
             });
-            let n_in = input.len();
             let p = &mut self.params.layers[*l];
-            for (o, &d) in delta.iter().enumerate() {
-                if d == 0 {
-                    continue;
-                }
-                if let Some((lo, hi)) = tl.train_w {
-                    for (w, &xi) in p.tensors[W][o * n_in..(o + 1) * n_in].iter_mut().zip(input.iter()) {
-                        let next = w.saturating_sub(round_shift(d.saturating_mul(xi), tl.shift_w)).clamp(lo, hi);
-                        changed += usize::from(next != *w);
-                        *w = next;
-                    }
-                }
-                if let Some((lo, hi)) = tl.train_b {
-                    let b = &mut p.tensors[B][o];
-                    let next = b.saturating_sub(round_shift(d, tl.shift_b)).clamp(lo, hi);
-                    changed += usize::from(next != *b);
-                    *b = next;
-                }
-            }
+            update_sums(tl, delta, &input, |tensor, i, sum| {
+                let (shift, (lo, hi)) = if tensor == W {
+                    (tl.shift_w, tl.train_w.expect("visited only when the weights train"))
+                } else {
+                    (tl.shift_b, tl.train_b.expect("visited only when the biases train"))
+                };
+                let v = &mut p.tensors[tensor][i];
+                let next = v.saturating_sub(round_shift(sum, shift)).clamp(lo, hi);
+                changed += usize::from(next != *v);
+                *v = next;
+            });
         }
         SampleRecord { iteration: self.iteration, sample: s, deltas, hidden, changed }
     }

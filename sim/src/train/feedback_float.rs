@@ -24,13 +24,12 @@
 //! (`docs/training.md`, "Feedback rules"). No clamping: the reference has
 //! no format.
 
-use crate::layers::dense::{B, W};
 use crate::model::{Model, Rule, Source, Training};
 use crate::network::Network;
 use crate::reference::{forward_all_real, real_params};
 
 use super::eval::Buffer;
-use super::feedback::{feedback_layers, feedback_matrix, Feedback, FeedbackLayer};
+use super::feedback::{feedback_layers, feedback_matrix, pixel_shift, update_sums, Feedback, FeedbackLayer};
 use super::sgm::{Sgm, SgmModule};
 use super::TrainError;
 
@@ -158,21 +157,10 @@ impl FloatFeedbackTrainer {
                     Source::Layer(j) => outs[j].as_slice(),
                 })
                 .into_owned();
-            let n_in = input.len();
             let p = &mut self.params[l];
-            for (o, &d) in delta.iter().enumerate() {
-                if d == 0.0 {
-                    continue;
-                }
-                if tl.spec.train_w.is_some() {
-                    for (w, &xi) in p[W][o * n_in..(o + 1) * n_in].iter_mut().zip(&input) {
-                        *w -= self.eta * d * xi;
-                    }
-                }
-                if tl.spec.train_b.is_some() {
-                    p[B][o] -= self.eta * d;
-                }
-            }
+            // The device's steps: 2^-s, and the mean over a conv2d's pixels.
+            let eta = self.eta / 2f64.powi(pixel_shift(tl.spec.pixels));
+            update_sums(&tl.spec, delta, &input, |tensor, i, sum| p[tensor][i] -= eta * sum);
         }
     }
 }
