@@ -21,7 +21,9 @@
  *   UPDATE the trainable tensors in training order, every parameter: one
  *          cycle (cursor step) when its row's delta is 0 (d_zero), else
  *          three: read, wait, write the new value (a mon event of kind 1)
- *          and step.
+ *          and step; a layer with ACC[l] > 0 (a conv2d, fptgen_fb_conv)
+ *          first sums its step: one cycle that starts it (u_acc), then
+ *          ACC[l] cycles.
  * Requests are served in ext_mode only (IDLE, DONE, BOUND's serving, a
  * pause), so the pipeline holds either requests or one training sample,
  * and every request is answered with committed parameters.
@@ -50,8 +52,10 @@ module fptgen_fb_ctrl #(
     parameter [K*32-1:0] COLS = {32'd1, 32'd4},
     parameter [K*32-1:0] LAYER = {32'd0, 32'd0},
     parameter [K-1:0]    BIAS = 2'b10,
-    // Per layer: outputs
+    // Per layer: outputs, and the cycles its step takes to sum (0: none,
+    // a dense layer)
     parameter [L*32-1:0] N_OUT = {32'd3},
+    parameter [L*32-1:0] ACC = {32'd0},
     // Width of mon_index (holds every parameter and every delta index)
     parameter integer IX_W = 4,
     // Cycles of the SGM state (0: no synthetic-gradient module)
@@ -96,6 +100,7 @@ module fptgen_fb_ctrl #(
     output wire [L-1:0]         u_row,
     output wire [L-1:0]         u_col,
     output wire                 u_bias,
+    output wire [L-1:0]         u_acc,
     output wire [clog2(L)-1:0]  u_layer,
     input  wire                 d_zero,
     // Parameter cursor
@@ -157,8 +162,9 @@ localparam integer QW = clog2(SERVE_MAX + 1);
 localparam [3:0] S_IDLE = 4'd0, S_DRAIN = 4'd1, S_BOUND = 4'd2, S_SERVE = 4'd3,
                  S_PAUSED = 4'd4, S_PLAY = 4'd5, S_FEED = 4'd6, S_WAIT = 4'd7,
                  S_ERR = 4'd8, S_DELTA = 4'd9, S_READ = 4'd10, S_HOLD = 4'd11,
-                 S_WRITE = 4'd12, S_DONE = 4'd13, S_SGM = 4'd14;
+                 S_WRITE = 4'd12, S_DONE = 4'd13, S_SGM = 4'd14, S_ACC = 4'd15;
 localparam integer GW = clog2(SGM_CYCLES + 1);
+localparam integer AW = clog2(max_out(ACC) + 1);
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
@@ -182,9 +188,11 @@ reg [FW-1:0]   flight_reg;
 reg [QW-1:0]   served_reg;
 reg            pause_reg;
 reg [GW-1:0]   sgm_reg;     // cycles of the SGM state so far
+reg [AW-1:0]   acc_reg;     // cycles of the ACC state so far
+reg            summed_reg;  // the current parameter's step is summed
 
 // The current tensor's and layer's sizes.
-reg [31:0] rows_cur, cols_cur, layer_cur, nout_cur;
+reg [31:0] rows_cur, cols_cur, layer_cur, nout_cur, acc_cur;
 reg        bias_cur;
 integer i;
 always @(*) begin
@@ -193,6 +201,7 @@ always @(*) begin
     layer_cur = 32'd0;
     bias_cur = 1'b0;
     nout_cur = 32'd1;
+    acc_cur = 32'd0;
     for (i = 0; i < K; i = i + 1) begin
         if ({{(32 - TW){1'b0}}, t_reg} == i) begin
             rows_cur = ROWS[i*32 +: 32];
@@ -204,6 +213,9 @@ always @(*) begin
     for (i = 0; i < L; i = i + 1) begin
         if ({{(32 - LW){1'b0}}, l_reg} == i) begin
             nout_cur = N_OUT[i*32 +: 32];
+        end
+        if (layer_cur == i) begin
+            acc_cur = ACC[i*32 +: 32];
         end
     end
 end
@@ -224,8 +236,9 @@ wire row_last = row32 == rows_cur - 1;
 wire t_last = t32 == K - 1;
 wire s_last = s32 == M - 1;
 
-wire in_update = state_reg == S_READ || state_reg == S_HOLD || state_reg == S_WRITE;
+wire in_update = state_reg == S_READ || state_reg == S_ACC || state_reg == S_HOLD || state_reg == S_WRITE;
 wire skip = state_reg == S_READ && d_zero;
+wire sum_first = state_reg == S_READ && !d_zero && acc_cur != 0 && !summed_reg;
 wire advance = skip || state_reg == S_WRITE;
 wire sample_end = advance && col_last && row_last && t_last;
 wire serving = state_reg == S_SERVE;
@@ -247,6 +260,8 @@ always @(posedge clk) begin
         served_reg <= {QW{1'b0}};
         pause_reg <= 1'b0;
         sgm_reg <= {GW{1'b0}};
+        acc_reg <= {AW{1'b0}};
+        summed_reg <= 1'b0;
     end else begin
         if (ctl_pause && !idle) begin
             pause_reg <= 1'b1;
@@ -338,12 +353,25 @@ always @(posedge clk) begin
                 end
             end
             S_READ: begin
-                if (!d_zero) begin
+                if (sum_first) begin
+                    acc_reg <= {AW{1'b0}};
+                    state_reg <= S_ACC;
+                end else if (!d_zero) begin
                     state_reg <= S_HOLD;
                 end
             end
+            S_ACC: begin
+                acc_reg <= acc_reg + 1'b1;
+                if ({{(32 - AW){1'b0}}, acc_reg} == acc_cur - 1) begin
+                    summed_reg <= 1'b1;
+                    state_reg <= S_READ;
+                end
+            end
             S_HOLD: state_reg <= S_WRITE;
-            S_WRITE: state_reg <= S_READ;
+            S_WRITE: begin
+                summed_reg <= 1'b0;
+                state_reg <= S_READ;
+            end
             default: state_reg <= S_IDLE;
         endcase
         if (advance) begin
@@ -405,6 +433,7 @@ generate
         assign d_step[j] = state_reg == S_DELTA && here;
         assign u_row[j] = advance && mine && col_last;
         assign u_col[j] = advance && mine && !bias_cur;
+        assign u_acc[j] = sum_first && mine;
     end
 endgenerate
 
@@ -413,7 +442,7 @@ assign u_layer = layer_cur[LW-1:0];
 
 assign cur_clear = idle && ctl_start;
 assign cur_step = advance;
-assign op_read = state_reg == S_READ && !d_zero;
+assign op_read = state_reg == S_READ && !d_zero && !sum_first;
 assign op_write = state_reg == S_WRITE;
 
 assign mon_valid = (state_reg == S_DELTA && k_last) || state_reg == S_WRITE;

@@ -12,7 +12,7 @@
  *   - per trainable layer (fptgen_fb_layer) the capture of its input and f'(output), the
  *     feedback from a 32-bit LFSR (B is never stored), the deltas and the power-of-two steps:
 {%- for l in t.layers %}
- *       {= l.name =}: {= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else if l.mode == 2 %}g = -B[:, k*] (drtp){% else %}g = R(U h, {= l.sgm.as_ref().unwrap().shift_g() =}), h = sat(R(V [a, t] + c, {= l.sgm.as_ref().unwrap().shift_h() =})) (sgm, fptgen_fb_sgm){% endif %}, {% if l.relu == 1 %}relu{% else %}linear{% endif %}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases)
+ *       {= l.name =}: {% if let Some(cv) = l.conv %}conv2d {= cv.h =}x{= cv.w =}x{= cv.cin =} -> {= cv.oh =}x{= cv.ow =}x{= cv.filters =} (fptgen_fb_conv), {% endif %}{= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else if l.mode == 2 %}g = -B[:, k*] (drtp){% else %}g = R(U h, {= l.sgm.as_ref().unwrap().shift_g() =}), h = sat(R(V [a, t] + c, {= l.sgm.as_ref().unwrap().shift_h() =})) (sgm, fptgen_fb_sgm){% endif %}, {% if l.relu == 1 %}relu{% else %}linear{% endif %}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases)
 {%- endfor %}
  *   - the parameter cursor (fptgen_param_cursor) and one update unit: clamp(p - step);
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
@@ -64,7 +64,7 @@ localparam integer VW = {= t.value_w =};   // mon_value
 wire ext_mode, ext_accept, ld_enable, play, x_allow;
 wire err_cap, e_rot, e_scan, d_seed, d_last, u_bias, d_zero, h_start;
 wire [{= t.k_w() - 1 =}:0] k;
-wire [{= t.layers.len() - 1 =}:0] d_step, u_row, u_col;
+wire [{= t.layers.len() - 1 =}:0] d_step, u_row, u_col, u_acc;
 wire [{= t.layer_w() - 1 =}:0] u_layer;
 wire cur_clear, cur_step, op_read, op_write;
 wire net_in_ready, net_out_valid;
@@ -120,6 +120,7 @@ fptgen_fb_ctrl #(
     .u_row(u_row),
     .u_col(u_col),
     .u_bias(u_bias),
+    .u_acc(u_acc),
     .u_layer(u_layer),
     .d_zero(d_zero),
     .cur_clear(cur_clear),
@@ -164,8 +165,8 @@ fptgen_fb_error #(
 // Trainable layers: capture (taps of the pipeline, training samples only),
 // deltas and steps
 {%- for l in t.layers %}
-wire [{= l.n_in * l.x_w as usize - 1 =}:0] tap_{= l.name =}_x;
-wire [{= l.n_out * l.a_w as usize - 1 =}:0] tap_{= l.name =}_a;
+wire [{= l.x_beat_w - 1 =}:0] tap_{= l.name =}_x;
+wire [{= l.a_beat_w - 1 =}:0] tap_{= l.name =}_a;
 wire tap_{= l.name =}_x_fire, tap_{= l.name =}_a_fire;
 {%- endfor %}
 wire [{= t.layers.len() =}*DW-1:0] d_value_flat;
@@ -174,6 +175,9 @@ wire [{= t.layers.len() - 1 =}:0] d_zero_flat;
 {%- if !t.has_sgm() %}
 wire unused_h_start = h_start;
 {%- endif %}
+{%- for l in t.layers %}{% if l.conv.is_none() %}
+wire unused_u_acc_{= l.name =} = u_acc[{= l.index =}];
+{%- endif %}{% endfor %}
 {% for l in t.layers %}
 {%- match l.sgm %}
 {%- when Some with (sg) %}
@@ -211,9 +215,23 @@ fptgen_fb_sgm #(
 {%- when None %}
 {%- endmatch %}
 
+{%- match l.conv %}
+{%- when Some with (cv) %}
+fptgen_fb_conv #(
+    .H({= cv.h =}),
+    .W({= cv.w =}),
+    .CIN({= cv.cin =}),
+    .OH({= cv.oh =}),
+    .OW({= cv.ow =}),
+    .F({= cv.filters =}),
+    .STRIDE({= cv.stride =}),
+    .PAD_T({= cv.pad_t =}),
+    .PAD_L({= cv.pad_l =}),
+{%- when None %}
 fptgen_fb_layer #(
     .N_IN({= l.n_in =}),
     .N_OUT({= l.n_out =}),
+{%- endmatch %}
     .C({= t.c =}),
     .X_W({= l.x_w =}),
     .X_S({= l.x_s =}),
@@ -253,6 +271,9 @@ fptgen_fb_layer #(
     .u_row(u_row[{= l.index =}]),
     .u_col(u_col[{= l.index =}]),
     .u_bias(u_bias),
+{%- if l.conv.is_some() %}
+    .u_acc(u_acc[{= l.index =}]),
+{%- endif %}
     .d_zero(d_zero_flat[{= l.index =}]),
     .u_step(step_flat[{= l.index =}*SW +: SW])
 );

@@ -28,10 +28,10 @@ module {= module_name =} (
     // {= c.l.name =} {= mem.role =} trainer port (fptgen_param_mem)
 {%- call m::tr_ports(c.l.name ~ "_" ~ mem.key, mem.addr_w(), mem.col_w(), mem.format.width) %}{% endcall %}{% endfor %}{% endfor %}
 {%- if let Some(fb) = n.feedback %}{% for l in fb.layers %},
-    // {= l.name =}'s input and output vectors as the pipeline takes them (the feedback trainer's taps)
-    output wire [{= l.n_in * l.x_w as usize - 1 =}:0] tap_{= l.name =}_x,
+    // {= l.name =}'s input and output streams as the pipeline takes them (the feedback trainer's taps)
+    output wire [{= l.x_beat_w - 1 =}:0] tap_{= l.name =}_x,
     output wire tap_{= l.name =}_x_fire,
-    output wire [{= l.n_out * l.a_w as usize - 1 =}:0] tap_{= l.name =}_a,
+    output wire [{= l.a_beat_w - 1 =}:0] tap_{= l.name =}_a,
     output wire tap_{= l.name =}_a_fire{% endfor %}{% endif %}
 );
 // Streams: <name>_data, <name>_valid, <name>_ready, one producer and one

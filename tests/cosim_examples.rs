@@ -117,12 +117,15 @@ fn cosim_jet_tagging() {
 
 /// The feedback rules' trainer on the examples (issue 16): jet_tagging's
 /// fc4 with drtp, tiny's fc1 with dfa (both output layers, where the rules
-/// are the delta rule; random networks with hidden layers are in
-/// generator/tests/cosim_feedback_random.rs).
+/// are the delta rule), residual's hidden convolution `side` (its biases,
+/// `rtl/fptgen_fb_conv.v`) and its output layer with dfa; random networks
+/// with hidden dense and conv layers are in
+/// generator/tests/cosim_feedback_random.rs.
 #[test]
 fn cosim_feedback_rules_on_the_examples() {
     cosim_example("jet_tagging", 10, Some(Train(1, "0.01", &["--rule", "drtp"])));
     cosim_example("tiny", 10, Some(Train(3, "0.05", &["--rule", "dfa"])));
+    cosim_example("residual", 5, Some(Train(1, "0.01", &["--rule", "dfa"])));
 }
 
 #[test]

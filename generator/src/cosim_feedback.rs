@@ -5,9 +5,10 @@
 //!
 //! Per sample, in order: every delta of every trainable layer (its index
 //! among the layers' outputs), then every parameter written, in training
-//! order: those whose row's delta is nonzero (the others keep their value
-//! and are not written). The cycles of a sample follow
-//! [`crate::fb_plan`]: 3 per parameter written, 1 per other parameter,
+//! order: those whose row's delta is nonzero (a conv2d's row: any of its
+//! pixels' deltas; the others keep their value and are not written). The
+//! cycles of a sample follow [`crate::fb_plan`]: per parameter written
+//! [`crate::fb_plan::FbLayer::written_cycles`], 1 per other parameter,
 //! plus the fixed part.
 
 use std::collections::HashMap;
@@ -35,7 +36,16 @@ pub(crate) fn expectation(
     let model = net.model().clone();
     let refs = trainable_params(&model);
     let mut trainer = FeedbackTrainer::new(net.clone(), training, buffer).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let inputs: HashMap<usize, usize> = trainer.layers().map(|l| (l.layer, l.inputs)).collect();
+    // Per trainable layer: its row length, rows, pixels, and the cycles of
+    // a written parameter.
+    let mut shape: HashMap<usize, (usize, usize, usize, u64)> = HashMap::new();
+    for l in trainer.layers() {
+        let name = &model.layers[l.layer].name;
+        let cycles = f.layers.iter().find(|p| &p.name == name).map(|p| p.written_cycles()).ok_or_else(|| {
+            CosimError::Harness(format!("layer '{name}' trains in the simulator but has no feedback hardware"))
+        })?;
+        shape.insert(l.layer, (l.inputs, l.rows, l.pixels, cycles));
+    }
     let mask = if f.value_w >= 128 { u128::MAX } else { (1u128 << f.value_w) - 1 };
     let mut exp = Expectation {
         events: Vec::new(),
@@ -67,12 +77,13 @@ pub(crate) fn expectation(
             let mut written = Vec::new();
             let mut walk = 0;
             for (k, p) in refs.iter().enumerate() {
-                let row = if p.tensor == W { p.index / inputs[&p.layer] } else { p.index };
-                if deltas[&p.layer][row] != 0 {
+                let (inputs, rows, pixels, cycles) = shape[&p.layer];
+                let row = if p.tensor == W { p.index / inputs } else { p.index };
+                if (0..pixels).any(|px| deltas[&p.layer][px * rows + row] != 0) {
                     let v = p.get(params);
                     exp.events.push(Event::Write { it, sample: s, index: k as u64, value: (v as u128) & mask });
                     written.push((*p, v));
-                    walk += 3;
+                    walk += cycles;
                 } else {
                     walk += 1;
                 }

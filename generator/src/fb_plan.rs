@@ -13,10 +13,13 @@
 //! ([`crate::train_plan::evaluation_cycles`]); `C` the network's
 //! outputs, `O_l` the outputs of trainable layer `l`, `D` the buffer's
 //! first-sample delay, and `U` the update walk: 3 cycles for every
-//! trainable parameter whose row's delta is nonzero, 1 for the others; `H`
+//! trainable parameter whose row's delta is nonzero (a conv2d's row: any
+//! of its pixels' deltas; and then `P_l + 3` more, `P_l` its output
+//! pixels, to sum the step), 1 for the others; `H`
 //! is 0, or under `sgm` the modules' time, `max_l C * (O_l + C) + 2`. `U`
 //! depends on the data; co-simulation checks every sample's count from the
-//! simulator's deltas, and the report gives the bounds (`U` = T to 3 T).
+//! simulator's deltas, and the report gives the bounds (every row's delta
+//! zero, `U` = T, or every one nonzero).
 //! Training starts with one cycle that waits for requests in flight (none
 //! in an uninterrupted run), counted in iteration 0.
 
@@ -63,6 +66,36 @@ pub struct FbLayer {
     pub output: String,
     /// Mode 3: its synthetic-gradient module.
     pub sgm: Option<FbSgm>,
+    /// A conv2d layer (`rtl/fptgen_fb_conv.v`): its geometry.
+    pub conv: Option<FbConv>,
+    /// Bits of a beat of its input stream and of its output stream (a
+    /// dense layer's whole vectors, a conv2d's pixels).
+    pub x_beat_w: usize,
+    /// Bits of a beat of its output stream.
+    pub a_beat_w: usize,
+}
+
+/// The geometry of a trainable conv2d layer in a feedback trainer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FbConv {
+    /// Input image height, width, channels.
+    pub h: usize,
+    /// Width.
+    pub w: usize,
+    /// Channels.
+    pub cin: usize,
+    /// Output image height and width, filters.
+    pub oh: usize,
+    /// Output width.
+    pub ow: usize,
+    /// Filters.
+    pub filters: usize,
+    /// 1 or 2.
+    pub stride: usize,
+    /// Padding on top and on the left.
+    pub pad_t: usize,
+    /// Padding on the left.
+    pub pad_l: usize,
 }
 
 /// A hidden layer's synthetic-gradient module in hardware
@@ -126,6 +159,20 @@ pub fn attach_sgm(plan: &mut FbHwPlan, sgm: &Sgm, model: &Model) -> Result<(), S
 }
 
 impl FbLayer {
+    /// `ACC`: the controller's cycles summing a step of this layer before
+    /// its read, `P + 1` for a conv2d with `P` output pixels, 0 for a dense
+    /// layer (`rtl/fptgen_fb_conv.v`).
+    pub fn acc(&self) -> u64 {
+        self.conv.map_or(0, |c| (c.oh * c.ow) as u64 + 1)
+    }
+
+    /// Cycles of the update walk for one parameter of a row whose delta is
+    /// nonzero: read, wait, write, and for a conv2d the start of the sum
+    /// and `ACC` cycles before them.
+    pub fn written_cycles(&self) -> u64 {
+        3 + if self.acc() > 0 { self.acc() + 1 } else { 0 }
+    }
+
     /// The LFSR seed as a 32-bit Verilog literal.
     pub fn seed_literal(&self) -> String {
         format!("32'h{:08x}", self.seed)
@@ -195,6 +242,9 @@ pub struct FbHwPlan {
     pub sgm_cycles: u64,
     /// Cycles of a sample without the update walk (and without D).
     pub sample_fixed: u64,
+    /// Cycles of a sample's update walk when every delta is nonzero (the
+    /// most; the least is T).
+    pub walk_max: u64,
     /// Cycles of an iteration when every delta is nonzero (the most).
     pub cycles_per_iteration_max: u64,
     /// Cycles of an iteration when every delta is zero (the least).
@@ -249,6 +299,7 @@ impl FbHwPlan {
             ("LAYER", packed(&|x| format!("32'd{}", layer_of(x)))),
             ("BIAS", packed(&|x| format!("1'b{}", u8::from(x.key == "b")))),
             ("N_OUT", concat_lsb_first(self.layers.iter().map(|l| format!("32'd{}", l.n_out)))),
+            ("ACC", concat_lsb_first(self.layers.iter().map(|l| format!("32'd{}", l.acc())))),
         ]
     }
 
@@ -280,7 +331,7 @@ fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
 }
 
 /// The feedback trainer for `model` (None without a `training:` section or
-/// with rule `es`). The model's trainable layers are dense
+/// with rule `es`). The model's trainable layers are dense or conv2d
 /// ([`fptgen_sim::model`] refuses others at load), so the plan's layer of
 /// the same name is the model's.
 pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
@@ -295,6 +346,14 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
         let ml = &model.layers[s.layer];
         let k = net.layers.iter().position(|l| l.name == ml.name)?;
         let (lp, w) = (&net.layers[k], &net.wiring.layers[k]);
+        let conv = match &ml.op {
+            fptgen_sim::model::LayerOp::Conv2d(c) => {
+                let ([oh, ow], [pad_t, pad_l]) = c.geometry();
+                let [h, w, cin] = c.input;
+                Some(FbConv { h, w, cin, oh, ow, filters: c.filters, stride: c.stride, pad_t, pad_l })
+            }
+            _ => None,
+        };
         layers.push(FbLayer {
             index,
             name: lp.name.clone(),
@@ -326,6 +385,9 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
             shift_b: s.shift_b,
             input: w.input.clone(),
             output: w.output.clone(),
+            conv,
+            x_beat_w: lp.in_beat_bits(),
+            a_beat_w: lp.outputs / lp.out_beats() * lp.y.width as usize,
         });
     }
     let tensors = train_tensors(net);
@@ -344,6 +406,9 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
     let eval1 = evaluation_cycles(net, 1);
     let sample_fixed = 3 + eval1 + (c * (1 + outs)) as u64 + sgm_cycles;
     let m = tr.buffer as u64;
+    // The walk's bounds: every row's delta zero, or every one nonzero.
+    let layer_of = |x: &TrainTensor| layers.iter().find(|l| l.name == x.layer);
+    let walk_max: u64 = tensors.iter().map(|x| x.count * layer_of(x).map_or(3, FbLayer::written_cycles)).sum();
     Some(FbHwPlan {
         rule: tr.rule.name(),
         m: tr.buffer,
@@ -364,7 +429,8 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
         eval1,
         sgm_cycles,
         sample_fixed,
-        cycles_per_iteration_max: m * (sample_fixed + 3 * t) + first_sample,
+        walk_max,
+        cycles_per_iteration_max: m * (sample_fixed + walk_max) + first_sample,
         cycles_per_iteration_min: m * (sample_fixed + t) + first_sample,
         tensors,
     })

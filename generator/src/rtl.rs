@@ -41,7 +41,9 @@ pub const SGM: RtlFile = ("fptgen_fb_sgm.v", include_str!("../../rtl/fptgen_fb_s
 pub const FEEDBACK: &[RtlFile] = &[
     ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
     ("fptgen_round_shift.v", include_str!("../../rtl/fptgen_round_shift.v")),
+    ("fptgen_fb_delta.v", include_str!("../../rtl/fptgen_fb_delta.v")),
     ("fptgen_fb_layer.v", include_str!("../../rtl/fptgen_fb_layer.v")),
+    ("fptgen_fb_conv.v", include_str!("../../rtl/fptgen_fb_conv.v")),
     ("fptgen_fb_error.v", include_str!("../../rtl/fptgen_fb_error.v")),
     ("fptgen_fb_ctrl.v", include_str!("../../rtl/fptgen_fb_ctrl.v")),
     ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),

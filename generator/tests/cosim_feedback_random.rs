@@ -1,10 +1,9 @@
 //! Co-simulation of the feedback-rule trainers (`training: rule: dfa`,
 //! `drtp` and `sgm`) on random networks: dense networks (random formats,
 //! folding, activations and trainable tensors; under `sgm` every dense
-//! layer trains, with seeded random synthetic-gradient modules) and an
-//! image network whose trainable layers are its dense ones (a frozen
-//! convolutional prefix), each with a random buffer size, lr_shift and
-//! seed. Every delta, every parameter
+//! layer trains, with seeded random synthetic-gradient modules) and image
+//! networks whose convolutions train too, each with a random buffer size,
+//! lr_shift and seed. Every delta, every parameter
 //! written, every answer to an injected inference request, every
 //! iteration's cycle count and the final memories must equal the
 //! simulator's `FeedbackTrainer` (`cosim_train::run_train`). Needs
@@ -163,9 +162,41 @@ fn random_dense_networks_train_bit_exact_with_a_drawn_rule() {
     assert_eq!(rules.into_iter().collect::<Vec<_>>(), ["dfa", "drtp", "sgm", "sgm with modules"], "the seeds no longer draw every rule");
 }
 
+/// `yaml` with its dense and conv2d layers' trainable tensors as drawn
+/// (the feedback rules train both), other layers' emptied, and the first
+/// convolution's weights and biases trainable.
+fn conv_and_dense_trainable(yaml: &str) -> String {
+    let mut kind = "";
+    let mut first_conv = true;
+    let mut lines: Vec<String> = Vec::new();
+    for line in yaml.lines() {
+        if let Some(k) = line.trim().strip_prefix("type: ") {
+            kind = if k == "dense" || k == "conv2d" { k } else { "other" };
+        }
+        if line.starts_with("    trainable:") {
+            if kind == "conv2d" && first_conv {
+                first_conv = false;
+                lines.push("    trainable: [weights, biases]".into());
+                continue;
+            }
+            if kind == "other" {
+                lines.push("    trainable: []".into());
+                continue;
+            }
+        }
+        lines.push(line.to_string());
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Image networks whose convolutions train too (the first one's weights
+/// and biases always, `rtl/fptgen_fb_conv.v`), with the dense layers as
+/// drawn: one under drtp, one under dfa.
 #[test]
-fn random_image_network_trains_its_dense_layers_bit_exact() {
+fn random_image_networks_train_their_conv_and_dense_layers_bit_exact() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
-    let case = (cnn(true), training("drtp")).prop_map(|((net, seed), tr)| (dense_trainables_only(&format!("{net}{tr}")), seed));
-    run("image network (drtp)", 77, case);
+    for (rule, seed) in [("drtp", 77u8), ("dfa", 78)] {
+        let case = (cnn(true), training(rule)).prop_map(|((net, seed), tr)| (conv_and_dense_trainable(&format!("{net}{tr}")), seed));
+        run(&format!("image network ({rule})"), seed, case);
+    }
 }

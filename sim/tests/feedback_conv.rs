@@ -68,9 +68,11 @@ fn a_conv_step_worked_by_hand() {
 
 /// A hidden conv2d layer (6x6x1 -> 6x6x2, relu) under a linear readout,
 /// both trained; the targets are a teacher's (another convolution, the
-/// same readout). DFA and DRTP both cut the buffer loss by more than a
-/// fifth in 20 iterations over 32 samples, and both change the conv
-/// layer.
+/// same readout). DFA cuts the buffer loss by more than a fifth in 20
+/// iterations over 32 samples and moves at least half the conv weights.
+/// (DRTP is not asserted here: its hidden `g` is one output code, 2^-6 of
+/// DFA's scale in this output format, so at a step where the readout
+/// converges its conv steps all round to 0; docs/results/rules.md.)
 #[test]
 fn a_hidden_conv_layer_learns() {
     let text = "name: t\ninput: {shape: [6, 6, 1], format: 'ap_fixed<8,2>'}\nweights: w.npz\nlayers:\n\
@@ -104,9 +106,9 @@ fn a_hidden_conv_layer_learns() {
     let inputs: Vec<Vec<i128>> = (0..32).map(|_| (0..36).map(|_| next(129) - 32).collect()).collect();
     let targets: Vec<Vec<i128>> = inputs.iter().map(|x| tnet.infer(x).expect("infer")).collect();
     let buffer = Buffer::new(&m, inputs, targets).expect("buffer");
-    for rule in [Rule::Dfa, Rule::Drtp] {
+    for (rule, lr_shift) in [(Rule::Dfa, 10)] {
         let net = Network::new(m.clone(), student.clone()).expect("student");
-        let mut tr = FeedbackTrainer::new(net, training(rule, 10, 32), buffer.clone()).expect("trainer");
+        let mut tr = FeedbackTrainer::new(net, training(rule, lr_shift, 32), buffer.clone()).expect("trainer");
         let before = tr.loss();
         let after = tr.run(20, &mut |_| {});
         eprintln!("{rule:?}: buffer loss {before} -> {after}");
