@@ -184,6 +184,26 @@ wire unused_u_acc_{= l.name =} = u_acc[{= l.index =}];
 // {= l.name =}'s synthetic-gradient module
 wire [EW-1:0] sgm_{= l.name =}_h;
 wire [7:0] sgm_{= l.name =}_u;
+{%- if let Some(cv) = l.conv %}
+// its output image (one pixel per beat) collected into one vector
+wire [{= l.n_out * l.a_w as usize - 1 =}:0] sgm_{= l.name =}_a;
+wire sgm_{= l.name =}_a_valid, sgm_{= l.name =}_a_ready;
+wire unused_sgm_{= l.name =}_a_ready = sgm_{= l.name =}_a_ready;
+
+fptgen_flatten #(
+    .BEATS({= cv.oh * cv.ow =}),
+    .BEAT_W({= l.a_beat_w =})
+) u_sgm_flat_{= l.name =} (
+    .clk(clk),
+    .rst(rst),
+    .in_data(tap_{= l.name =}_a),
+    .in_valid(tap_{= l.name =}_a_fire && !ext_mode),
+    .in_ready(sgm_{= l.name =}_a_ready),
+    .out_data(sgm_{= l.name =}_a),
+    .out_valid(sgm_{= l.name =}_a_valid),
+    .out_ready(1'b1)
+);
+{%- endif %}
 
 fptgen_fb_sgm #(
     .N_OUT({= l.n_out =}),
@@ -202,8 +222,13 @@ fptgen_fb_sgm #(
 ) u_sgm_{= l.name =} (
     .clk(clk),
     .rst(rst),
+{%- if l.conv.is_some() %}
+    .a_cap(sgm_{= l.name =}_a_valid),
+    .a_data(sgm_{= l.name =}_a),
+{%- else %}
     .a_cap(tap_{= l.name =}_a_fire && !ext_mode),
     .a_data(tap_{= l.name =}_a),
+{%- endif %}
     .t_cap(err_cap),
     .t_data(t_data),
     .h_start(h_start),

@@ -191,12 +191,18 @@ fn conv_and_dense_trainable(yaml: &str) -> String {
 
 /// Image networks whose convolutions train too (the first one's weights
 /// and biases always, `rtl/fptgen_fb_conv.v`), with the dense layers as
-/// drawn: one under drtp, one under dfa.
+/// drawn: one under each rule (under sgm the hidden convolution's module
+/// is seeded random, and its output image reaches it through a collector).
 #[test]
 fn random_image_networks_train_their_conv_and_dense_layers_bit_exact() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
-    for (rule, seed) in [("drtp", 77u8), ("dfa", 78)] {
-        let case = (cnn(true), training(rule)).prop_map(|((net, seed), tr)| (conv_and_dense_trainable(&format!("{net}{tr}")), seed));
-        run(&format!("image network ({rule})"), seed, case);
+    for (rule, seed) in [("drtp", 77u8), ("dfa", 78), ("sgm", 85)] {
+        let case = || (cnn(true), training(rule)).prop_map(|((net, seed), tr)| (conv_and_dense_trainable(&format!("{net}{tr}")), seed));
+        // The seeds draw a convolution (so one trains, hidden: the dense
+        // layer ends every such network).
+        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]));
+        let (yaml, _) = case().new_tree(&mut runner).expect("a case").current();
+        assert!(yaml.contains("type: conv2d"), "seed {seed} draws no convolution:\n{yaml}");
+        run(&format!("image network ({rule})"), seed, case());
     }
 }

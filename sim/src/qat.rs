@@ -379,6 +379,21 @@ impl Qat {
 /// output sits at a bound, except at the network's output where a gradient
 /// pointing back inside the format passes.
 pub fn backward_graph(model: &Model, xs: &[Vec<f32>], params: &[Vec<Vec<f32>>], masks: &[Vec<i8>], delta: Vec<f32>, grads: &mut [Vec<Vec<f32>>]) {
+    backward_walk(model, xs, params, masks, delta, grads, &mut |_, _| {});
+}
+
+/// [`backward_graph`]'s pass, also handing `seen` each layer's gradient
+/// with respect to its output before its own mask (layers in reverse
+/// order; a layer no gradient reaches gets zeros).
+pub fn backward_walk(
+    model: &Model,
+    xs: &[Vec<f32>],
+    params: &[Vec<Vec<f32>>],
+    masks: &[Vec<i8>],
+    delta: Vec<f32>,
+    grads: &mut [Vec<Vec<f32>>],
+    seen: &mut dyn FnMut(usize, &[f32]),
+) {
     let layers = &model.layers;
     // `deltas[l]` is empty until a reader of layer `l` passes a gradient.
     let mut deltas: Vec<Vec<f32>> = vec![Vec::new(); layers.len()];
@@ -391,6 +406,7 @@ pub fn backward_graph(model: &Model, xs: &[Vec<f32>], params: &[Vec<Vec<f32>>], 
         if delta.is_empty() {
             delta = vec![0.0; xs[l + 1].len()];
         }
+        seen(l, &delta);
         for (dl, &bound) in delta.iter_mut().zip(&masks[l]) {
             // The loss sees the network's output itself: there a
             // gradient that points back inside the format passes

@@ -161,3 +161,49 @@ fn the_fit_finds_a_gradient_that_a_linear_module_can_express() {
     assert!(r.cosine > 0.99, "cosine {} (dfa {})", r.cosine, r.cosine_dfa);
     assert!(r.cosine_dfa.abs() < 0.5, "dfa cosine {}", r.cosine_dfa);
 }
+
+/// The same for a hidden convolution read through a flatten (so the true
+/// gradient comes from the graph's backward pass, not the dense chain):
+/// the true gradient equals `Wo^T e` computed here from its definition,
+/// which is linear in `[a, t]` while nothing saturates, and the fitted
+/// module follows it.
+#[test]
+fn the_fit_follows_the_gradient_through_a_flatten_to_a_convolution() {
+    let text = "name: t\ninput: {shape: [3, 3, 1], format: 'ap_fixed<8,2>'}\nweights: w.npz\nlayers:\n\
+      - {name: c, type: conv2d, filters: 2, padding: same, activation: relu, trainable: [weights],\n\
+         precision: {weight: 'ap_fixed<8,2>', bias: 'ap_fixed<8,2>', accum: 'ap_fixed<24,8>', output: 'ap_fixed<14,6>'}}\n\
+      - {name: f, type: flatten}\n\
+      - {name: o, type: dense, inputs: 18, outputs: 3, activation: linear, trainable: [weights],\n\
+         precision: {weight: 'ap_fixed<8,2>', bias: 'ap_fixed<8,2>', accum: 'ap_fixed<24,8>', output: 'ap_fixed<14,6>'}}\n\
+      training: {rule: sgm, sgm: s.npz}\n";
+    let m = parse(text);
+    assert_eq!(sgm::module_shapes(&m).iter().map(|s| (s.layer, s.outputs)).collect::<Vec<_>>(), vec![(0, 18)]);
+    let p = fptgen_sim::weights::random(&m, 7);
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let one = 1 << 8; // 1.0 in ap_fixed<14,6>
+    let samples: Vec<(Vec<i128>, Vec<i128>)> = (0..2000)
+        .map(|_| {
+            let x = (0..9).map(|_| rng.random_range(-128..=127)).collect();
+            let k = rng.random_range(0..3);
+            (x, (0..3).map(|o| if o == k { one } else { 0 }).collect())
+        })
+        .collect();
+    // The true gradient itself, from its definition: the output layer is
+    // linear and nothing saturates, so it is Wo^T e (weights real, code /
+    // 2^6), flatten being the identity.
+    for (x, t) in samples.iter().take(50) {
+        let outs = m.forward_all(&p, x);
+        let e: Vec<f64> = outs[2].iter().zip(t).map(|(&y, &t)| (y - t) as f64).collect();
+        let want: Vec<f64> = (0..18).map(|i| (0..3).map(|o| p.layers[2].tensors[0][o * 18 + i] as f64 / 64.0 * e[o]).sum()).collect();
+        let got = sgm::true_gradient(&m, &p, x, &outs, t, 0);
+        assert_eq!(got.len(), 18);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-3 * (1.0 + w.abs()), "true gradient {got:?}, want {want:?}");
+        }
+    }
+    let (_, reports) = sgm::fit(&m, &p, &samples, 1e-6, 1).expect("fit");
+    let r = &reports[0];
+    assert!(r.cosine > 0.99, "cosine {} (dfa {})", r.cosine, r.cosine_dfa);
+    assert!(r.cosine_dfa.abs() < 0.5, "dfa cosine {}", r.cosine_dfa);
+}

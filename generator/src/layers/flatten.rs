@@ -15,7 +15,9 @@ use crate::rtl::RtlFile;
 use crate::timing::Block;
 
 /// The collector.
-const LIBRARY: &[RtlFile] = &[("fptgen_flatten.v", include_str!("../../../rtl/fptgen_flatten.v"))];
+/// `rtl/fptgen_flatten.v` (also the collector of a conv2d's output image
+/// for its synthetic-gradient module in a feedback trainer).
+pub const LIBRARY: &[RtlFile] = &[("fptgen_flatten.v", include_str!("../../../rtl/fptgen_flatten.v"))];
 
 /// The flatten-specific part of a layer's plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

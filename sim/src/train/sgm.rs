@@ -162,9 +162,10 @@ impl ModuleShape {
 }
 
 /// The layers that need a module: every trainable layer but the output
-/// layer (which gets the error itself), each a dense layer (the feedback
-/// rules train dense layers only; the model's load checks it for a model
-/// file).
+/// layer (which gets the error itself), each a dense or conv2d layer (what
+/// the feedback rules train; the model's load checks it for a model file).
+/// A conv2d's module has one output per value of its output image
+/// (pixel-major).
 pub fn module_shapes(model: &Model) -> Vec<ModuleShape> {
     let last = model.layers.len().saturating_sub(1);
     let Some(out) = model.layers.last() else { return Vec::new() };
@@ -177,13 +178,17 @@ pub fn module_shapes(model: &Model) -> Vec<ModuleShape> {
         .take(last)
         .filter(|(_, l)| l.kind().tensors().iter().any(|t| t.trainable))
         .filter_map(|(i, l)| {
-            let LayerOp::Dense(d) = &l.op else { return None };
+            let (d, pixels) = match &l.op {
+                LayerOp::Dense(d) => (d, 1),
+                LayerOp::Conv2d(c) => (&c.mvau, c.pixels()),
+                _ => return None,
+            };
             let fa = d.precision.output.frac_bits();
             let f_in = fa.max(fy.frac_bits());
             let (shift_a, shift_t) = ((f_in - fa) as u32, (f_in - fy.frac_bits()) as u32);
             Some(ModuleShape {
                 layer: i,
-                outputs: d.outputs,
+                outputs: pixels * d.outputs,
                 classes,
                 shift_a,
                 shift_t,
@@ -302,11 +307,19 @@ pub struct FitReport {
 }
 
 /// The true gradient of `sum_k e_k^2 / 2` (in output codes, `e = y - t`)
-/// with respect to layer `layer`'s output, backpropagated in real
-/// arithmetic through the dense layers after it, for one sample's
-/// activations `outs` ([`Model::forward_all`]). `None` when a layer after
-/// `layer` is not a dense layer fed by the one before it.
-pub fn true_gradient(model: &Model, params: &Params, outs: &[Vec<i128>], t: &[i128], layer: usize) -> Option<Vec<f64>> {
+/// with respect to layer `layer`'s output, for one sample's input codes `x`
+/// and activations `outs` ([`Model::forward_all`]). When the layers after
+/// `layer` are a chain of dense layers each fed by the one before, it is
+/// backpropagated in real arithmetic through their weights and relus
+/// exactly; otherwise (a conv2d, pooling, a concat, ... after it) through
+/// the graph by quantization-aware training's backward pass
+/// ([`crate::qat::backward_walk`], whose straight-through masks also stop
+/// the gradient at a saturated output).
+pub fn true_gradient(model: &Model, params: &Params, x: &[i128], outs: &[Vec<i128>], t: &[i128], layer: usize) -> Vec<f64> {
+    dense_chain_gradient(model, params, outs, t, layer).unwrap_or_else(|| graph_gradient(model, params, x, outs, t, layer))
+}
+
+fn dense_chain_gradient(model: &Model, params: &Params, outs: &[Vec<i128>], t: &[i128], layer: usize) -> Option<Vec<f64>> {
     let last = model.layers.len() - 1;
     let mut g: Vec<f64> = outs[last].iter().zip(t).map(|(&y, &t)| (y - t) as f64).collect();
     for m in (layer + 1..=last).rev() {
@@ -337,6 +350,30 @@ pub fn true_gradient(model: &Model, params: &Params, outs: &[Vec<i128>], t: &[i1
     Some(g)
 }
 
+fn graph_gradient(model: &Model, params: &Params, x: &[i128], outs: &[Vec<i128>], t: &[i128], layer: usize) -> Vec<f64> {
+    let last = model.layers.len() - 1;
+    let real = |f: crate::fixed::Format, c: &[i128]| -> Vec<f32> { c.iter().map(|&v| f.to_f64(v) as f32).collect() };
+    let mut xs = vec![real(model.input_format, x)];
+    let mut masks = Vec::with_capacity(model.layers.len());
+    for (l, out) in model.layers.iter().zip(outs) {
+        let k = l.kind();
+        xs.push(real(k.output_format(), out));
+        let (lo, hi) = if k.ste_mask() { (k.output_floor(), k.output_ceiling()) } else { (i128::MIN, i128::MAX) };
+        masks.push(out.iter().map(|&c| if c <= lo { -1i8 } else if c >= hi { 1 } else { 0 }).collect::<Vec<i8>>());
+    }
+    let p32: Vec<Vec<Vec<f32>>> =
+        crate::reference::real_params(model, params).into_iter().map(|l| l.into_iter().map(|t| t.into_iter().map(|v| v as f32).collect()).collect()).collect();
+    let mut grads: Vec<Vec<Vec<f32>>> = p32.iter().map(|l| l.iter().map(|t| vec![0.0; t.len()]).collect()).collect();
+    let e: Vec<f32> = outs[last].iter().zip(t).map(|(&y, &t)| (y - t) as f32).collect();
+    let mut g = vec![0.0; outs[layer].len()];
+    crate::qat::backward_walk(model, &xs, &p32, &masks, e, &mut grads, &mut |l, d| {
+        if l == layer {
+            g = d.iter().map(|&v| f64::from(v)).collect();
+        }
+    });
+    g
+}
+
 /// Fits the modules of `model` (with parameters `params`) to the true
 /// gradients ([`true_gradient`]) of the samples `(x, t)` (input and target
 /// codes), by least squares in two stages, and quantizes them:
@@ -350,9 +387,7 @@ pub fn true_gradient(model: &Model, params: &Params, outs: &[Vec<i128>], t: &[i1
 ///    rounded to the nearest integer.
 ///
 /// `ridge` is the regularization, relative to the mean diagonal of the
-/// normal equations. Errors: a hidden trainable layer whose path to the
-/// output is not a chain of dense layers (its true gradient is not
-/// computed here), no samples.
+/// normal equations. Errors: no samples.
 pub fn fit(model: &Model, params: &Params, samples: &[(Vec<i128>, Vec<i128>)], ridge: f64, seed: u64) -> Result<(Sgm, Vec<FitReport>), String> {
     if samples.is_empty() {
         return Err("no samples to fit the synthetic-gradient modules on".into());
@@ -362,18 +397,7 @@ pub fn fit(model: &Model, params: &Params, samples: &[(Vec<i128>, Vec<i128>)], r
     let mut modules = Vec::new();
     let mut reports = Vec::new();
     for s in shapes {
-        let grads: Vec<Vec<f64>> = samples
-            .iter()
-            .zip(&outs)
-            .map(|((_, t), o)| true_gradient(model, params, o, t, s.layer))
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                format!(
-                    "layer '{}': rule sgm fits its module to the gradient backpropagated through the dense layers after it, \
-                     but a layer after it is not a dense layer fed by the one before",
-                    model.layers[s.layer].name
-                )
-            })?;
+        let grads: Vec<Vec<f64>> = samples.iter().zip(&outs).map(|((x, t), o)| true_gradient(model, params, x, o, t, s.layer)).collect();
         let u = |i: usize| -> Vec<f64> {
             let (_, t) = &samples[i];
             let a = &outs[i][s.layer];
