@@ -21,6 +21,10 @@
 //! those rules' rows):
 //!
 //!     cargo run --release --example rule_hardware -- --out target/rule_hardware
+//!
+//! With `--cnn` the same for `examples/mnist_cnn` (conv 8, pool, conv 16,
+//! pool, dense 10): ES and DFA on its dense layer `fc`, then on its second
+//! convolution `conv2` (DFA: `conv2` and `fc`, `rtl/fptgen_fb_conv.v`).
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +37,7 @@ use fptgen_sim::weights::{self, Conversion};
 /// One design of the table.
 struct Case {
     rule: Rule,
-    /// Names of the trainable (dense) layers.
+    /// Names of the trainable (dense or conv2d) layers.
     layers: &'static [&'static str],
 }
 
@@ -41,8 +45,10 @@ fn variant(base: &Model, case: &Case) -> Model {
     let mut m = base.clone();
     for l in &mut m.layers {
         let on = case.layers.contains(&l.name.as_str());
-        if let LayerOp::Dense(d) = &mut l.op {
-            d.trainable = Trainable { weights: on, biases: on };
+        match &mut l.op {
+            LayerOp::Dense(d) => d.trainable = Trainable { weights: on, biases: on },
+            LayerOp::Conv2d(c) => c.mvau.trainable = Trainable { weights: on, biases: on },
+            _ => {}
         }
     }
     if let Some(t) = m.training.as_mut() {
@@ -61,10 +67,17 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("{} exists; give a new directory", out.display());
     }
     let only: Option<Vec<String>> = args.iter().position(|a| a == "--rules").and_then(|i| args.get(i + 1)).map(|r| r.split(',').map(str::to_string).collect());
+    let cnn = args.iter().any(|a| a == "--cnn");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let base = fptgen_sim::model::load(&root.join("examples/mnist/model.yaml"))?;
+    let base = fptgen_sim::model::load(&root.join(if cnn { "examples/mnist_cnn/model.yaml" } else { "examples/mnist/model.yaml" }))?;
     let params = weights::load(&base, Conversion::Exact)?;
-    let cases = [
+    let cnn_cases = [
+        Case { rule: Rule::Es, layers: &["fc"] },
+        Case { rule: Rule::Dfa, layers: &["fc"] },
+        Case { rule: Rule::Es, layers: &["conv2"] },
+        Case { rule: Rule::Dfa, layers: &["conv2", "fc"] },
+    ];
+    let mlp_cases = [
         Case { rule: Rule::Es, layers: &["fc3"] },
         Case { rule: Rule::Dfa, layers: &["fc3"] },
         Case { rule: Rule::Es, layers: &["fc2"] },
@@ -74,6 +87,7 @@ fn main() -> anyhow::Result<()> {
         Case { rule: Rule::Es, layers: &["fc1"] },
         Case { rule: Rule::Dfa, layers: &["fc1", "fc2", "fc3"] },
     ];
+    let cases: &[Case] = if cnn { &cnn_cases } else { &mlp_cases };
     let mut rows = Vec::new();
     for case in cases.iter().filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|r| r == c.rule.name()))) {
         let mut m = variant(&base, case);
@@ -94,7 +108,7 @@ fn main() -> anyhow::Result<()> {
             let per = es.cycles_per_iteration / es.m as u64;
             (format!("{:.1}", us(per)), format!("{}", tr.passes_per_iteration(t)))
         } else if let Some(fb) = &n.feedback {
-            (format!("{:.1} to {:.1}", us(fb.sample_fixed + fb.t), us(fb.sample_fixed + 3 * fb.t)), "1".to_string())
+            (format!("{:.1} to {:.1}", us(fb.sample_fixed + fb.t), us(fb.sample_fixed + fb.walk_max)), "1".to_string())
         } else {
             anyhow::bail!("{tag}: no trainer planned");
         };

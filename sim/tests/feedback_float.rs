@@ -23,15 +23,35 @@ const WIDE_NET: &str = "name: t\ninput: {shape: [5], format: 'ap_fixed<16,4>'}\n
   - {name: o, type: dense, inputs: 4, outputs: 3, activation: linear, trainable: [weights, biases],\n\
      precision: {weight: 'ap_fixed<32,6>', bias: 'ap_fixed<32,6>', accum: 'ap_fixed<64,16>', output: 'ap_fixed<32,10>'}}\n";
 
+/// A convolution (3x3x2 -> 3x3x2, relu, same padding) under a dense
+/// output layer, as wide.
+const WIDE_CONV_NET: &str = "name: t\ninput: {shape: [3, 3, 2], format: 'ap_fixed<16,4>'}\nweights: w.npz\nlayers:\n\
+  - {name: c, type: conv2d, filters: 2, padding: same, activation: relu, trainable: [weights, biases],\n\
+     precision: {weight: 'ap_fixed<32,6>', bias: 'ap_fixed<32,6>', accum: 'ap_fixed<64,16>', output: 'ap_fixed<32,10>'}}\n\
+  - {name: f, type: flatten}\n\
+  - {name: o, type: dense, inputs: 18, outputs: 3, activation: linear, trainable: [weights, biases],\n\
+     precision: {weight: 'ap_fixed<32,6>', bias: 'ap_fixed<32,6>', accum: 'ap_fixed<64,16>', output: 'ap_fixed<32,10>'}}\n";
+
 #[test]
 fn every_rule_follows_its_float_reference() {
-    let m = model::parse(&format!("{WIDE_NET}training: {{rule: sgm, sgm: s.npz}}\n"), Path::new("t.yaml")).expect("model");
+    follows(WIDE_NET, 5);
+}
+
+/// The same with a trainable convolution (its steps summed over the
+/// pixels and divided by 2^ceil(log2 9) in both).
+#[test]
+fn every_rule_follows_its_float_reference_on_a_convolution() {
+    follows(WIDE_CONV_NET, 18);
+}
+
+fn follows(net: &str, inputs: usize) {
+    let m = model::parse(&format!("{net}training: {{rule: sgm, sgm: s.npz}}\n"), Path::new("t.yaml")).expect("model");
     let params = fptgen_sim::weights::random(&m, 11);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
     let one = 1i128 << 22; // 1.0 in ap_fixed<32,10>
     let sample = |rng: &mut rand_chacha::ChaCha8Rng| -> (Vec<i128>, Vec<i128>) {
         let k = rng.random_range(0..3);
-        ((0..5).map(|_| rng.random_range(-4096..4096)).collect(), (0..3).map(|o| if o == k { one } else { 0 }).collect())
+        ((0..inputs).map(|_| rng.random_range(-4096..4096)).collect(), (0..3).map(|o| if o == k { one } else { 0 }).collect())
     };
     let fit: Vec<_> = (0..300).map(|_| sample(&mut rng)).collect();
     let (modules, _) = sgm::fit(&m, &params, &fit, 1e-6, 1).expect("fit");
