@@ -336,7 +336,7 @@ fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Re
     let mut m = base.clone();
     let mut p = params.clone();
     for l in &mut m.layers {
-        if let LayerOp::Dense(d) = &mut l.op {
+        if let Some(d) = engine_mut(&mut l.op) {
             d.trainable = Trainable::default();
         }
     }
@@ -345,6 +345,24 @@ fn variant(base: &Model, params: &Params, subset: &str, bits: u32) -> anyhow::Re
         train_part(&mut m, &mut p, part, bits)?;
     }
     Ok((m, p))
+}
+
+/// A dense layer, or a conv2d's dense engine over its windows (the same
+/// formats and trainable tensors).
+fn engine_mut(op: &mut LayerOp) -> Option<&mut fptgen_sim::layers::dense::Dense> {
+    match op {
+        LayerOp::Dense(d) => Some(d),
+        LayerOp::Conv2d(c) => Some(&mut c.mvau),
+        _ => None,
+    }
+}
+
+fn engine(op: &LayerOp) -> Option<&fptgen_sim::layers::dense::Dense> {
+    match op {
+        LayerOp::Dense(d) => Some(d),
+        LayerOp::Conv2d(c) => Some(&c.mvau),
+        _ => None,
+    }
 }
 
 /// Makes one subset (`LAYER`, `LAYER-weights` or `LAYER-biases`) of `m`
@@ -357,7 +375,7 @@ fn train_part(m: &mut Model, p: &mut Params, subset: &str, bits: u32) -> anyhow:
     };
     let li = m.layers.iter().position(|l| l.name == layer).ok_or_else(|| anyhow!("no layer {layer}"))?;
     let in_frac = m.layers[li].input_format.frac_bits();
-    let LayerOp::Dense(d) = &mut m.layers[li].op else { anyhow::bail!("layer {layer} is not dense") };
+    let Some(d) = engine_mut(&mut m.layers[li].op) else { anyhow::bail!("layer {layer} is neither dense nor conv2d") };
     d.trainable = which;
     let widen = |f: Format| -> anyhow::Result<Format> {
         // 0: the deployed formats.
@@ -403,7 +421,7 @@ fn run(
     let (m, p) = variant(base, params, subset, bits)?;
     let t: u64 = m.trainable_params();
     let trained =
-        m.layers.iter().filter_map(|l| l.as_dense()).find(|d| d.trainable.any()).ok_or_else(|| anyhow!("no trainable dense layer"))?;
+        m.layers.iter().filter_map(|l| engine(&l.op)).find(|d| d.trainable.any()).ok_or_else(|| anyhow!("no trainable dense or conv2d layer"))?;
     let f = if trained.trainable.weights { trained.precision.weight } else { trained.precision.bias }.frac_bits();
     let blocks = if a.blocks == 0 { t as usize } else { a.blocks };
     let training = Training {

@@ -106,7 +106,8 @@ fn a_hidden_conv_layer_learns() {
     let inputs: Vec<Vec<i128>> = (0..32).map(|_| (0..36).map(|_| next(129) - 32).collect()).collect();
     let targets: Vec<Vec<i128>> = inputs.iter().map(|x| tnet.infer(x).expect("infer")).collect();
     let buffer = Buffer::new(&m, inputs, targets).expect("buffer");
-    for (rule, lr_shift) in [(Rule::Dfa, 10)] {
+    {
+        let (rule, lr_shift) = (Rule::Dfa, 10);
         let net = Network::new(m.clone(), student.clone()).expect("student");
         let mut tr = FeedbackTrainer::new(net, training(rule, lr_shift, 32), buffer.clone()).expect("trainer");
         let before = tr.loss();

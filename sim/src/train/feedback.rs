@@ -242,13 +242,14 @@ pub fn pixel_shift(pixels: usize) -> i32 {
 }
 
 /// The sums of a trainable layer's update from one sample's deltas
-/// (`spec.outputs`, pixel-major) and its layer input: for each row `r`
-/// (dense output, conv2d filter) with a nonzero delta, in order, first
-/// (when the weights train) `visit(W, r * inputs + j, sum_p delta[p * rows
-/// + r] * win_p[j])` for every `j`, then (when the biases train) `visit(B,
-/// r, sum_p delta[p * rows + r])`; `win_p` is the input itself for a dense
-/// layer, pixel `p`'s window for a conv2d (0 in the padding). Generic so
-/// that the device's integers and the float reference share it.
+/// (`spec.outputs`, pixel-major) and its layer input. For each row `r`
+/// (dense output, conv2d filter) with a nonzero delta, in order: first,
+/// when the weights train, `visit(W, r * inputs + j, S_j)` for every `j`
+/// with `S_j = sum_p delta[p * rows + r] * win_p[j]`; then, when the
+/// biases train, `visit(B, r, sum_p delta[p * rows + r])`. `win_p` is the
+/// input itself for a dense layer, pixel `p`'s window for a conv2d (0 in
+/// the padding). Generic so that the device's integers and the float
+/// reference share it.
 pub fn update_sums<T>(spec: &FeedbackLayer, delta: &[T], input: &[T], mut visit: impl FnMut(usize, usize, T))
 where
     T: Copy + PartialEq + num_traits::Zero + std::ops::Mul<Output = T>,
