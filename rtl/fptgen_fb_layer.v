@@ -1,11 +1,13 @@
 /*
- * fptgen RTL library: one trainable dense layer's share of a feedback-rule
+ * fptgen RTL library: one trainable dense or dense_int8 layer's share of a feedback-rule
  * trainer (training: rule: dfa, drtp or sgm; docs/training.md, "Feedback
  * rules"; fptgen_sim::train::feedback is the definition).
  *
  * Capture: x_cap loads the layer's input vector (N_IN codes of X_W bits,
  * element i at bits [i*X_W +: X_W]) and a_cap its output vector, of which
- * only f'(o) is kept: a[o] > 0 (RELU = 1) or 1.
+ * only f'(o) is kept: 1 (FP_MODE 0, linear), a[o] > A_MIN (FP_MODE 1: relu,
+ * A_MIN 0 for dense, act_min for dense_int8) or A_MIN < a[o] < A_MAX
+ * (FP_MODE 2: dense_int8's relu6), a[o] read as an A_S-signed code.
  *
  * Deltas: after d_seed (which reloads the feedback LFSR with SEED), the
  * controller gives N_OUT * C steps (d_step), output o = 0, 1, ... in turn
@@ -26,7 +28,7 @@
  * Update walk: the ring's head is delta[o] of the current row (d_zero when
  * it is 0); u_row rotates it to the next row, u_col the input ring to the
  * next column. Every cycle the product of the heads is registered, and the
- * cycle after that its power-of-two step R(delta * x, SHIFT_W) (weights,
+ * cycle after that its power-of-two step R(delta * (x - X_OFF), SHIFT_W) (weights,
  * u_bias = 0) or R(delta, SHIFT_B) (biases) saturated to S_W bits
  * (fptgen_round_shift): u_step is valid two cycles after the heads and
  * u_bias it is computed from, which the controller holds that long.
@@ -48,8 +50,15 @@ module fptgen_fb_layer #(
     // Output codes: bits, and 1 for two's complement
     parameter integer A_W = 8,
     parameter integer A_S = 1,
-    // 1: relu (f'(o) = a[o] > 0); 0: linear
-    parameter integer RELU = 1,
+    // f'(o): 0 always (linear); 1 a[o] > A_MIN (relu); 2 A_MIN < a[o] < A_MAX
+    // (relu6); A_MIN, A_MAX signed output codes (A_MIN < A_MAX in mode 2)
+    parameter integer FP_MODE = 1,
+    parameter integer A_MIN = 0,
+    parameter integer A_MAX = 0,
+    // Subtracted from every input code before the weight step's product:
+    // dense_int8's input zero point, 0 for dense (nonzero: X_W <= 30 and
+    // -2^X_W <= X_OFF < 2^X_W; the product's input grows by one bit)
+    parameter integer X_OFF = 0,
     // 0: the output layer; 1: dfa; 2: drtp; 3: sgm
     parameter integer MODE = 1,
     // Feedback LFSR seed (32 bits, nonzero)
@@ -95,7 +104,8 @@ module fptgen_fb_layer #(
 
 localparam integer OW = clog2(N_OUT);
 localparam integer KW = clog2(C);
-localparam integer XE_W = X_W + 1;            // an input code, signed
+localparam integer XE_W = X_W + 1 + (X_OFF != 0 ? 1 : 0);   // x - X_OFF, signed
+localparam integer CW = A_W + 1 > 33 ? A_W + 1 : 33;          // f''s comparisons, signed
 localparam integer PR_W = D_W + XE_W;         // delta * x, exact
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
@@ -107,6 +117,11 @@ generate
             SEED == 32'h0) begin : g_error_out_of_range
         fptgen_param_error_fb_layer_out_of_range error_inst ();
     end
+    // f' and the input offset (dense_int8)
+    if (FP_MODE < 0 || FP_MODE > 2 || (FP_MODE == 2 && A_MIN >= A_MAX) ||
+            (X_OFF != 0 && (X_W > 30 || X_OFF < -(1 << X_W) || X_OFF > (1 << X_W) - 1))) begin : g_error_derivative_or_offset
+        fptgen_param_error_fb_layer_derivative_or_offset error_inst ();
+    end
 endgenerate
 
 // ---------------------------------------------------------------------------
@@ -117,15 +132,25 @@ wire [N_OUT-1:0]   fp_cap;
 
 genvar o;
 generate
-    for (o = 0; o < N_OUT; o = o + 1) begin : g_fp
-        wire [A_W-1:0] a = a_data[o*A_W +: A_W];
-        if (RELU == 0) begin : g_linear
-            assign fp_cap[o] = 1'b1;
-            wire unused_a = ^a;
-        end else if (A_S != 0) begin : g_signed
-            assign fp_cap[o] = !a[A_W-1] && (|a);
-        end else begin : g_unsigned
-            assign fp_cap[o] = |a;
+    if (FP_MODE == 0) begin : g_fp_always
+        assign fp_cap = {N_OUT{1'b1}};
+        wire unused_a = ^a_data;
+    end else begin : g_fp_test
+        localparam [31:0] LO32 = A_MIN;
+        localparam [31:0] HI32 = A_MAX;
+        wire signed [CW-1:0] lo = {{(CW - 32){LO32[31]}}, LO32};
+        wire signed [CW-1:0] hi = {{(CW - 32){HI32[31]}}, HI32};
+        for (o = 0; o < N_OUT; o = o + 1) begin : g_fp
+            wire [A_W-1:0] a = a_data[o*A_W +: A_W];
+            wire signed [CW-1:0] a_c = {{(CW - A_W){A_S != 0 && a[A_W-1]}}, a};
+            if (FP_MODE == 1) begin : g_above
+                assign fp_cap[o] = a_c > lo;
+            end else begin : g_between
+                assign fp_cap[o] = a_c > lo && a_c < hi;
+            end
+        end
+        if (FP_MODE == 1) begin : g_no_hi
+            wire unused_hi = ^hi;
         end
     end
 endgenerate
@@ -235,7 +260,17 @@ assign d_zero = d_head == {D_W{1'b0}};
 // ---------------------------------------------------------------------------
 // Steps: delta * x registered, then rounded and saturated
 wire [X_W-1:0]  x_head = x_reg[X_W-1:0];
-wire [XE_W-1:0] x_ext = {X_S != 0 ? x_head[X_W-1] : 1'b0, x_head};
+wire [XE_W-1:0] x_ext;   // x - X_OFF, exact
+
+generate
+    if (X_OFF == 0) begin : g_x_plain
+        assign x_ext = {X_S != 0 ? x_head[X_W-1] : 1'b0, x_head};
+    end else begin : g_x_off
+        localparam [31:0] OFF32 = X_OFF;
+        wire [XE_W-1:0] x_wide = {{2{X_S != 0 && x_head[X_W-1]}}, x_head};
+        assign x_ext = x_wide - OFF32[XE_W-1:0];
+    end
+endgenerate
 reg  [PR_W-1:0] prod_reg;
 
 // The signed product on its own (in a ?: with an unsigned operand Verilog

@@ -95,7 +95,10 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
     Case {
         module: "fptgen_fb_layer",
-        bad: &[("MODE", 4, "fptgen_param_error_fb_layer_out_of_range")],
+        bad: &[
+            ("MODE", 4, "fptgen_param_error_fb_layer_out_of_range"),
+            ("X_OFF", 256, "fptgen_param_error_fb_layer_derivative_or_offset"),
+        ],
     },
     Case { module: "fptgen_fb_sgm", bad: &[("SHIFT_H", 32, "fptgen_param_error_fb_sgm_out_of_range")] },
     Case { module: "fptgen_fb_error", bad: &[("E_W", 9, "fptgen_param_error_fb_error_out_of_range")] },

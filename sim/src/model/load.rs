@@ -342,14 +342,17 @@ impl Checker<'_> {
                 // The automatic steps follow the formats, N, M, ...
                 let training = training.resolve(crate::train::steps::StepBasis::of_layers(&layers).as_ref());
                 if training.rule != Rule::Es {
-                    // The feedback rules train dense layers (their update
-                    // is an outer product of a delta and the input).
-                    if let Some(l) = layers.iter().find(|l| l.kind().tensors().iter().any(|t| t.trainable) && !matches!(l.op, LayerOp::Dense(_))) {
+                    // The feedback rules train dense and dense_int8 layers
+                    // (their update is an outer product of a delta and the input).
+                    if let Some(l) = layers
+                        .iter()
+                        .find(|l| l.kind().tensors().iter().any(|t| t.trainable) && !matches!(l.op, LayerOp::Dense(_) | LayerOp::DenseInt8(_)))
+                    {
                         let at = t.value.rule.as_ref().expect("a rule other than es was written");
                         return Err(self.err(
                             at,
                             format!(
-                                "rule {} trains dense layers only; layer '{}' is a trainable {} layer (use rule es)",
+                                "rule {} trains dense and dense_int8 layers only; layer '{}' is a trainable {} layer (use rule es)",
                                 training.rule.name(),
                                 l.name,
                                 l.kind().type_name()

@@ -14,7 +14,8 @@
 //!      = -B[o][k*] 2^-F_y                          drtp (one output code)
 //!      = 2^-F_y R'(u h)[o],  h = R'(c + v u')      sgm: the module's codes, no rounding or saturation
 //! delta[o] = f'(o) g[o]
-//! w[o][i] -= 2^(F_y - s) delta[o] x[i],   b[o] -= 2^(F_y - s) delta[o]
+//! w[o][i] -= 2^(F_y - s) delta[o] x[i],   b[o] -= 2^(F_y - s) delta[o]      (dense)
+//! w[o][i] -= 2^(F_y - shift_w) delta[o] (x[i] - z_x),   b[o] -= 2^(F_y - shift_b) delta[o]   (dense_int8, in codes)
 //! ```
 //!
 //! where `R'(x)` is `x / 2^k` without rounding and `u'` the module's input
@@ -40,6 +41,12 @@ struct Layer {
     spec: FeedbackLayer,
     feedback: Vec<i8>,
     module: Option<SgmModule>,
+    /// The real steps of the weights and the biases: `2^(F_y - s)` for a
+    /// dense layer; in general `2^(F_y + F_x - F_w - shift_w)` and
+    /// `2^(F_y - F_b - shift_b)`, the device's step in real units (the
+    /// same powers of two for dense; for dense_int8, whose formats have
+    /// no fraction bits, `2^(F_y - shift_w)` and `2^(F_y - shift_b)`).
+    eta: (f64, f64),
 }
 
 /// The feedback rules in `f64` (see the module documentation).
@@ -50,8 +57,6 @@ pub struct FloatFeedbackTrainer {
     inputs: Vec<Vec<f64>>,
     targets: Vec<Vec<f64>>,
     layers: Vec<Layer>,
-    /// `2^(F_y - s)`.
-    eta: f64,
     /// `2^-F_y`: one output code, real.
     code: f64,
 }
@@ -75,7 +80,12 @@ impl FloatFeedbackTrainer {
                 Feedback::Dfa | Feedback::Drtp => feedback_matrix(training.seed, spec.layer, spec.outputs, classes),
                 _ => Vec::new(),
             };
-            layers.push(Layer { spec, feedback, module });
+            let ml = &model.layers[spec.layer];
+            let specs = ml.kind().tensors();
+            let (fx, fw, fb) = (ml.input_format.frac_bits(), specs[W].format.frac_bits(), specs[B].format.frac_bits());
+            let fy = out.frac_bits();
+            let eta = (2f64.powi(fy + fx - fw - spec.shift_w), 2f64.powi(fy - fb - spec.shift_b));
+            layers.push(Layer { spec, feedback, module, eta });
         }
         debug_assert!(training.rule != Rule::Es);
         let fy = out.frac_bits();
@@ -87,7 +97,6 @@ impl FloatFeedbackTrainer {
             inputs,
             targets,
             layers,
-            eta: 2f64.powi(fy - training.lr_shift),
             code: 2f64.powi(-fy),
         })
     }
@@ -146,7 +155,7 @@ impl FloatFeedbackTrainer {
                 (None, Feedback::Drtp) => (0..a.len()).map(|o| -f64::from(tl.feedback[o * classes + k_star]) * self.code).collect(),
                 (None, _) => (0..a.len()).map(|o| (0..classes).map(|k| f64::from(tl.feedback[o * classes + k]) * e[k]).sum()).collect(),
             };
-            let delta: Vec<f64> = g.iter().zip(a).map(|(&g, &a)| if tl.spec.relu && a <= 0.0 { 0.0 } else { g }).collect();
+            let delta: Vec<f64> = g.iter().zip(a).map(|(&g, &a)| if tl.spec.derivative.holds_real(a) { g } else { 0.0 }).collect();
             deltas.push(delta);
         }
         for (tl, delta) in self.layers.iter().zip(&deltas) {
@@ -159,6 +168,8 @@ impl FloatFeedbackTrainer {
                 })
                 .into_owned();
             let n_in = input.len();
+            let (eta_w, eta_b) = tl.eta;
+            let x_off = tl.spec.x_offset as f64;
             let p = &mut self.params[l];
             for (o, &d) in delta.iter().enumerate() {
                 if d == 0.0 {
@@ -166,11 +177,11 @@ impl FloatFeedbackTrainer {
                 }
                 if tl.spec.train_w.is_some() {
                     for (w, &xi) in p[W][o * n_in..(o + 1) * n_in].iter_mut().zip(&input) {
-                        *w -= self.eta * d * xi;
+                        *w -= eta_w * d * (xi - x_off);
                     }
                 }
                 if tl.spec.train_b.is_some() {
-                    p[B][o] -= self.eta * d;
+                    p[B][o] -= eta_b * d;
                 }
             }
         }

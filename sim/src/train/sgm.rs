@@ -162,9 +162,9 @@ impl ModuleShape {
 }
 
 /// The layers that need a module: every trainable layer but the output
-/// layer (which gets the error itself), each a dense layer (the feedback
-/// rules train dense layers only; the model's load checks it for a model
-/// file).
+/// layer (which gets the error itself), each a dense or dense_int8 layer
+/// (the feedback rules train those only; the model's load checks it for a
+/// model file).
 pub fn module_shapes(model: &Model) -> Vec<ModuleShape> {
     let last = model.layers.len().saturating_sub(1);
     let Some(out) = model.layers.last() else { return Vec::new() };
@@ -177,18 +177,24 @@ pub fn module_shapes(model: &Model) -> Vec<ModuleShape> {
         .take(last)
         .filter(|(_, l)| l.kind().tensors().iter().any(|t| t.trainable))
         .filter_map(|(i, l)| {
-            let LayerOp::Dense(d) = &l.op else { return None };
-            let fa = d.precision.output.frac_bits();
+            let outputs = match &l.op {
+                LayerOp::Dense(d) => d.outputs,
+                LayerOp::DenseInt8(d) => d.outputs,
+                _ => return None,
+            };
+            // A dense_int8 layer's output format is its int8 codes'.
+            let fa_format = l.kind().output_format();
+            let fa = fa_format.frac_bits();
             let f_in = fa.max(fy.frac_bits());
             let (shift_a, shift_t) = ((f_in - fa) as u32, (f_in - fy.frac_bits()) as u32);
             Some(ModuleShape {
                 layer: i,
-                outputs: d.outputs,
+                outputs,
                 classes,
                 shift_a,
                 shift_t,
                 h_bits: fy.width() + 2,
-                u_bits: (d.precision.output.width() + shift_a).max(fy.width() + shift_t) + 1,
+                u_bits: (fa_format.width() + shift_a).max(fy.width() + shift_t) + 1,
             })
         })
         .collect()
@@ -303,18 +309,40 @@ pub struct FitReport {
 
 /// The true gradient of `sum_k e_k^2 / 2` (in output codes, `e = y - t`)
 /// with respect to layer `layer`'s output, backpropagated in real
-/// arithmetic through the dense layers after it, for one sample's
+/// arithmetic through the dense and dense_int8 layers after it (in codes
+/// for dense_int8: `M_c w[c][i]`, `M_c = s_in s_w[c] / s_out`), for one sample's
 /// activations `outs` ([`Model::forward_all`]). `None` when a layer after
-/// `layer` is not a dense layer fed by the one before it.
+/// `layer` is not a dense or dense_int8 layer fed by the one before it.
 pub fn true_gradient(model: &Model, params: &Params, outs: &[Vec<i128>], t: &[i128], layer: usize) -> Option<Vec<f64>> {
     let last = model.layers.len() - 1;
     let mut g: Vec<f64> = outs[last].iter().zip(t).map(|(&y, &t)| (y - t) as f64).collect();
     for m in (layer + 1..=last).rev() {
         let l = &model.layers[m];
-        let LayerOp::Dense(d) = &l.op else { return None };
         if l.inputs.as_slice() != [Source::Layer(m - 1)] || l.part_of.is_some() {
             return None;
         }
+        if let LayerOp::DenseInt8(d) = &l.op {
+            // In codes: y[c] ~ z_out + M_c (sum_i w[c][i] (x[i] - z_in) + b[c]),
+            // M_c = s_in s_w[c] / s_out, so dy[c]/dx[i] = M_c w[c][i]; f' as
+            // the feedback rules' (feedback::Derivative).
+            let spec = super::feedback::int8_derivative(d);
+            let scales = d.weight_scales();
+            let (s_in, s_out) = (f64::from(d.input_q().scale()), f64::from(d.output_q().scale()));
+            let wt = &params.layers[m].tensors[W];
+            let mut prev = vec![0.0; d.inputs];
+            for (o, &go) in g.iter().enumerate() {
+                if go == 0.0 || !spec.holds(outs[m][o]) {
+                    continue;
+                }
+                let mc = s_in * f64::from(scales[if scales.len() == 1 { 0 } else { o }]) / s_out;
+                for (p, &w) in prev.iter_mut().zip(&wt[o * d.inputs..(o + 1) * d.inputs]) {
+                    *p += w as f64 * mc * go;
+                }
+            }
+            g = prev;
+            continue;
+        }
+        let LayerOp::Dense(d) = &l.op else { return None };
         if d.activation == Activation::Relu {
             for (gi, &a) in g.iter_mut().zip(&outs[m]) {
                 if a <= 0 {
@@ -369,8 +397,8 @@ pub fn fit(model: &Model, params: &Params, samples: &[(Vec<i128>, Vec<i128>)], r
             .collect::<Option<_>>()
             .ok_or_else(|| {
                 format!(
-                    "layer '{}': rule sgm fits its module to the gradient backpropagated through the dense layers after it, \
-                     but a layer after it is not a dense layer fed by the one before",
+                    "layer '{}': rule sgm fits its module to the gradient backpropagated through the dense and dense_int8 layers \
+                     after it, but a layer after it is not one of those fed by the one before",
                     model.layers[s.layer].name
                 )
             })?;
