@@ -125,6 +125,14 @@ fn cosim_feedback_rules_on_the_examples() {
     cosim_example("tiny", 10, Some(Train(3, "0.05", &["--rule", "dfa"])));
 }
 
+/// The feedback rules on an int8 layer (docs/training.md, "dense_int8
+/// layers"): int8_head's dense_int8 head (the output layer: input zero
+/// point -128, per-channel weight scales) with dfa and a 4-sample buffer.
+#[test]
+fn cosim_feedback_rule_on_the_int8_head() {
+    cosim_example("int8_head", 10, Some(Train(1, "0.05", &["--rule", "dfa", "--buffer", "4"])));
+}
+
 #[test]
 fn cosim_mnist() {
     cosim_example("mnist", 24, None);
