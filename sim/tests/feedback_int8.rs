@@ -154,3 +154,27 @@ fn the_automatic_step_of_an_int8_output() {
         assert_eq!(t.lr_shift, want, "output scale {scale}");
     }
 }
+
+/// SGM's fit backpropagates through a later dense_int8 layer in codes:
+/// with the step's network, y = (15, -12), t = (5, -2), e = (10, -10), the
+/// output layer linear with multiplier s_x s_w / s_y = 0.125 * 1 / 0.125 =
+/// 1: the gradient at h's output is W_o^T e = (1*10 - 1*(-10), 2*10 +
+/// 1*(-10)) = (20, 10); and modules fit on a few samples.
+#[test]
+fn sgm_fits_through_a_dense_int8_layer() {
+    let m = parse(NET);
+    let params = Params {
+        layers: vec![
+            LayerParams { tensors: vec![vec![2, 1, -3, 1], vec![6, -14]] },
+            LayerParams { tensors: vec![vec![1, 2, -1, 1], vec![3, -4]] },
+        ],
+    };
+    let outs = m.forward_all(&params, &[7, -1]);
+    let g = fptgen_sim::train::sgm::true_gradient(&m, &params, &outs, &[5, -2], 0).expect("a chain of dense_int8 layers");
+    assert_eq!(g, vec![20.0, 10.0]);
+    let shapes = fptgen_sim::train::sgm::module_shapes(&m);
+    assert_eq!(shapes.iter().map(|s| (s.layer, s.outputs, s.classes, s.shift_a, s.shift_t, s.h_bits)).collect::<Vec<_>>(), vec![(0, 2, 2, 0, 0, 10)]);
+    let samples: Vec<(Vec<i128>, Vec<i128>)> = (0..8).map(|i| (vec![i * 5 - 20, 30 - i * 7], vec![i - 4, 3 - i])).collect();
+    let (sgm, reports) = fptgen_sim::train::sgm::fit(&m, &params, &samples, 1e-6, 1).expect("fit");
+    assert_eq!((sgm.modules.len(), reports.len()), (1, 1));
+}
