@@ -11,8 +11,8 @@
  *
  * Capture (the layer's streams, one pixel per beat): x_cap writes each input
  * pixel (CIN codes of X_W bits) into the input memory, in order; a_cap
- * shifts each output pixel's f' bits (a > 0 for RELU = 1, else 1) into the
- * f' register, so that f'(o) of output o = 0, 1, ... is in turn at its low
+ * shifts each output pixel's f' bits (fptgen_fb_fprime) into the f'
+ * register, so that f'(o) of output o = 0, 1, ... is in turn at its low
  * end when the deltas are made.
  *
  * Deltas (fptgen_fb_delta, as for a dense layer): N_OUT of them, pushed in
@@ -57,8 +57,11 @@ module fptgen_fb_conv #(
     // Output codes: bits, and 1 for two's complement
     parameter integer A_W = 8,
     parameter integer A_S = 1,
-    // 1: relu (f'(o) = a[o] > 0); 0: linear
-    parameter integer RELU = 1,
+    // f'(o): 0 always (linear); 1 a[o] > A_MIN (relu: A_MIN 0); 2 A_MIN <
+    // a[o] < A_MAX (fptgen_fb_fprime)
+    parameter integer FP_MODE = 1,
+    parameter integer A_MIN = 0,
+    parameter integer A_MAX = 0,
     // 0: the output layer; 1: dfa; 2: drtp; 3: sgm
     parameter integer MODE = 1,
     // Feedback LFSR seed (32 bits, nonzero)
@@ -147,20 +150,17 @@ end
 reg  [N_OUT-1:0] fp_reg;
 wire [F-1:0]     fp_beat;
 
-genvar f;
-generate
-    for (f = 0; f < F; f = f + 1) begin : g_fp
-        wire [A_W-1:0] a = a_data[f*A_W +: A_W];
-        if (RELU == 0) begin : g_linear
-            assign fp_beat[f] = 1'b1;
-            wire unused_a = ^a;
-        end else if (A_S != 0) begin : g_signed
-            assign fp_beat[f] = !a[A_W-1] && (|a);
-        end else begin : g_unsigned
-            assign fp_beat[f] = |a;
-        end
-    end
-endgenerate
+fptgen_fb_fprime #(
+    .N(F),
+    .A_W(A_W),
+    .A_S(A_S),
+    .FP_MODE(FP_MODE),
+    .A_MIN(A_MIN),
+    .A_MAX(A_MAX)
+) u_fprime (
+    .a_data(a_data),
+    .fp(fp_beat)
+);
 
 wire [N_OUT+F-1:0] fp_beat_cat = {fp_beat, fp_reg};
 wire [N_OUT:0]     fp_rot_cat = {fp_reg[0], fp_reg};

@@ -1,11 +1,13 @@
 /*
- * fptgen RTL library: one trainable dense layer's share of a feedback-rule
+ * fptgen RTL library: one trainable dense or dense_int8 layer's share of a feedback-rule
  * trainer (training: rule: dfa, drtp or sgm; docs/training.md, "Feedback
  * rules"; fptgen_sim::train::feedback is the definition).
  *
  * Capture: x_cap loads the layer's input vector (N_IN codes of X_W bits,
  * element i at bits [i*X_W +: X_W]) and a_cap its output vector, of which
- * only f'(o) is kept: a[o] > 0 (RELU = 1) or 1.
+ * only f'(o) is kept: 1 (FP_MODE 0, linear), a[o] > A_MIN (FP_MODE 1: relu,
+ * A_MIN 0 for dense, act_min for dense_int8) or A_MIN < a[o] < A_MAX
+ * (FP_MODE 2: dense_int8's relu6), a[o] read as an A_S-signed code.
  *
  * Deltas: after d_seed (which reloads the feedback LFSR with SEED), the
  * controller gives N_OUT * C steps (d_step), output o = 0, 1, ... in turn
@@ -26,7 +28,7 @@
  * Update walk: the ring's head is delta[o] of the current row (d_zero when
  * it is 0); u_row rotates it to the next row, u_col the input ring to the
  * next column. Every cycle the product of the heads is registered, and the
- * cycle after that its power-of-two step R(delta * x, SHIFT_W) (weights,
+ * cycle after that its power-of-two step R(delta * (x - X_OFF), SHIFT_W) (weights,
  * u_bias = 0) or R(delta, SHIFT_B) (biases) saturated to S_W bits
  * (fptgen_round_shift): u_step is valid two cycles after the heads and
  * u_bias it is computed from, which the controller holds that long.
@@ -48,8 +50,15 @@ module fptgen_fb_layer #(
     // Output codes: bits, and 1 for two's complement
     parameter integer A_W = 8,
     parameter integer A_S = 1,
-    // 1: relu (f'(o) = a[o] > 0); 0: linear
-    parameter integer RELU = 1,
+    // f'(o): 0 always (linear); 1 a[o] > A_MIN (relu); 2 A_MIN < a[o] < A_MAX
+    // (relu6); A_MIN, A_MAX signed output codes (A_MIN < A_MAX in mode 2)
+    parameter integer FP_MODE = 1,
+    parameter integer A_MIN = 0,
+    parameter integer A_MAX = 0,
+    // Subtracted from every input code before the weight step's product:
+    // dense_int8's input zero point, 0 for dense (nonzero: X_W <= 30 and
+    // -2^X_W <= X_OFF < 2^X_W; the product's input grows by one bit)
+    parameter integer X_OFF = 0,
     // 0: the output layer; 1: dfa; 2: drtp; 3: sgm
     parameter integer MODE = 1,
     // Feedback LFSR seed (32 bits, nonzero)
@@ -93,9 +102,7 @@ module fptgen_fb_layer #(
 
 `include "fptgen_clog2.vh"
 
-localparam integer OW = clog2(N_OUT);
-localparam integer KW = clog2(C);
-localparam integer XE_W = X_W + 1;            // an input code, signed
+localparam integer XE_W = X_W + 1 + (X_OFF != 0 ? 1 : 0);   // x - X_OFF, signed
 localparam integer PR_W = D_W + XE_W;         // delta * x, exact
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
@@ -107,6 +114,10 @@ generate
             SEED == 32'h0) begin : g_error_out_of_range
         fptgen_param_error_fb_layer_out_of_range error_inst ();
     end
+    // The input offset (dense_int8); f' is checked by fptgen_fb_fprime.
+    if (X_OFF != 0 && (X_W > 30 || X_OFF < -(1 << X_W) || X_OFF > (1 << X_W) - 1)) begin : g_error_offset_out_of_range
+        fptgen_param_error_fb_layer_offset_out_of_range error_inst ();
+    end
 endgenerate
 
 // ---------------------------------------------------------------------------
@@ -115,20 +126,17 @@ reg [N_IN*X_W-1:0] x_reg;
 reg [N_OUT-1:0]    fp_reg;    // f'(o), rotated with the deltas as they are made
 wire [N_OUT-1:0]   fp_cap;
 
-genvar o;
-generate
-    for (o = 0; o < N_OUT; o = o + 1) begin : g_fp
-        wire [A_W-1:0] a = a_data[o*A_W +: A_W];
-        if (RELU == 0) begin : g_linear
-            assign fp_cap[o] = 1'b1;
-            wire unused_a = ^a;
-        end else if (A_S != 0) begin : g_signed
-            assign fp_cap[o] = !a[A_W-1] && (|a);
-        end else begin : g_unsigned
-            assign fp_cap[o] = |a;
-        end
-    end
-endgenerate
+fptgen_fb_fprime #(
+    .N(N_OUT),
+    .A_W(A_W),
+    .A_S(A_S),
+    .FP_MODE(FP_MODE),
+    .A_MIN(A_MIN),
+    .A_MAX(A_MAX)
+) u_fprime (
+    .a_data(a_data),
+    .fp(fp_cap)
+);
 
 // The rings rotate right by one element: the head moves to the top.
 wire [N_IN*X_W+X_W-1:0] x_cat = {x_reg[X_W-1:0], x_reg};
@@ -144,73 +152,34 @@ end
 
 // ---------------------------------------------------------------------------
 // Deltas
-wire lfsr_bit;
+wire d_push;
 
-fptgen_lfsr #(
-    .WIDTH(32),
+fptgen_fb_delta #(
+    .N_OUT(N_OUT),
+    .C(C),
+    .MODE(MODE),
     .SEED(SEED),
-    .BITS(1)
-) u_lfsr (
+    .E_W(E_W),
+    .D_W(D_W),
+    .SHIFT_G(SHIFT_G)
+) u_delta (
     .clk(clk),
-    .rst(rst || d_seed),
-    .next(d_step && (MODE == 1 || MODE == 2)),
-    .value(lfsr_bit)
+    .rst(rst),
+    .d_seed(d_seed),
+    .d_step(d_step),
+    .d_k(d_k),
+    .d_last(d_last),
+    .d_kstar(d_kstar),
+    .d_e(d_e),
+    .s_h(s_h),
+    .s_u(s_u),
+    .fp(fp_reg[0]),
+    .d_value(d_value),
+    .d_push(d_push)
 );
-
-reg [OW-1:0]  o_reg;      // the current output (mode 0 compares it with k)
-reg [D_W-1:0] g_reg;      // g[o] so far
-wire [D_W-1:0] e_ext = {{(D_W - E_W){d_e[E_W-1]}}, d_e};
-wire [D_W-1:0] one = {{(D_W - 1){1'b0}}, 1'b1};
-wire [31:0] o32 = {{(32 - OW){1'b0}}, o_reg};
-wire [31:0] k32 = {{(32 - KW){1'b0}}, d_k};
-reg  [D_W-1:0] term;
-// MODE 3: u[o][k] * h[k], exact in E_W + 8 bits.
-wire [D_W-1:0] s_term;
-
-generate
-    if (MODE == 3) begin : g_sgm_term
-        wire signed [E_W+7:0] s_prod = $signed(s_u) * $signed(s_h);
-        assign s_term = {{(D_W - E_W - 8){s_prod[E_W+7]}}, s_prod};
-    end else begin : g_no_sgm
-        assign s_term = {D_W{1'b0}};
-        wire unused_s = ^{s_u, s_h};
-    end
-endgenerate
-
-always @(*) begin
-    if (MODE == 0) begin
-        term = o32 == k32 ? e_ext : {D_W{1'b0}};
-    end else if (MODE == 1) begin
-        term = lfsr_bit ? e_ext : -e_ext;
-    end else if (MODE == 2) begin
-        term = d_kstar ? (lfsr_bit ? -one : one) : {D_W{1'b0}};
-    end else begin
-        term = s_term;
-    end
-end
-
-wire [D_W-1:0] g_next = (d_k == {KW{1'b0}} ? {D_W{1'b0}} : g_reg) + term;
-wire [D_W-1:0] g_out;
-
-fptgen_round_shift #(.IN_W(D_W), .SHIFT(MODE == 3 ? SHIFT_G : 0), .OUT_W(D_W)) u_round_g (.v(g_next), .r(g_out));
-
-assign d_value = fp_reg[0] ? g_out : {D_W{1'b0}};
 
 reg [N_OUT*D_W-1:0] d_reg;   // the delta ring, head delta[0] at the low bits
 wire [D_W-1:0] d_head = d_reg[D_W-1:0];
-wire d_push = d_step && d_last;
-
-always @(posedge clk) begin
-    if (rst || d_seed) begin
-        o_reg <= {OW{1'b0}};
-        g_reg <= {D_W{1'b0}};
-    end else if (d_step) begin
-        g_reg <= g_next;
-        if (d_last) begin
-            o_reg <= o_reg + 1'b1;
-        end
-    end
-end
 
 // Push inserts the new delta at the top, a row rotation the head: the
 // ring shifts right by one delta either way.
@@ -235,7 +204,17 @@ assign d_zero = d_head == {D_W{1'b0}};
 // ---------------------------------------------------------------------------
 // Steps: delta * x registered, then rounded and saturated
 wire [X_W-1:0]  x_head = x_reg[X_W-1:0];
-wire [XE_W-1:0] x_ext = {X_S != 0 ? x_head[X_W-1] : 1'b0, x_head};
+wire [XE_W-1:0] x_ext;   // x - X_OFF, exact
+
+generate
+    if (X_OFF == 0) begin : g_x_plain
+        assign x_ext = {X_S != 0 ? x_head[X_W-1] : 1'b0, x_head};
+    end else begin : g_x_off
+        localparam [31:0] OFF32 = X_OFF;
+        wire [XE_W-1:0] x_wide = {{2{X_S != 0 && x_head[X_W-1]}}, x_head};
+        assign x_ext = x_wide - OFF32[XE_W-1:0];
+    end
+endgenerate
 reg  [PR_W-1:0] prod_reg;
 
 // The signed product on its own (in a ?: with an unsigned operand Verilog

@@ -26,9 +26,13 @@ fn parse_summary(line: &str) -> [i64; 6] {
 struct Train(u64, &'static str, &'static [&'static str]);
 
 fn cosim_example(name: &str, vectors: usize, train: Option<Train>) {
+    cosim_model(&root().join(format!("examples/{name}/model.yaml")), name, vectors, train);
+}
+
+/// [`cosim_example`] on the model file `model`.
+fn cosim_model(model: &Path, name: &str, vectors: usize, train: Option<Train>) {
     require("verilator");
     let dir = tempfile::tempdir().expect("tempdir");
-    let model = root().join(format!("examples/{name}/model.yaml"));
     let out = dir.path().join("out");
     let vs = vectors.to_string();
     let mut args = vec!["cosim", model.to_str().expect("utf8"), "--vectors", &vs, "--seed", "7", "-o", out.to_str().expect("utf8")];
@@ -126,6 +130,25 @@ fn cosim_feedback_rules_on_the_examples() {
     cosim_example("jet_tagging", 10, Some(Train(1, "0.01", &["--rule", "drtp"])));
     cosim_example("tiny", 10, Some(Train(3, "0.05", &["--rule", "dfa"])));
     cosim_example("residual", 5, Some(Train(1, "0.01", &["--rule", "dfa"])));
+}
+
+/// The feedback rules on an int8 layer (docs/training.md, "dense_int8
+/// layers"): int8_head's dense_int8 head (the output layer: input zero
+/// point -128, per-channel weight scales) with dfa and a 4-sample buffer,
+/// and lr_shift 10 (the automatic 19 gives weight steps
+/// `R(delta * (x + 128), 17)` that all round to 0: only the biases would
+/// move).
+#[test]
+fn cosim_feedback_rule_on_the_int8_head() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = root().join("examples/int8_head");
+    for f in ["prefix.tflite", "weights.npz"] {
+        std::fs::copy(src.join(f), dir.path().join(f)).expect("copy the example");
+    }
+    let text = std::fs::read_to_string(src.join("model.yaml")).expect("model.yaml");
+    assert!(text.contains("\ntraining:\n"), "int8_head has a training section");
+    std::fs::write(dir.path().join("model.yaml"), text.replace("\ntraining:\n", "\ntraining:\n  lr_shift: 10\n")).expect("write");
+    cosim_model(&dir.path().join("model.yaml"), "int8_head", 10, Some(Train(1, "0.05", &["--rule", "dfa", "--buffer", "4"])));
 }
 
 #[test]

@@ -54,7 +54,9 @@ pub(crate) fn expectation(
         cycles: vec![0; iterations as usize],
         counts: (0, 0, 0),
         synthetic: 0,
+        trained_layers: Vec::new(),
     };
+    let mut nonzero: HashMap<usize, usize> = HashMap::new();
     let synthetic: Vec<usize> = f.layers.iter().filter(|l| l.sgm.is_some()).filter_map(|l| model.layers.iter().position(|m| m.name == l.name)).collect();
     for it in 0..iterations {
         for s in 0..f.m as u64 {
@@ -63,6 +65,7 @@ pub(crate) fn expectation(
             let mut index = 0;
             let mut deltas: HashMap<usize, &[i128]> = HashMap::new();
             for (l, d) in &rec.deltas {
+                *nonzero.entry(*l).or_default() += d.iter().filter(|&&v| v != 0).count();
                 if synthetic.contains(l) {
                     exp.synthetic += d.iter().filter(|&&v| v != 0).count();
                 }
@@ -98,5 +101,13 @@ pub(crate) fn expectation(
     }
     exp.counts.0 = (iterations as usize) * f.m;
     exp.final_params = trainer.params().clone();
+    exp.trained_layers = trainer
+        .layers()
+        .map(|l| {
+            let (before, after) = (&net.params().layers[l.layer], &exp.final_params.layers[l.layer]);
+            let changed = before.tensors.iter().zip(&after.tensors).map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count()).sum();
+            (model.layers[l.layer].name.clone(), nonzero.get(&l.layer).copied().unwrap_or(0), changed)
+        })
+        .collect();
     Ok(exp)
 }

@@ -72,6 +72,11 @@ pub struct TrainCosimResult {
     /// module among those compared (so a test can tell that the modules
     /// were exercised).
     pub synthetic: usize,
+    /// A feedback rule's run, per trainable layer in model order: its
+    /// name, its nonzero deltas and its parameters whose final value
+    /// differs from the initial one (the simulator's counts, which the
+    /// hardware matched), so a test can tell which layers trained.
+    pub trained_layers: Vec<(String, usize, usize)>,
 }
 
 impl TrainCosimResult {
@@ -236,6 +241,8 @@ pub(crate) struct Expectation {
     pub counts: (usize, usize, usize),
     /// Nonzero deltas of layers with a synthetic-gradient module.
     pub synthetic: usize,
+    /// Per trainable layer: name, nonzero deltas, parameters changed.
+    pub trained_layers: Vec<(String, usize, usize)>,
 }
 
 /// Runs the training co-simulation of the design generated in `dir`.
@@ -378,6 +385,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     }
     (result.groups, result.losses, result.updates) = exp.counts;
     result.synthetic = exp.synthetic;
+    result.trained_layers = exp.trained_layers.clone();
     Ok(result)
 }
 
@@ -403,6 +411,7 @@ fn es_expectation(
         cycles: vec![t.cycles_per_iteration; iterations as usize],
         counts: (records.len(), records.iter().map(|r| r.losses.len()).sum(), records.iter().map(|r| r.after.len()).sum()),
         synthetic: 0,
+        trained_layers: Vec::new(),
     })
 }
 

@@ -24,7 +24,7 @@
 //! in an uninterrupted run), counted in iteration 0.
 
 use fptgen_sim::model::{Model, Rule};
-use fptgen_sim::train::feedback::{feedback_layers, Feedback};
+use fptgen_sim::train::feedback::{feedback_layers, Derivative, Feedback};
 use fptgen_sim::train::sgm::{module_shapes, Sgm, SgmModule};
 use serde::Serialize;
 
@@ -50,8 +50,16 @@ pub struct FbLayer {
     pub a_w: u32,
     /// Output signedness.
     pub a_s: u32,
-    /// 1: relu; 0: linear.
-    pub relu: u32,
+    /// `f'` (`rtl/fptgen_fb_layer.v`'s `FP_MODE`): 0 always (linear); 1
+    /// `a > a_min` (relu); 2 `a_min < a < a_max` (dense_int8's relu6).
+    pub fp_mode: u32,
+    /// `A_MIN`, a signed output code.
+    pub a_min: i128,
+    /// `A_MAX`, a signed output code.
+    pub a_max: i128,
+    /// `X_OFF`: subtracted from every input code in the weight step (a
+    /// dense_int8 layer's input zero point; 0 for dense).
+    pub x_off: i128,
     /// 0: the output layer (`g = e`); 1: dfa; 2: drtp; 3: sgm.
     pub mode: u32,
     /// The feedback LFSR's initial state.
@@ -176,6 +184,25 @@ impl FbLayer {
     /// The LFSR seed as a 32-bit Verilog literal.
     pub fn seed_literal(&self) -> String {
         format!("32'h{:08x}", self.seed)
+    }
+
+    /// `f'` in words, for the design's comments.
+    pub fn derivative(&self) -> String {
+        match self.fp_mode {
+            0 => "linear".into(),
+            1 if self.a_min == 0 && self.x_off == 0 => "relu".into(),
+            1 => format!("f' = a > {}", self.a_min),
+            _ => format!("f' = {} < a < {}", self.a_min, self.a_max),
+        }
+    }
+
+    /// The input offset in words, for the design's comments ("" for none).
+    pub fn offset(&self) -> String {
+        if self.x_off == 0 {
+            String::new()
+        } else {
+            format!(", input x - ({})", self.x_off)
+        }
     }
 
     /// The weight step's factor, `2^-k` (or `2^k` for a left shift).
@@ -331,7 +358,7 @@ fn concat_lsb_first(items: impl DoubleEndedIterator<Item = String>) -> String {
 }
 
 /// The feedback trainer for `model` (None without a `training:` section or
-/// with rule `es`). The model's trainable layers are dense or conv2d
+/// with rule `es`). The model's trainable layers are dense, conv2d or dense_int8
 /// ([`fptgen_sim::model`] refuses others at load), so the plan's layer of
 /// the same name is the model's.
 pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
@@ -363,7 +390,20 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
             x_s: lp.x.signed,
             a_w: lp.y.width,
             a_s: lp.y.signed,
-            relu: u32::from(s.relu),
+            fp_mode: match s.derivative {
+                Derivative::Always => 0,
+                Derivative::Above(_) => 1,
+                Derivative::Between(..) => 2,
+            },
+            a_min: match s.derivative {
+                Derivative::Above(lo) | Derivative::Between(lo, _) => lo,
+                Derivative::Always => 0,
+            },
+            a_max: match s.derivative {
+                Derivative::Between(_, hi) => hi,
+                _ => 0,
+            },
+            x_off: s.x_offset,
             mode: match s.feedback {
                 Feedback::Error => 0,
                 Feedback::Dfa => 1,

@@ -5,8 +5,10 @@
 //! roundings, and random int8 weights and int32 biases. Each must be
 //! bit-exact with the simulator (whose int8 arithmetic equals LiteRT's
 //! reference kernels: `sim/tests/litert_int8.rs`), with the measured
-//! initiation interval and latency equal to the plan's. Needs Verilator:
-//! the test fails (it does not skip) without it.
+//! initiation interval and latency equal to the plan's. And the feedback
+//! rules' on-chip training of random int8 networks of two trainable
+//! dense_int8 layers (docs/training.md, "dense_int8 layers"), bit for bit.
+//! Needs Verilator: the tests fail (they do not skip) without it.
 
 use fptgen_generator::cosim;
 use fptgen_generator::output::write_dir;
@@ -50,14 +52,19 @@ fn draw(state: &mut u64, lo: i128, hi: i128) -> i128 {
     lo + i128::from(*state >> 33) % (hi - lo + 1)
 }
 
-#[allow(clippy::type_complexity)]
-fn check(
+type Layer = (usize, usize, usize, &'static str, &'static str, (f32, i32), bool, u64);
+
+/// The model file (without a `training:` section) and the parameters of a
+/// random int8 network, each dense_int8 layer's `trainable:` list being
+/// `trainable`, the biases drawn in `-bias_max..=bias_max`.
+fn network(
     inputs: usize,
     interface: (f32, i32),
     requant: Option<((f32, i32), &'static str)>,
-    layers: &[(usize, usize, usize, &'static str, &'static str, (f32, i32), bool, u64)],
-    seed: u64,
-) -> Result<(), TestCaseError> {
+    layers: &[Layer],
+    trainable: &str,
+    bias_max: i128,
+) -> (String, Params) {
     let mut yaml = format!("name: r8\ninput: {{shape: [{inputs}], format: 'ap_fixed<8,8>'}}\nweights: w.npz\ninterface: {}\nlayers:\n", q(interface));
     let mut feed = interface;
     if let Some((out, rounding)) = requant {
@@ -76,18 +83,23 @@ fn check(
             .map(|_| format!("{:?}", f32::from_bits(0x3f80_0000 | draw(&mut st, 1, 0x7f_ffff) as u32) * 2f32.powi(-7)))
             .collect();
         yaml += &format!(
-            "  - name: fc{k}\n    type: dense_int8\n    inputs: {n_in}\n    outputs: {outputs}\n    activation: {act}\n    rounding: {rounding}\n    pe: {pe}\n    simd: {simd}\n    trainable: [weights]\n    quantization:\n      input: {}\n      output: {}\n      weight_scales: [{}]\n",
+            "  - name: fc{k}\n    type: dense_int8\n    inputs: {n_in}\n    outputs: {outputs}\n    activation: {act}\n    rounding: {rounding}\n    pe: {pe}\n    simd: {simd}\n    trainable: [{trainable}]\n    quantization:\n      input: {}\n      output: {}\n      weight_scales: [{}]\n",
             q(feed),
             q(out),
             scales.join(", ")
         );
         // Weights -127..127, biases small enough that no int32 partial sum overflows.
         let w: Vec<i128> = (0..outputs * n_in).map(|_| draw(&mut st, -127, 127)).collect();
-        let b: Vec<i128> = (0..outputs).map(|_| draw(&mut st, -40_000, 40_000)).collect();
+        let b: Vec<i128> = (0..outputs).map(|_| draw(&mut st, -bias_max, bias_max)).collect();
         params.layers.push(LayerParams { tensors: vec![w, b] });
         feed = out;
         n_in = outputs;
     }
+    (yaml, params)
+}
+
+fn check(inputs: usize, interface: (f32, i32), requant: Option<((f32, i32), &'static str)>, layers: &[Layer], seed: u64) -> Result<(), TestCaseError> {
+    let (yaml, params) = network(inputs, interface, requant, layers, "weights", 40_000);
     let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
     let m = model::parse(&yaml, &dir.path().join("model.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
     let n = plan(&m);
@@ -113,4 +125,69 @@ fn random_int8_networks_are_bit_exact_with_predicted_cycles() {
     runner
         .run(&strat, |(inputs, interface, requant, layers, seed)| check(inputs, interface, requant, &layers, seed))
         .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The feedback rules on random int8 networks: two trainable dense_int8
+/// layers (weights and biases; the first hidden, the second the output
+/// layer, linear) with random sizes, folding, zero points, scales, hidden activations and
+/// roundings, an optional requantize before them, a random buffer size,
+/// lr_shift and seed, under dfa, drtp and sgm (seeded random modules).
+/// Every delta, every parameter written, every answer to an injected
+/// request, every iteration's cycle count and the final memories must equal
+/// the simulator's `FeedbackTrainer` (`cosim_train::run_train`); on these
+/// fixed seeds both layers get nonzero deltas and change parameters.
+#[test]
+fn random_int8_networks_train_bit_exact_with_the_feedback_rules() {
+    use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    let requant = prop::option::of((affine(), prop::sample::select(vec!["single", "double"])));
+    let strat = (1usize..=24, affine(), requant, layer(), layer(), 1usize..=4, 0i32..=6, any::<u64>());
+    // Each rule with one hidden activation (f' of FP_MODE 2, 1 and 0).
+    for (rule, rng_seed, act) in [("dfa", 21u8, "relu6"), ("drtp", 22, "relu"), ("sgm", 23, "linear")] {
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 1, max_shrink_iters: 0, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[rng_seed; 32]),
+        );
+        runner
+            .run(&strat, |(inputs, interface, requant, mut hidden, mut output, buffer, lr_shift, seed)| {
+                hidden.3 = act;
+                // A linear head (a clamped output has f' = 0), small biases
+                // (fewer hidden outputs stuck at a clamp).
+                output.3 = "linear";
+                let (mut yaml, params) = network(inputs, interface, requant, &[hidden, output], "weights, biases", 2_000);
+                let sgm = if rule == "sgm" { "  sgm: sgm.npz\n" } else { "" };
+                yaml += &format!("training:\n  rule: {rule}\n{sgm}  buffer: {buffer}\n  lr_shift: {lr_shift}\n  seed: {seed}\n");
+                let fail = |e: String| TestCaseError::fail(format!("{e}\n{yaml}"));
+                let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+                let m = model::parse(&yaml, &dir.path().join("model.yaml")).map_err(|e| fail(e.to_string()))?;
+                let mut n = plan(&m);
+                prop_assert!(n.feedback.is_some(), "no feedback trainer planned\n{yaml}");
+                if let Some(p) = &m.sgm_path {
+                    let modules = fptgen_sim::train::sgm::random(&m, seed ^ 0x5a);
+                    prop_assert_eq!(modules.modules.len(), 1, "the hidden layer has a module");
+                    fptgen_sim::train::sgm::save(&m, &modules, p, &[]).map_err(|e| fail(e.to_string()))?;
+                    fptgen_generator::design::load_sgm(&m, &mut n).map_err(|e| fail(e.to_string()))?;
+                }
+                let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
+                let files = render(&params, &n, &gen).map_err(|e| fail(e.to_string()))?;
+                let out = dir.path().join("out");
+                write_dir(&out, fptgen_generator::output::DESIGN, &files).map_err(|e| fail(e.to_string()))?;
+                let net = Network::new(m, params).map_err(|e| fail(e.to_string()))?;
+                let opts = TrainCosimOptions { iterations: 2, interrupt_permille: 20, seed };
+                let r = run_train(&out, &n, &net, opts).map_err(|e| fail(e.to_string()))?;
+                eprintln!("{rule}: {} | per layer (name, nonzero deltas, parameters changed) {:?}", r.summary(), r.trained_layers);
+                prop_assert!(r.answers > 0 && r.losses > 0, "nothing was checked: {}\n{yaml}", r.summary());
+                // Both layers trained: the hidden one and the output one.
+                let names: Vec<&str> = r.trained_layers.iter().map(|l| l.0.as_str()).collect();
+                prop_assert_eq!(names, vec!["fc0", "fc1"]);
+                for (name, deltas, changed) in &r.trained_layers {
+                    prop_assert!(*deltas > 0 && *changed > 0, "{rule}: layer {name} did not train ({deltas} nonzero deltas, {changed} parameters changed)\n{yaml}");
+                }
+                if rule == "sgm" {
+                    prop_assert!(r.synthetic > 0, "no nonzero delta came from the module\n{yaml}");
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{rule}: {e}"));
+    }
 }

@@ -95,9 +95,15 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
     Case {
         module: "fptgen_fb_layer",
-        bad: &[("MODE", 4, "fptgen_param_error_fb_layer_out_of_range")],
+        bad: &[
+            ("MODE", 4, "fptgen_param_error_fb_layer_out_of_range"),
+            ("X_OFF", 256, "fptgen_param_error_fb_layer_offset_out_of_range"),
+        ],
     },
     Case { module: "fptgen_fb_sgm", bad: &[("SHIFT_H", 32, "fptgen_param_error_fb_sgm_out_of_range")] },
+    Case { module: "fptgen_fb_conv", bad: &[("STRIDE", 3, "fptgen_param_error_fb_conv_out_of_range")] },
+    Case { module: "fptgen_fb_delta", bad: &[("MODE", 4, "fptgen_param_error_fb_delta_out_of_range")] },
+    Case { module: "fptgen_fb_fprime", bad: &[("FP_MODE", 3, "fptgen_param_error_fb_fprime_out_of_range")] },
     Case { module: "fptgen_fb_error", bad: &[("E_W", 9, "fptgen_param_error_fb_error_out_of_range")] },
     Case { module: "fptgen_fb_ctrl", bad: &[("SERVE_MAX", 0, "fptgen_param_error_fb_ctrl_out_of_range")] },
     Case { module: "fptgen_round_shift", bad: &[("SHIFT", 65, "fptgen_param_error_round_shift_out_of_range")] },

@@ -125,7 +125,7 @@ fn resolve_follows_population_and_buffer() {
 #[test]
 fn integer_formats_and_the_clamps() {
     let out: Format = "ap_fixed<8,8>".parse().unwrap();
-    let basis = |w: f64, y: f64| StepBasis { trained_frac: w, output_frac: y, output: out };
+    let basis = |w: f64, y: f64| StepBasis { trained_frac: w, output_frac: y, output: out, feedback_output_frac: out.frac_bits() };
     let t = Training {
         population: 2,
         buffer: 1,

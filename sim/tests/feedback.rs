@@ -129,7 +129,7 @@ fn both_rules_learn_a_linear_task() {
     }
 }
 
-/// A feedback rule trains dense and conv2d layers: a trainable batch norm
+/// A feedback rule trains dense, conv2d and dense_int8 layers: a trainable batch norm
 /// is an error at the rule's line; an unknown rule is an error too.
 #[test]
 fn the_model_file_refuses_what_a_rule_cannot_train() {
@@ -140,7 +140,7 @@ fn the_model_file_refuses_what_a_rule_cannot_train() {
          precision: {weight: 'ap_fixed<6,2>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}}\n\
       training:\n  rule: dfa\n";
     let e = model::parse(bn, Path::new("t.yaml")).expect_err("dfa cannot train a batch norm").to_string();
-    assert!(e.starts_with("t.yaml:10:") && e.contains("rule dfa trains dense and conv2d layers only; layer 'n' is a trainable batchnorm layer"), "{e}");
+    assert!(e.starts_with("t.yaml:10:") && e.contains("rule dfa trains dense, conv2d and dense_int8 layers only; layer 'n' is a trainable batchnorm layer"), "{e}");
     let e = model::parse(&format!("{INTEGER_NET}training:\n  rule: backprop\n"), Path::new("t.yaml")).expect_err("unknown rule").to_string();
     assert!(e.contains("backprop") && e.contains("t.yaml:"), "{e}");
     let m = parse(&format!("{INTEGER_NET}training:\n  rule: drtp\n  buffer: 4\n"));

@@ -194,13 +194,21 @@ pub fn training_line(m: &Model, t: &Training) -> String {
     };
     if t.rule != fptgen_sim::model::Rule::Es {
         return format!(
-            "training: rule {} (feedback, dense layers), k {}, M {}, T {trainable}; \
+            "training: rule {} (feedback, dense and dense_int8 layers), k {}, M {}, T {trainable}; \
              1 forward pass and 1 update per sample per iteration; lr_shift {}{}, seed {}{}",
             t.rule.name(),
             t.iterations,
             t.buffer,
             t.lr_shift,
-            if t.lr_shift_auto { " (auto: 16 + the output's fraction bits)" } else { "" },
+            if t.lr_shift_auto {
+                if m.layers.last().is_some_and(|l| l.kind().output_quantization().is_some()) {
+                    " (auto: 16 - round(log2 of the int8 output scale))"
+                } else {
+                    " (auto: 16 + the output's fraction bits)"
+                }
+            } else {
+                ""
+            },
             t.seed,
             sgm_note(m)
         );

@@ -31,7 +31,7 @@ pub struct TrainingOverrides {
     #[arg(long, value_name = "M", value_parser = crate::args::count::<usize>(1, crate::args::MAX_DIM), allow_negative_numbers = true)]
     pub buffer: Option<usize>,
     /// Replace the `training:` section's `rule` (es, dfa, drtp or sgm; the
-    /// feedback rules train dense and conv2d layers; an lr_shift the model does
+    /// feedback rules train dense, conv2d and dense_int8 layers; an lr_shift the model does
     /// not give is the rule's automatic one, as are ES's automatic steps
     /// with --population and --buffer).
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]

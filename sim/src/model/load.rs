@@ -349,7 +349,7 @@ impl Checker<'_> {
                         return Err(self.err(
                             at,
                             format!(
-                                "rule {} trains dense and conv2d layers only; layer '{}' is a trainable {} layer (use rule es)",
+                                "rule {} trains dense, conv2d and dense_int8 layers only; layer '{}' is a trainable {} layer (use rule es)",
                                 training.rule.name(),
                                 l.name,
                                 l.kind().type_name()

@@ -642,7 +642,7 @@ impl Training {
                 t.lr_shift = crate::train::steps::auto_lr_shift(&t, b);
             }
         } else if t.lr_shift_auto {
-            t.lr_shift = crate::train::feedback::auto_lr_shift(b.output);
+            t.lr_shift = crate::train::feedback::auto_lr_shift_frac(b.feedback_output_frac);
         }
         t
     }

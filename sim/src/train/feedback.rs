@@ -6,7 +6,7 @@
 //! For a sample, the network runs forward once with the current
 //! parameters. With `y` the output codes and `t` the target codes, the
 //! output error is `e_k = y_k - t_k` and the target class `k*` the first
-//! index of the largest `t_k`. Each trainable (dense) layer `l`, with input
+//! index of the largest `t_k`. Each trainable (dense or dense_int8) layer `l`, with input
 //! codes `x` and output codes `a`, then gets a delta per output `o`:
 //!
 //! ```text
@@ -50,11 +50,18 @@
 //! so that a step has the size of a dense layer's. Each sum is exact and
 //! rounded once; a filter none of whose deltas is nonzero is left alone
 //! (for `P = 1` this is the dense rule).
+//!
+//! A `dense_int8` layer (`docs/training.md`, "dense_int8 layers") has
+//! `f'(o)` from its output code clamp (`relu`: `a[o] > act_min`; `relu6`:
+//! `act_min < a[o] < act_max`), uses `x[i] - z_x` for `x[i]`, and the shifts
+//! `s - round(log2(s_x / s_w))` and `s + round(log2(s_x * s_w))` (`s_w` the
+//! largest weight scale), [`Derivative`] and [`FeedbackLayer::x_offset`].
 
 use crate::model::{LayerOp, Model, Rule, Training};
 use crate::network::Network;
 use crate::weights::Params;
 use crate::layers::dense::{B, W};
+use crate::layers::dense_int8::Int8Activation;
 use crate::layers::Activation;
 
 use super::eval::{naive_loss, Buffer};
@@ -91,7 +98,15 @@ pub fn feedback_matrix(seed: u64, layer: usize, outputs: usize, classes: usize) 
 /// on the MNIST MLP's last layer at M = 64 and M = 1,024, and within 3
 /// points of the best on the MNIST CNN's.
 pub fn auto_lr_shift(output: crate::fixed::Format) -> i32 {
-    (16 + output.frac_bits()).clamp(-31, 31)
+    auto_lr_shift_frac(output.frac_bits())
+}
+
+/// [`auto_lr_shift`] from `F_y` itself: `clamp(16 + F_y, -31, 31)`. For an
+/// int8 output layer `F_y` is `-round(log2(s_y))`, `s_y` its output scale
+/// ([`super::steps::StepBasis::feedback_output_frac`]): a delta of one
+/// output code is then about `2^-F_y` real, as for a fixed-point output.
+pub fn auto_lr_shift_frac(f_y: i32) -> i32 {
+    (16 + f_y).clamp(-31, 31)
 }
 
 /// `R(v, k)`: `v / 2^k` rounded to the nearest integer, ties to even;
@@ -139,6 +154,55 @@ pub enum Feedback {
     Sgm,
 }
 
+/// `f'(o)` of a trainable layer, a test of its output code `a[o]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derivative {
+    /// Linear: always 1.
+    Always,
+    /// `a[o] > lo` (dense relu: 0; dense_int8 relu: `act_min`).
+    Above(i128),
+    /// `lo < a[o] < hi` (dense_int8 relu6: `act_min`, `act_max`).
+    Between(i128, i128),
+}
+
+impl Derivative {
+    /// Whether `f'` is 1 at output code `a`.
+    pub fn holds(self, a: i128) -> bool {
+        match self {
+            Derivative::Always => true,
+            Derivative::Above(lo) => a > lo,
+            Derivative::Between(lo, hi) => lo < a && a < hi,
+        }
+    }
+
+    /// [`Derivative::holds`] on a real output (in codes' units).
+    pub fn holds_real(self, a: f64) -> bool {
+        match self {
+            Derivative::Always => true,
+            Derivative::Above(lo) => a > lo as f64,
+            Derivative::Between(lo, hi) => (lo as f64) < a && a < hi as f64,
+        }
+    }
+}
+
+/// `f'` of a dense_int8 layer: from its output code clamp
+/// ([`Int8Activation::range`]): linear always, relu `a > act_min`, relu6
+/// `act_min < a < act_max`.
+pub fn int8_derivative(d: &crate::layers::dense_int8::DenseInt8) -> Derivative {
+    let (lo, hi) = d.activation_range();
+    match d.activation {
+        Int8Activation::Linear => Derivative::Always,
+        Int8Activation::Relu => Derivative::Above(lo.into()),
+        Int8Activation::Relu6 => Derivative::Between(lo.into(), hi.into()),
+    }
+}
+
+/// `round(log2(v))`, halves away from zero: the dense_int8 layer's
+/// power-of-two scale exponents.
+fn log2_round(v: f64) -> i32 {
+    v.log2().round() as i32
+}
+
 /// One trainable layer of a feedback rule: everything the device needs to
 /// know about it besides its parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,8 +221,11 @@ pub struct FeedbackLayer {
     /// `p * inputs + j` is the index of the layer input it reads, `None` in
     /// the padding. Empty for a dense layer (the input itself).
     pub window: Vec<Option<usize>>,
-    /// Whether its activation is relu (`f'(o) = a[o] > 0`), else linear.
-    pub relu: bool,
+    /// `f'(o)` of its output codes (`relu`: `a[o] > 0`; linear: always).
+    pub derivative: Derivative,
+    /// Subtracted from every input code in the weight update: 0 for dense
+    /// and conv2d, the input zero point `z_x` for dense_int8.
+    pub x_offset: i128,
     /// Where `g` comes from.
     pub feedback: Feedback,
     /// The initial state of its feedback LFSR ([`feedback_seed`]).
@@ -174,11 +241,11 @@ pub struct FeedbackLayer {
     pub train_b: Option<(i128, i128)>,
 }
 
-/// Whether the feedback rules can train a layer of this kind: dense and
-/// conv2d layers (their update is a sum of outer products of deltas and
-/// inputs).
+/// Whether the feedback rules can train a layer of this kind: dense,
+/// conv2d and dense_int8 layers (their update is a sum of outer products
+/// of deltas and inputs).
 pub fn trains(op: &LayerOp) -> bool {
-    matches!(op, LayerOp::Dense(_) | LayerOp::Conv2d(_))
+    matches!(op, LayerOp::Dense(_) | LayerOp::Conv2d(_) | LayerOp::DenseInt8(_))
 }
 
 /// The trainable layers of `model` under the feedback rule of `training`,
@@ -199,32 +266,52 @@ pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<Feedbac
         if !specs.iter().any(|t| t.trainable) {
             continue;
         }
-        let (d, pixels, window) = match &layer.op {
-            LayerOp::Dense(d) => (d, 1, Vec::new()),
-            LayerOp::Conv2d(c) => (&c.mvau, c.pixels(), (0..c.pixels()).flat_map(|p| c.window_sources(p)).collect()),
+        let (rows, pixels, window, inputs, derivative, x_offset, shift_w, shift_b) = match &layer.op {
+            LayerOp::Dense(_) | LayerOp::Conv2d(_) => {
+                let (d, pixels, window) = match &layer.op {
+                    LayerOp::Conv2d(c) => (&c.mvau, c.pixels(), (0..c.pixels()).flat_map(|p| c.window_sources(p)).collect()),
+                    LayerOp::Dense(d) => (d, 1, Vec::new()),
+                    _ => unreachable!("matched above"),
+                };
+                let q = pixel_shift(pixels);
+                let (fx, fw, fb) = (layer.input_format.frac_bits(), d.precision.weight.frac_bits(), d.precision.bias.frac_bits());
+                let derivative = if d.activation == Activation::Relu { Derivative::Above(0) } else { Derivative::Always };
+                let shift_w = s.saturating_add(fx).saturating_sub(fw).saturating_add(q);
+                (d.outputs, pixels, window, d.inputs, derivative, 0, shift_w, s.saturating_sub(fb).saturating_add(q))
+            }
+            LayerOp::DenseInt8(d) => {
+                // docs/training.md, "dense_int8 layers": the input code is
+                // x - z_x; the shifts carry the scales as powers of two (the
+                // largest channel scale of per-channel weights).
+                let derivative = int8_derivative(d);
+                let sx = f64::from(d.input_q().scale());
+                let sw = d.weight_scales().into_iter().fold(0f32, f32::max) as f64;
+                let shift_w = s.saturating_sub(log2_round(sx / sw));
+                let shift_b = s.saturating_add(log2_round(sx * sw));
+                (d.outputs, 1, Vec::new(), d.inputs, derivative, i128::from(d.input_q().zero_point()), shift_w, shift_b)
+            }
             _ => {
                 return Err(TrainError::Config(format!(
-                    "rule {} trains dense and conv2d layers only; layer '{}' is a trainable {} layer",
+                    "rule {} trains dense, conv2d and dense_int8 layers only; layer '{}' is a trainable {} layer",
                     training.rule.name(),
                     layer.name,
                     layer.kind().type_name()
                 )))
             }
         };
-        let q = pixel_shift(pixels);
-        let (fx, fw, fb) = (layer.input_format.frac_bits(), d.precision.weight.frac_bits(), d.precision.bias.frac_bits());
         layers.push(FeedbackLayer {
             layer: l,
-            inputs: d.inputs,
-            outputs: pixels * d.outputs,
-            rows: d.outputs,
+            inputs,
+            outputs: pixels * rows,
+            rows,
             pixels,
             window,
-            relu: d.activation == Activation::Relu,
+            derivative,
+            x_offset,
             feedback: if l == last { Feedback::Error } else { feedback },
             seed: feedback_seed(training.seed, l),
-            shift_w: s.saturating_add(fx).saturating_sub(fw).saturating_add(q),
-            shift_b: s.saturating_sub(fb).saturating_add(q),
+            shift_w,
+            shift_b,
             train_w: specs[W].trainable.then_some(specs[W].range),
             train_b: specs[B].trainable.then_some(specs[B].range),
         });
@@ -467,10 +554,10 @@ impl FeedbackTrainer {
                             _ => row.iter().zip(&e).map(|(&b, &v)| i128::from(b) * v).sum(),
                         }
                     };
-                    if tl.spec.relu && a[o] <= 0 {
-                        0
-                    } else {
+                    if tl.spec.derivative.holds(a[o]) {
                         g
+                    } else {
+                        0
                     }
                 })
                 .collect();
@@ -484,6 +571,8 @@ impl FeedbackTrainer {
                 crate::model::Source::Layer(j) => outs[j].as_slice(),
             });
             let p = &mut self.params.layers[*l];
+            // x - z_x (dense_int8's input zero point; 0 elsewhere).
+            let input: Vec<i128> = input.iter().map(|&v| v - tl.x_offset).collect();
             update_sums(tl, delta, &input, |tensor, i, sum| {
                 let (shift, (lo, hi)) = if tensor == W {
                     (tl.shift_w, tl.train_w.expect("visited only when the weights train"))

@@ -14,7 +14,8 @@
 //!      = -B[o][k*] 2^-F_y                          drtp (one output code)
 //!      = 2^-F_y R'(u h)[o],  h = R'(c + v u')      sgm: the module's codes, no rounding or saturation
 //! delta[o] = f'(o) g[o]
-//! w[o][i] -= 2^(F_y - s) delta[o] x[i],   b[o] -= 2^(F_y - s) delta[o]
+//! w[o][i] -= 2^(F_y - s) delta[o] x[i],   b[o] -= 2^(F_y - s) delta[o]      (dense)
+//! w[o][i] -= 2^(F_y - shift_w) delta[o] (x[i] - z_x),   b[o] -= 2^(F_y - shift_b) delta[o]   (dense_int8, in codes)
 //! ```
 //!
 //! where `R'(x)` is `x / 2^k` without rounding and `u'` the module's input
@@ -24,12 +25,13 @@
 //! (`docs/training.md`, "Feedback rules"). No clamping: the reference has
 //! no format.
 
+use crate::layers::dense::{B, W};
 use crate::model::{Model, Rule, Source, Training};
 use crate::network::Network;
 use crate::reference::{forward_all_real, real_params};
 
 use super::eval::Buffer;
-use super::feedback::{feedback_layers, feedback_matrix, pixel_shift, update_sums, Feedback, FeedbackLayer};
+use super::feedback::{feedback_layers, feedback_matrix, update_sums, Feedback, FeedbackLayer};
 use super::sgm::{Sgm, SgmModule};
 use super::TrainError;
 
@@ -39,6 +41,12 @@ struct Layer {
     spec: FeedbackLayer,
     feedback: Vec<i8>,
     module: Option<SgmModule>,
+    /// The real steps of the weights and the biases: `2^(F_y - s)` for a
+    /// dense layer; in general `2^(F_y + F_x - F_w - shift_w)` and
+    /// `2^(F_y - F_b - shift_b)`, the device's step in real units (the
+    /// same powers of two for dense; for dense_int8, whose formats have
+    /// no fraction bits, `2^(F_y - shift_w)` and `2^(F_y - shift_b)`).
+    eta: (f64, f64),
 }
 
 /// The feedback rules in `f64` (see the module documentation).
@@ -49,8 +57,6 @@ pub struct FloatFeedbackTrainer {
     inputs: Vec<Vec<f64>>,
     targets: Vec<Vec<f64>>,
     layers: Vec<Layer>,
-    /// `2^(F_y - s)`.
-    eta: f64,
     /// `2^-F_y`: one output code, real.
     code: f64,
 }
@@ -74,7 +80,12 @@ impl FloatFeedbackTrainer {
                 Feedback::Dfa | Feedback::Drtp => feedback_matrix(training.seed, spec.layer, spec.outputs, classes),
                 _ => Vec::new(),
             };
-            layers.push(Layer { spec, feedback, module });
+            let ml = &model.layers[spec.layer];
+            let specs = ml.kind().tensors();
+            let (fx, fw, fb) = (ml.input_format.frac_bits(), specs[W].format.frac_bits(), specs[B].format.frac_bits());
+            let fy = out.frac_bits();
+            let eta = (2f64.powi(fy + fx - fw - spec.shift_w), 2f64.powi(fy - fb - spec.shift_b));
+            layers.push(Layer { spec, feedback, module, eta });
         }
         debug_assert!(training.rule != Rule::Es);
         let fy = out.frac_bits();
@@ -86,7 +97,6 @@ impl FloatFeedbackTrainer {
             inputs,
             targets,
             layers,
-            eta: 2f64.powi(fy - training.lr_shift),
             code: 2f64.powi(-fy),
         })
     }
@@ -145,7 +155,7 @@ impl FloatFeedbackTrainer {
                 (None, Feedback::Drtp) => (0..a.len()).map(|o| -f64::from(tl.feedback[o * classes + k_star]) * self.code).collect(),
                 (None, _) => (0..a.len()).map(|o| (0..classes).map(|k| f64::from(tl.feedback[o * classes + k]) * e[k]).sum()).collect(),
             };
-            let delta: Vec<f64> = g.iter().zip(a).map(|(&g, &a)| if tl.spec.relu && a <= 0.0 { 0.0 } else { g }).collect();
+            let delta: Vec<f64> = g.iter().zip(a).map(|(&g, &a)| if tl.spec.derivative.holds_real(a) { g } else { 0.0 }).collect();
             deltas.push(delta);
         }
         for (tl, delta) in self.layers.iter().zip(&deltas) {
@@ -157,10 +167,14 @@ impl FloatFeedbackTrainer {
                     Source::Layer(j) => outs[j].as_slice(),
                 })
                 .into_owned();
+            let (eta_w, eta_b) = tl.eta;
+            // x - z_x (dense_int8's input zero point; 0 elsewhere).
+            let x_off = tl.spec.x_offset as f64;
+            let input: Vec<f64> = input.iter().map(|&v| v - x_off).collect();
             let p = &mut self.params[l];
-            // The device's steps: 2^-s, and the mean over a conv2d's pixels.
-            let eta = self.eta / 2f64.powi(pixel_shift(tl.spec.pixels));
-            update_sums(&tl.spec, delta, &input, |tensor, i, sum| p[tensor][i] -= eta * sum);
+            // eta carries the device's shifts, a conv2d's mean over its
+            // pixels included.
+            update_sums(&tl.spec, delta, &input, |tensor, i, sum| p[tensor][i] -= (if tensor == W { eta_w } else { eta_b }) * sum);
         }
     }
 }

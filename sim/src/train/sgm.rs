@@ -162,10 +162,10 @@ impl ModuleShape {
 }
 
 /// The layers that need a module: every trainable layer but the output
-/// layer (which gets the error itself), each a dense or conv2d layer (what
-/// the feedback rules train; the model's load checks it for a model file).
-/// A conv2d's module has one output per value of its output image
-/// (pixel-major).
+/// layer (which gets the error itself), each a dense, conv2d or dense_int8
+/// layer (what the feedback rules train; the model's load checks it for a
+/// model file). A conv2d's module has one output per value of its output
+/// image (pixel-major).
 pub fn module_shapes(model: &Model) -> Vec<ModuleShape> {
     let last = model.layers.len().saturating_sub(1);
     let Some(out) = model.layers.last() else { return Vec::new() };
@@ -178,22 +178,25 @@ pub fn module_shapes(model: &Model) -> Vec<ModuleShape> {
         .take(last)
         .filter(|(_, l)| l.kind().tensors().iter().any(|t| t.trainable))
         .filter_map(|(i, l)| {
-            let (d, pixels) = match &l.op {
-                LayerOp::Dense(d) => (d, 1),
-                LayerOp::Conv2d(c) => (&c.mvau, c.pixels()),
+            let outputs = match &l.op {
+                LayerOp::Dense(d) => d.outputs,
+                LayerOp::Conv2d(c) => c.pixels() * c.filters,
+                LayerOp::DenseInt8(d) => d.outputs,
                 _ => return None,
             };
-            let fa = d.precision.output.frac_bits();
+            // A dense_int8 layer's output format is its int8 codes'.
+            let fa_format = l.kind().output_format();
+            let fa = fa_format.frac_bits();
             let f_in = fa.max(fy.frac_bits());
             let (shift_a, shift_t) = ((f_in - fa) as u32, (f_in - fy.frac_bits()) as u32);
             Some(ModuleShape {
                 layer: i,
-                outputs: pixels * d.outputs,
+                outputs,
                 classes,
                 shift_a,
                 shift_t,
                 h_bits: fy.width() + 2,
-                u_bits: (d.precision.output.width() + shift_a).max(fy.width() + shift_t) + 1,
+                u_bits: (fa_format.width() + shift_a).max(fy.width() + shift_t) + 1,
             })
         })
         .collect()
@@ -309,12 +312,13 @@ pub struct FitReport {
 /// The true gradient of `sum_k e_k^2 / 2` (in output codes, `e = y - t`)
 /// with respect to layer `layer`'s output, for one sample's input codes `x`
 /// and activations `outs` ([`Model::forward_all`]). When the layers after
-/// `layer` are a chain of dense layers each fed by the one before, it is
-/// backpropagated in real arithmetic through their weights and relus
-/// exactly; otherwise (a conv2d, pooling, a concat, ... after it) through
-/// the graph by quantization-aware training's backward pass
-/// ([`crate::qat::backward_walk`], whose straight-through masks also stop
-/// the gradient at a saturated output).
+/// `layer` are a chain of dense and dense_int8 layers each fed by the one
+/// before, it is backpropagated in real arithmetic through their weights
+/// and activations exactly (in codes for dense_int8: `M_c w[c][i]`,
+/// `M_c = s_in s_w[c] / s_out`); otherwise (a conv2d, pooling, a concat,
+/// ... after it) through the graph by quantization-aware training's
+/// backward pass ([`crate::qat::backward_walk`], whose straight-through
+/// masks also stop the gradient at a saturated output).
 pub fn true_gradient(model: &Model, params: &Params, x: &[i128], outs: &[Vec<i128>], t: &[i128], layer: usize) -> Vec<f64> {
     dense_chain_gradient(model, params, outs, t, layer).unwrap_or_else(|| graph_gradient(model, params, x, outs, t, layer))
 }
@@ -324,10 +328,31 @@ fn dense_chain_gradient(model: &Model, params: &Params, outs: &[Vec<i128>], t: &
     let mut g: Vec<f64> = outs[last].iter().zip(t).map(|(&y, &t)| (y - t) as f64).collect();
     for m in (layer + 1..=last).rev() {
         let l = &model.layers[m];
-        let LayerOp::Dense(d) = &l.op else { return None };
         if l.inputs.as_slice() != [Source::Layer(m - 1)] || l.part_of.is_some() {
             return None;
         }
+        if let LayerOp::DenseInt8(d) = &l.op {
+            // In codes: y[c] ~ z_out + M_c (sum_i w[c][i] (x[i] - z_in) + b[c]),
+            // M_c = s_in s_w[c] / s_out, so dy[c]/dx[i] = M_c w[c][i]; f' as
+            // the feedback rules' (feedback::Derivative).
+            let spec = super::feedback::int8_derivative(d);
+            let scales = d.weight_scales();
+            let (s_in, s_out) = (f64::from(d.input_q().scale()), f64::from(d.output_q().scale()));
+            let wt = &params.layers[m].tensors[W];
+            let mut prev = vec![0.0; d.inputs];
+            for (o, &go) in g.iter().enumerate() {
+                if go == 0.0 || !spec.holds(outs[m][o]) {
+                    continue;
+                }
+                let mc = s_in * f64::from(scales[if scales.len() == 1 { 0 } else { o }]) / s_out;
+                for (p, &w) in prev.iter_mut().zip(&wt[o * d.inputs..(o + 1) * d.inputs]) {
+                    *p += w as f64 * mc * go;
+                }
+            }
+            g = prev;
+            continue;
+        }
+        let LayerOp::Dense(d) = &l.op else { return None };
         if d.activation == Activation::Relu {
             for (gi, &a) in g.iter_mut().zip(&outs[m]) {
                 if a <= 0 {

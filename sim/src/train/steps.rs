@@ -41,9 +41,14 @@ pub struct StepBasis {
     pub trained_frac: f64,
     /// `F_y`: the fraction bits of the network's output format.
     pub output_frac: f64,
-    /// The network's output format (the feedback rules' automatic step
-    /// reads its fraction bits).
+    /// The network's output format.
     pub output: crate::fixed::Format,
+    /// `F_y` of the feedback rules' automatic step
+    /// ([`crate::train::feedback::auto_lr_shift_frac`]): the output format's
+    /// fraction bits, or, when the last layer is an int8 kind (its output
+    /// quantized with scale `s_y`), `-round(log2(s_y))` (halves away from
+    /// zero), the fraction bits of the power of two nearest its scale.
+    pub feedback_output_frac: i32,
 }
 
 impl StepBasis {
@@ -65,8 +70,13 @@ impl StepBasis {
             }
         }
         let (_, trained_frac) = best?;
-        let output = layers.last()?.kind().output_format();
-        Some(StepBasis { trained_frac: f64::from(trained_frac), output_frac: f64::from(output.frac_bits()), output })
+        let last = layers.last()?.kind();
+        let output = last.output_format();
+        let feedback_output_frac = match last.output_quantization() {
+            Some(q) => -(f64::from(q.scale()).log2().round() as i32),
+            None => output.frac_bits(),
+        };
+        Some(StepBasis { trained_frac: f64::from(trained_frac), output_frac: f64::from(output.frac_bits()), output, feedback_output_frac })
     }
 }
 
