@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 // --- The delay model (ns). UltraScale -3 unless said otherwise. ---------
@@ -190,6 +190,52 @@ struct Arc {
     kind: Kind,
 }
 
+/// The parts of yosys's JSON netlist the estimate reads (typed, so that
+/// the cells' attributes and other large fields are skipped, not kept).
+#[derive(Deserialize)]
+struct Netlist {
+    modules: BTreeMap<String, ModuleJ>,
+}
+
+#[derive(Deserialize)]
+struct ModuleJ {
+    #[serde(default)]
+    attributes: BTreeMap<String, Value>,
+    #[serde(default)]
+    ports: BTreeMap<String, PortJ>,
+    #[serde(default)]
+    cells: BTreeMap<String, CellJ>,
+    #[serde(default)]
+    netnames: BTreeMap<String, NetJ>,
+}
+
+#[derive(Deserialize)]
+struct PortJ {
+    direction: String,
+    #[serde(default)]
+    bits: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct CellJ {
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    parameters: BTreeMap<String, Value>,
+    #[serde(default)]
+    port_directions: BTreeMap<String, String>,
+    #[serde(default)]
+    connections: BTreeMap<String, Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct NetJ {
+    #[serde(default)]
+    hide_name: u64,
+    #[serde(default)]
+    bits: Vec<Value>,
+}
+
 /// The role of a cell in the model.
 enum Role {
     /// Ignored (clock buffers, constants).
@@ -210,12 +256,15 @@ fn is_clock(pin: &str) -> bool {
     matches!(pin, "C" | "CLK" | "WCLK" | "CLKARDCLK" | "CLKBWRCLK" | "RDCLK" | "WRCLK")
 }
 
-fn param_on(cell: &Value, name: &str) -> bool {
-    cell["parameters"][name].as_str().is_some_and(|s| s.chars().any(|c| c == '1'))
-        || cell["parameters"][name].as_u64().is_some_and(|v| v != 0)
+fn param_on(cell: &CellJ, name: &str) -> bool {
+    match cell.parameters.get(name) {
+        Some(Value::String(s)) => s.chars().any(|c| c == '1'),
+        Some(v) => v.as_u64().is_some_and(|v| v != 0),
+        None => false,
+    }
 }
 
-fn role(ty: &str, cell: &Value, lib_cell: bool) -> Role {
+fn role(ty: &str, cell: &CellJ, lib_cell: bool) -> Role {
     let net = |_: &str| T_NET;
     match ty {
         t if t.starts_with("LUT") || t == "INV" => Role::Comb { kind: Kind::Lut, delay: |_| T_LUT, hop: net },
@@ -238,10 +287,7 @@ fn role(ty: &str, cell: &Value, lib_cell: bool) -> Role {
             Role::Seq { cko: if reg { T_CKO_BRAM_REG } else { T_CKO_BRAM }, setup: |_| T_SETUP_BRAM }
         }
         t if t.starts_with("DSP48") => {
-            let regs = cell["parameters"]
-                .as_object()
-                .map(|p| p.keys().any(|k| k.ends_with("REG") && param_on(cell, k)))
-                .unwrap_or(false);
+            let regs = cell.parameters.keys().any(|k| k.ends_with("REG") && param_on(cell, k));
             if regs {
                 Role::Seq { cko: T_CKO_DSP, setup: |_| T_SETUP_DSP }
             } else {
@@ -267,19 +313,16 @@ fn lutram_read_addr(pin: &str) -> bool {
 }
 
 /// Net names for reports: the first visible name of each bit.
-fn net_names(module: &Value) -> HashMap<u64, String> {
+fn net_names(module: &ModuleJ) -> HashMap<u64, String> {
     let mut names: HashMap<u64, (bool, String)> = HashMap::new();
-    if let Some(nn) = module["netnames"].as_object() {
-        for (name, n) in nn {
-            let hidden = n["hide_name"].as_u64().unwrap_or(0) != 0;
-            let bits = n["bits"].as_array().cloned().unwrap_or_default();
-            for (i, b) in bits.iter().enumerate() {
-                let Some(b) = b.as_u64() else { continue };
-                let label = if bits.len() > 1 { format!("{name}[{i}]") } else { name.clone() };
-                let e = names.entry(b).or_insert((hidden, label.clone()));
-                if e.0 && !hidden {
-                    *e = (hidden, label);
-                }
+    for (name, n) in &module.netnames {
+        let hidden = n.hide_name != 0;
+        for (i, b) in n.bits.iter().enumerate() {
+            let Some(b) = b.as_u64() else { continue };
+            let label = if n.bits.len() > 1 { format!("{name}[{i}]") } else { name.clone() };
+            let e = names.entry(b).or_insert((hidden, label.clone()));
+            if e.0 && !hidden {
+                *e = (hidden, label);
             }
         }
     }
@@ -289,13 +332,17 @@ fn net_names(module: &Value) -> HashMap<u64, String> {
 /// Estimates the worst register-to-register path of module `top` (or of
 /// the module marked `top`) in a yosys JSON netlist.
 pub fn analyze(json: &str, top: Option<&str>) -> Result<Estimate, StaError> {
-    let v: Value = serde_json::from_str(json).map_err(|e| StaError::Format(e.to_string()))?;
-    let modules = v["modules"].as_object().ok_or_else(|| StaError::Format("no modules".into()))?;
+    let v: Netlist = serde_json::from_str(json).map_err(|e| StaError::Format(e.to_string()))?;
+    let modules = &v.modules;
     let (top_name, module) = match top {
         Some(t) => modules.get_key_value(t).ok_or_else(|| StaError::Format(format!("no module {t}")))?,
         None => modules
             .iter()
-            .find(|(_, m)| m["attributes"]["top"].as_str().is_some_and(|s| s.contains('1')) || m["attributes"]["top"].as_u64() == Some(1))
+            .find(|(_, m)| match m.attributes.get("top") {
+                Some(Value::String(s)) => s.contains('1'),
+                Some(v) => v.as_u64() == Some(1),
+                None => false,
+            })
             .ok_or_else(|| StaError::Format("no top module".into()))?,
     };
     let names = net_names(module);
@@ -317,39 +364,33 @@ pub fn analyze(json: &str, top: Option<&str>) -> Result<Estimate, StaError> {
     let mut ends: Vec<(usize, f64, f64, String)> = Vec::new();
     let mut cell_names: Vec<(String, String)> = Vec::new();
 
-    if let Some(ports) = module["ports"].as_object() {
-        for (pname, p) in ports {
-            let pbits = p["bits"].as_array().cloned().unwrap_or_default();
-            for (i, b) in pbits.iter().enumerate() {
-                let Some(b) = b.as_u64() else { continue };
-                let label = if pbits.len() > 1 { format!("{pname}[{i}]") } else { pname.clone() };
-                let n = idx(b, &mut index);
-                match p["direction"].as_str() {
-                    Some("input") if !is_clock(pname) && pname != "clk" => starts.push((n, 0.0, format!("input port {label}"))),
-                    Some("output") => ends.push((n, 0.0, 0.0, format!("output port {label}"))),
-                    _ => {}
-                }
+    for (pname, p) in &module.ports {
+        for (i, b) in p.bits.iter().enumerate() {
+            let Some(b) = b.as_u64() else { continue };
+            let label = if p.bits.len() > 1 { format!("{pname}[{i}]") } else { pname.clone() };
+            let n = idx(b, &mut index);
+            match p.direction.as_str() {
+                "input" if !is_clock(pname) && pname != "clk" => starts.push((n, 0.0, format!("input port {label}"))),
+                "output" => ends.push((n, 0.0, 0.0, format!("output port {label}"))),
+                _ => {}
             }
         }
     }
 
-    let empty = serde_json::Map::new();
-    for (cname, cell) in module["cells"].as_object().unwrap_or(&empty) {
-        let ty = cell["type"].as_str().unwrap_or("").trim_start_matches('\\').to_string();
+    for (cname, cell) in &module.cells {
+        let ty = cell.ty.trim_start_matches('\\').to_string();
         let lib_cell = modules
-            .get(cell["type"].as_str().unwrap_or(""))
-            .map(|m| m["attributes"]["src"].as_str().is_some_and(|s| s.contains("/yosys/")))
+            .get(&cell.ty)
+            .map(|m| m.attributes.get("src").and_then(|s| s.as_str()).is_some_and(|s| s.contains("/yosys/")))
             .unwrap_or(true);
         let r = role(&ty, cell, lib_cell);
-        let dirs = cell["port_directions"].as_object().unwrap_or(&empty);
-        let conns = cell["connections"].as_object().unwrap_or(&empty);
         let pins = |want: &str| -> Vec<(String, u64)> {
             let mut out = Vec::new();
-            for (pin, bs) in conns {
-                if dirs.get(pin).and_then(|d| d.as_str()) != Some(want) {
+            for (pin, bs) in &cell.connections {
+                if cell.port_directions.get(pin).map(String::as_str) != Some(want) {
                     continue;
                 }
-                for b in bs.as_array().into_iter().flatten() {
+                for b in bs {
                     if let Some(b) = b.as_u64() {
                         out.push((pin.clone(), b));
                     }

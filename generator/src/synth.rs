@@ -389,7 +389,12 @@ pub fn run(
     let logic_levels =
         parse_ltp(&ltp).ok_or_else(|| SynthError::Parse { path: ltp_path, msg: "no longest-path line".into() })?;
     let (net_path, netlist) = read(&format!("{}netlist.json", scope.prefix()))?;
-    let timing = crate::sta::analyze(&netlist, Some(top)).map_err(|source| SynthError::Timing { path: net_path, source })?;
+    let timing =
+        crate::sta::analyze(&netlist, Some(top)).map_err(|source| SynthError::Timing { path: net_path.clone(), source })?;
+    // The netlist is large (tens of MB for the examples, more in a sweep's
+    // cache of designs); once read, it goes. `yosys -s synth/synth.ys`
+    // writes it again.
+    let _ = std::fs::remove_file(&net_path);
     let shares = part.map(|p| {
         let pct = |used: f64, cap: u64| 100.0 * used / cap as f64;
         let carry8 = if carry_cell == "CARRY4" { total.carry as f64 / 2.0 } else { total.carry as f64 };
