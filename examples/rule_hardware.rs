@@ -114,7 +114,7 @@ fn main() -> anyhow::Result<()> {
         };
         eprintln!("{tag}: yosys ...");
         let start = std::time::Instant::now();
-        let r = synth::run(&dir, &n.name, fptgen_generator::part::lookup(&n.part), SynthScope::Trainer)?;
+        let r = synth::run(&dir, &n.name, fptgen_generator::part::lookup(&n.part), SynthScope::Trainer, n.clock_period_ns)?;
         eprintln!("{tag}: {:.0} s", start.elapsed().as_secs_f64());
         let x = &r.total;
         rows.push(format!(

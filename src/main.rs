@@ -89,9 +89,12 @@ enum Command {
     /// runs its `synth/synth.ys`: yosys `synth_xilinx -family xcu` (the
     /// UltraScale family), out of context, hierarchy kept. Prints the totals
     /// (LUTs, flip-flops, carry chains, DSP48E2, block RAM) with their share
-    /// of the part's capacity, and the longest combinational path in cells as
-    /// a timing proxy; with --output also writes reports/synth.md (per
-    /// module) and reports/synth.json. Estimates, not Vivado results: the
+    /// of the part's capacity, the longest combinational path in cells, and
+    /// a timing estimate of the worst register-to-register path (LUT levels,
+    /// carry cells, delay and fmax under the delay model of docs/hardware.md,
+    /// against the model's clock); with --output also writes
+    /// reports/synth.md (per module) and reports/synth.json. Estimates, not
+    /// Vivado results: the
     /// design's vivado/build.tcl runs the real flow.
     Synth {
         /// Model file (YAML).

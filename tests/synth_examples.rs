@@ -3,8 +3,9 @@
 //! design, and the reports are consistent with yosys's own output: the top
 //! module's count with its submodules equals the design total (two
 //! different sections of yosys's statistics), every share is the count over
-//! the part's published capacity, and the printed summary matches the
-//! JSON. Needs yosys: the test fails (it does not skip) without it.
+//! the part's published capacity, the printed summary matches the JSON,
+//! and the timing estimate is there with plausible values. Needs yosys:
+//! the test fails (it does not skip) without it.
 
 use std::path::Path;
 
@@ -50,6 +51,16 @@ fn check(example: &str, trainer: bool) {
         assert!((share - 100.0 * used(k) / cap).abs() < 1e-9, "{k}: {share}");
     }
     assert!(r["logic_levels"].as_u64().expect("logic_levels") > 0);
+    // The timing estimate of the worst register-to-register path
+    // (generator/src/sta.rs): plausible values, reported, never a failure
+    // when the clock is missed.
+    let t = &r["timing"];
+    assert!(u(t, "lut_levels") >= 1, "{t}");
+    let (delay, fmax) = (t["delay_ns"].as_f64().expect("delay_ns"), t["fmax_mhz"].as_f64().expect("fmax_mhz"));
+    assert!(delay > 0.0 && fmax > 0.0 && (fmax * delay - 1000.0).abs() < 1e-6, "{t}");
+    assert!(!t["start"].as_str().expect("start").is_empty() && !t["end"].as_str().expect("end").is_empty(), "{t}");
+    let clock = r["clock_period_ns"].as_f64().expect("clock_period_ns");
+    assert_eq!(r["meets_clock"].as_bool(), Some(delay <= clock), "{r}");
     // The summary printed is the JSON's.
     assert!(stdout.contains(&format!("LUTs     {:>9}", used("luts") as u64)), "{stdout}");
     assert!(stdout.contains(&format!("longest combinational path: {} cells", r["logic_levels"])), "{stdout}");
@@ -58,6 +69,9 @@ fn check(example: &str, trainer: bool) {
     assert!(manifest.lines().any(|l| l == "reports/synth.md") && manifest.lines().any(|l| l == "reports/synth.json"));
     let md = std::fs::read_to_string(dir.path().join("out/reports/synth.md")).expect("synth.md");
     assert!(md.contains(&format!("| {example} | 1 | {} |", used("luts") as u64)), "{md}");
+    assert!(md.contains("Timing estimate") && md.contains(&format!("| LUT levels | {} |", u(t, "lut_levels"))), "{md}");
+    assert!(md.contains(&format!("| estimated fmax | {fmax:.0} MHz |")), "{md}");
+    assert!(stdout.contains(&format!("timing estimate: {delay:.2} ns, fmax {fmax:.0} MHz")), "{stdout}");
 }
 
 #[test]

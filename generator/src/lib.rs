@@ -7,7 +7,8 @@
 //! harness and the reports. [`output`] writes the files safely,
 //! [`design`] writes a model's whole design, [`cosim`] builds and runs the
 //! co-simulation against the bit-accurate simulator, [`synth`] estimates
-//! the design's resources with yosys and [`sweep`] evaluates the ES trainer
+//! the design's resources with yosys, [`sta`] estimates its worst
+//! register-to-register path from yosys's netlist, and [`sweep`] evaluates the ES trainer
 //! over a grid of populations and block counts.
 
 pub mod bits;
@@ -24,6 +25,7 @@ pub mod part;
 pub mod plan;
 pub mod render;
 pub mod rtl;
+pub mod sta;
 pub mod sweep;
 pub mod synth;
 pub mod timing;

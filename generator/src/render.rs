@@ -239,8 +239,8 @@ impl SynthScope {
         }
     }
 
-    /// Prefix of the files the script writes (`stat.txt`, `ltp.txt`) and of
-    /// the reports.
+    /// Prefix of the files the script writes (`stat.txt`, `ltp.txt`,
+    /// `netlist.json`) and of the reports.
     pub fn prefix(self) -> &'static str {
         match self {
             SynthScope::Design => "synth/",

@@ -1,7 +1,9 @@
 //! Resource estimates with yosys (`synth_xilinx -family xcu`): runs the
 //! script `fptgen generate` writes (`synth/synth.ys`), and reads its
 //! statistics back, per module and in total, with the longest
-//! combinational path as a timing proxy.
+//! combinational path as a timing proxy, and a timing estimate of the
+//! worst register-to-register path ([`crate::sta`]) on the flattened
+//! netlist yosys writes as JSON.
 //!
 //! yosys keeps the hierarchy, so `stat` lists every (parameterized) module
 //! once with its own cells, and a `design hierarchy` section with the
@@ -154,6 +156,16 @@ pub struct SynthReport {
     /// Cells on the longest combinational path between sequential cells
     /// (flip-flops, RAMs, DSPs) of the flattened netlist.
     pub logic_levels: u64,
+    /// The timing estimate of the worst register-to-register path of the
+    /// flattened netlist ([`crate::sta`]: LUT levels, carry and MUXF cells,
+    /// delay and fmax under a documented delay model). An estimate, not
+    /// Vivado's timing.
+    pub timing: crate::sta::Estimate,
+    /// The model's clock period, ns.
+    pub clock_period_ns: f64,
+    /// Whether the estimated delay fits in the clock period. Reported only:
+    /// nothing fails when it does not.
+    pub meets_clock: bool,
     /// The part's capacity, if known.
     pub part: Option<Part>,
     /// Shares of it.
@@ -175,6 +187,14 @@ pub enum SynthError {
         log: PathBuf,
         /// The log's last lines.
         tail: String,
+    },
+    /// The timing estimate failed (a combinational loop, or no path).
+    #[error("{}: timing estimate: {source}", path.display())]
+    Timing {
+        /// The netlist.
+        path: PathBuf,
+        /// Why.
+        source: crate::sta::StaError,
     },
     /// yosys's output could not be read.
     #[error("{}: {msg}", path.display())]
@@ -334,8 +354,15 @@ pub fn yosys_version() -> Result<String, SynthError> {
 }
 
 /// Runs `synth/synth.ys` in the design directory `dir` (written by
-/// `fptgen generate`) and reads the estimate.
-pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Result<SynthReport, SynthError> {
+/// `fptgen generate`) and reads the estimate; `clock_period_ns` is the
+/// model's clock, which the timing estimate is compared with.
+pub fn run(
+    dir: &Path,
+    top: &str,
+    part: Option<Part>,
+    scope: SynthScope,
+    clock_period_ns: f64,
+) -> Result<SynthReport, SynthError> {
     let version = yosys_version()?;
     let log_name = format!("{}yosys.log", scope.prefix());
     let log = dir.join(&log_name);
@@ -361,6 +388,13 @@ pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Resu
     let (ltp_path, ltp) = read(&format!("{}ltp.txt", scope.prefix()))?;
     let logic_levels =
         parse_ltp(&ltp).ok_or_else(|| SynthError::Parse { path: ltp_path, msg: "no longest-path line".into() })?;
+    let (net_path, netlist) = read(&format!("{}netlist.json", scope.prefix()))?;
+    let timing =
+        crate::sta::analyze(&netlist, Some(top)).map_err(|source| SynthError::Timing { path: net_path.clone(), source })?;
+    // The netlist is large (tens of MB for the examples, more in a sweep's
+    // cache of designs); once read, it goes. `yosys -s synth/synth.ys`
+    // writes it again.
+    let _ = std::fs::remove_file(&net_path);
     let shares = part.map(|p| {
         let pct = |used: f64, cap: u64| 100.0 * used / cap as f64;
         let carry8 = if carry_cell == "CARRY4" { total.carry as f64 / 2.0 } else { total.carry as f64 };
@@ -381,6 +415,9 @@ pub fn run(dir: &Path, top: &str, part: Option<Part>, scope: SynthScope) -> Resu
         total,
         carry_cell,
         logic_levels,
+        meets_clock: timing.delay_ns <= clock_period_ns,
+        timing,
+        clock_period_ns,
         part,
         shares,
     })
@@ -397,6 +434,19 @@ struct ReportMd<'a> {
 impl ReportMd<'_> {
     fn pct(&self, x: impl std::borrow::Borrow<f64>) -> String {
         format!("{:.2}%", x.borrow())
+    }
+
+    fn fmt2(&self, x: impl std::borrow::Borrow<f64>) -> String {
+        format!("{:.2}", x.borrow())
+    }
+
+    fn fmt0(&self, x: impl std::borrow::Borrow<f64>) -> String {
+        format!("{:.0}", x.borrow())
+    }
+
+    /// The model's clock in MHz.
+    fn clock_mhz(&self) -> String {
+        format!("{:.0}", 1000.0 / self.r.clock_period_ns)
     }
 }
 

@@ -24,7 +24,7 @@ pub fn run(
     let (dir, _tmp) = super::design_dir(out, &model.name)?;
     let n = design::write_design(&model, &params, &dir)?;
     let capacity = part::lookup(&n.part);
-    let r = synth::run(&dir, &n.name, capacity, scope)?;
+    let r = synth::run(&dir, &n.name, capacity, scope, n.clock_period_ns)?;
     let files = synth::report_files(&r, &design::gen_info(&model), &n.part)?;
     output::add_files(&dir, output::SYNTH, &files)?;
     let share = |x: f64| format!("{x:.2}%");
@@ -52,6 +52,19 @@ pub fn run(
         r.shares.map(|s| format!("  {}", share(s.bram36))).unwrap_or_default()
     );
     println!("  longest combinational path: {} cells", r.logic_levels);
+    let t = &r.timing;
+    println!(
+        "  timing estimate: {:.2} ns, fmax {:.0} MHz ({} the {} ns clock): {} LUT levels, {} carry, {} MUXF, {} other cells",
+        t.delay_ns,
+        t.fmax_mhz,
+        if r.meets_clock { "meets" } else { "misses" },
+        r.clock_period_ns,
+        t.lut_levels,
+        t.carry_cells,
+        t.muxf_cells,
+        t.other_cells
+    );
+    println!("    from {} to {}", t.start, t.end);
     if capacity.is_none() {
         println!("  (fptgen does not know the capacity of {}; no shares)", n.part);
     }

@@ -124,6 +124,18 @@ mod tests {
             total: Resources { luts: 100, lutram: 20, ffs: 30, carry: 2, dsps: 1, ramb36: 1, ramb18: 1, muxf: 0 },
             carry_cell: "CARRY8".into(),
             logic_levels: 7,
+            timing: crate::sta::Estimate {
+                lut_levels: 3,
+                carry_cells: 2,
+                muxf_cells: 0,
+                other_cells: 0,
+                delay_ns: 2.0,
+                fmax_mhz: 500.0,
+                start: "FDRE a".into(),
+                end: "FDRE b".into(),
+            },
+            clock_period_ns: 5.0,
+            meets_clock: true,
             part: None,
             shares: None,
         }

@@ -116,7 +116,7 @@ pub fn evaluate(
             .map(|t| match t {
                 Task::Synth(d) => {
                     let design = &designs.list()[d];
-                    let yosys_run = |dir: &std::path::Path| synth::run(dir, &model.name, part::lookup(&model.part), spec.scope);
+                    let yosys_run = |dir: &std::path::Path| synth::run(dir, &model.name, part::lookup(&model.part), spec.scope, model.clock_period_ns);
                     let r = cache.estimate(design, gen, &model.part, yosys_run).map_err(|e| chain(&e));
                     design.points.iter().for_each(|&i| done(i));
                     Outcome::Synth(d, r)
