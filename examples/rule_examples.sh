@@ -3,7 +3,7 @@
 # example and each of es, dfa, drtp and sgm, `fptgen cosim --train` (one
 # iteration, a buffer of 4 samples, inference requests injected) compares
 # every event, every answer, every iteration's cycles and the final
-# memories with the simulator. Under sgm an example whose trainable layers
+# memories with the simulator (ES with two members). Under sgm an example whose trainable layers
 # include a hidden one needs modules: they are fitted with `fptgen train
 # --sgm` on data (MNIST for examples/mnist, the data directory given; random
 # images with random labels for examples/residual, written here).
@@ -43,7 +43,9 @@ for ex in tiny jet_tagging int8_head mnist mnist_cnn residual all_operators; do
     row="| $ex | ${layers:-?} |"
     for rule in es dfa drtp sgm; do
         extra=()
-        [ "$rule" = sgm ] && [ -e "$out/$ex.sgm.npz" ] && extra=(--sgm "$PWD/$out/$ex.sgm.npz")
+        # ES: two members, so that MNIST's groups stay seconds of simulation.
+        [ "$rule" = es ] && extra=(--population 2)
+        [ "$rule" = sgm ] && [ -e "$out/$ex.sgm.npz" ] && extra=(--sgm "$(cd "$out" && pwd)/$ex.sgm.npz")
         start=$(date +%s)
         if "$fptgen" cosim "examples/$ex/model.yaml" --vectors 4 --seed 3 --train --iterations 1 --buffer 4 \
             --interrupt-rate 0.01 --rule "$rule" "${extra[@]}" -o "$out/$ex-$rule" > "$out/$ex-$rule.log" 2>&1; then

@@ -31,6 +31,9 @@ pub fn summary(m: &Model) -> String {
     let shape: Vec<String> = m.input_shape.iter().map(|d| d.to_string()).collect();
     s += &format!("{}: ok ({})\n", m.name, m.source.display());
     s += &format!("  part {}, clock {} ns, weights {}\n", m.part, m.clock_period_ns, m.weights_path.display());
+    if let Some(t) = m.target_ii {
+        s += &format!("  target_ii {t} cycles: the layers' `auto` pe/simd are chosen for it (docs/hardware.md, \"Folding\")\n");
+    }
     s += &format!("  input [{}] {}\n", shape.join(", "), m.input_format);
     // The inputs column only for a graph: a chain's summary is as before.
     let graph = !m.is_chain();

@@ -115,8 +115,12 @@ impl Conv2d {
         }
         let [weight, bias, accum, output] = input.formats(["weight", "bias", "accum", "output"])?;
         let window = 9 * ch;
-        let pe = c.fold(&lf.pe, "pe", filters, "filters")?;
-        let simd = c.fold(&lf.simd, "simd", window, "window values (9 x channels)")?;
+        let pixels = {
+            let (oh, _) = out_size(h, stride, padding).unwrap_or((1, 0));
+            let (ow, _) = out_size(w, stride, padding).unwrap_or((1, 0));
+            oh * ow
+        };
+        let (pe, simd) = c.fold_pair(&lf.pe, &lf.simd, (filters, window), ("filters", "window values (9 x channels)"), pixels)?;
         let [weights, biases] = input.trainable(["weights", "biases"])?;
         let mvau = Dense {
             inputs: window,

@@ -124,8 +124,7 @@ impl Dense {
         }
         let [weight, bias, accum, output] = input.formats(["weight", "bias", "accum", "output"])?;
         let precision = Precision { weight, bias, accum, output };
-        let pe = c.fold(&lf.pe, "pe", outputs, "outputs")?;
-        let simd = c.fold(&lf.simd, "simd", inputs, "inputs")?;
+        let (pe, simd) = c.fold_pair(&lf.pe, &lf.simd, (outputs, inputs), ("outputs", "inputs"), 1)?;
         let [weights, biases] = input.trainable(["weights", "biases"])?;
         let activation = input.activation(false)?;
         Ok(Dense { inputs, outputs, activation, precision, pe, simd, trainable: Trainable { weights, biases } })

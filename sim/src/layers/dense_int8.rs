@@ -387,8 +387,7 @@ impl DenseInt8 {
                 DenseInt8::new(prev_len, outputs, activation, in_q, out_q, &scales, rounding, trainable).map_err(|(i, m)| at(i, m))
             }
         }?;
-        d.pe = c.fold(&lf.pe, "pe", d.outputs, "outputs")?;
-        d.simd = c.fold(&lf.simd, "simd", d.inputs, "inputs")?;
+        (d.pe, d.simd) = c.fold_pair(&lf.pe, &lf.simd, (d.outputs, d.inputs), ("outputs", "inputs"), 1)?;
         Ok(d)
     }
 }

@@ -18,6 +18,7 @@
 //! half (docs/hardware.md lists the files of each kind).
 
 pub mod add;
+pub mod fold;
 pub mod batchnorm;
 pub mod concat;
 pub mod conv2d;

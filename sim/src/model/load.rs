@@ -27,7 +27,7 @@ pub fn load(path: &Path) -> Result<Model, Error> {
 /// Validates model-file `text`, reporting errors against `path`.
 pub fn parse(text: &str, path: &Path) -> Result<Model, ModelError> {
     let file: ModelFile = serde_saphyr::from_str(text).map_err(|e| yaml_error(path, &e))?;
-    Checker { text, path }.model(file)
+    Checker { text, path, target_ii: std::cell::Cell::new(None) }.model(file)
 }
 
 /// Converts a YAML/serde error into a [`ModelError`] with its position.
@@ -59,6 +59,8 @@ fn pos(loc: &Location) -> Pos {
 pub(crate) struct Checker<'a> {
     text: &'a str,
     path: &'a Path,
+    /// The model's `target_ii` (read before the layers).
+    target_ii: std::cell::Cell<Option<u64>>,
 }
 
 impl Checker<'_> {
@@ -152,6 +154,12 @@ impl Checker<'_> {
                 return Err(self.err(c, format!("clock_period_ns is {}; it must be a positive number", c.value)))
             }
         };
+        let target_ii = match &f.target_ii {
+            None => None,
+            Some(t) if t.value >= 1 && t.value <= MAX_DIM as u64 * MAX_DIM as u64 => Some(t.value),
+            Some(t) => return Err(self.err(t, format!("target_ii is {}; it must be a positive number of cycles", t.value))),
+        };
+        self.target_ii.set(target_ii);
         if f.input.shape.value.is_empty() {
             return Err(self.err(&f.input.shape, "input shape is empty; give at least one dimension"));
         }
@@ -365,6 +373,7 @@ impl Checker<'_> {
             name,
             part,
             clock_period_ns,
+            target_ii,
             input_shape,
             input_format,
             weights_path,
@@ -689,16 +698,40 @@ impl Checker<'_> {
         Ok(Layer { name, op, input_format: format, inputs: Vec::new(), gather: Gather::single(len), lowered, part_of: None, split_from: None })
     }
 
-    /// A folding factor: 1 (absent) to `dim`.
-    pub(crate) fn fold(&self, v: &Option<Spanned<u64>>, what: &str, dim: usize, dim_name: &str) -> Result<usize, ModelError> {
-        match v {
-            None => Ok(1),
-            Some(s) if s.value >= 1 && s.value <= dim as u64 => Ok(s.value as usize),
-            Some(s) => Err(self.err(
-                s,
-                format!("{what} is {}; it must be between 1 and the layer's {dim} {dim_name}", s.value),
-            )),
+    /// A matrix-vector unit's folding `(pe, simd)` from the layer's `pe`
+    /// and `simd` entries: each 1 (absent) to its dimension (`outputs`,
+    /// `inputs`, named `names`), or `auto`, chosen for the model's
+    /// `target_ii` by [`crate::layers::fold::choose`] with `repeats` vectors
+    /// per input (a convolution's output pixels).
+    pub(crate) fn fold_pair(
+        &self,
+        pe: &Option<Spanned<ShiftFile>>,
+        simd: &Option<Spanned<ShiftFile>>,
+        (outputs, inputs): (usize, usize),
+        names: (&str, &str),
+        repeats: usize,
+    ) -> Result<(usize, usize), ModelError> {
+        let one = |v: &Option<Spanned<ShiftFile>>, what: &str, dim: usize, dim_name: &str| -> Result<Option<usize>, ModelError> {
+            match v {
+                None => Ok(Some(1)),
+                Some(Spanned { value: ShiftFile::Auto, .. }) => Ok(None),
+                Some(Spanned { value: ShiftFile::Value(n), .. }) if *n >= 1 && *n as u64 <= dim as u64 => Ok(Some(*n as usize)),
+                Some(s @ Spanned { value: ShiftFile::Value(n), .. }) => {
+                    Err(self.err(s, format!("{what} is {n}; it must be between 1 and the layer's {dim} {dim_name}, or auto")))
+                }
+            }
+        };
+        let p = one(pe, "pe", outputs, names.0)?;
+        let s = one(simd, "simd", inputs, names.1)?;
+        if p.is_some() && s.is_some() {
+            return Ok((p.unwrap_or(1), s.unwrap_or(1)));
         }
+        let at = if p.is_none() { pe } else { simd };
+        let Some(target) = self.target_ii.get() else {
+            let at = at.as_ref().expect("an auto entry was written");
+            return Err(self.err(at, "pe or simd `auto` needs the model's `target_ii` (cycles per input vector) at the top level"));
+        };
+        Ok(crate::layers::fold::choose(outputs, inputs, repeats, target, p, s))
     }
 }
 

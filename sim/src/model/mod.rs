@@ -44,6 +44,9 @@ pub struct Model {
     pub part: String,
     /// Target clock period in ns (finite, > 0).
     pub clock_period_ns: f64,
+    /// `target_ii`: the cycles per input vector that `pe: auto` and
+    /// `simd: auto` were chosen for (`docs/hardware.md`, "Folding").
+    pub target_ii: Option<u64>,
     /// Shape of one input sample.
     pub input_shape: Vec<usize>,
     /// Format of every input value.

@@ -19,6 +19,10 @@ pub struct ModelFile {
     /// Target clock period in nanoseconds.
     #[serde(default)]
     pub clock_period_ns: Option<Spanned<f64>>,
+    /// Target cycles per input vector of every layer whose `pe` or `simd`
+    /// is `auto` (`docs/hardware.md`, "Folding").
+    #[serde(default)]
+    pub target_ii: Option<Spanned<u64>>,
     /// The network's input.
     pub input: InputFile,
     /// Path of the weights archive, relative to the model file.
@@ -265,12 +269,13 @@ pub struct LayerFile {
     /// Formats of the layer's tensors.
     #[serde(default)]
     pub precision: Option<Spanned<PrecisionFile>>,
-    /// Output neurons (channels) computed in parallel.
+    /// Output neurons (channels) computed in parallel, or `auto` (chosen
+    /// for the model's `target_ii`).
     #[serde(default)]
-    pub pe: Option<Spanned<u64>>,
-    /// Inputs consumed per cycle.
+    pub pe: Option<Spanned<ShiftFile>>,
+    /// Inputs consumed per cycle, or `auto`.
     #[serde(default)]
-    pub simd: Option<Spanned<u64>>,
+    pub simd: Option<Spanned<ShiftFile>>,
     /// Which parameter tensors are retrainable on the device.
     #[serde(default)]
     pub trainable: Option<Spanned<Vec<TrainableFile>>>,
@@ -337,7 +342,8 @@ impl<'de> Deserialize<'de> for InputsFile {
     }
 }
 
-/// A step shift of the `training:` section: a number, or `auto`.
+/// A number, or `auto`: a step shift of the `training:` section, a layer's
+/// `pe` or `simd`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShiftFile {
     /// `auto`: derived by the rule (`docs/training.md`, "Update").
