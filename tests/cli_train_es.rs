@@ -301,17 +301,31 @@ fn runs_a_feedback_rule_like_the_library_and_generate_refuses_it() {
 }
 
 /// `--rule` replaces the model's rule, checked as the model file's `rule:`
-/// line is: a feedback rule on a trainable layer that is not dense is
-/// refused, naming the file, the option and the layer; nothing is written.
+/// line is: a feedback rule on a trainable layer it cannot train (a batch
+/// norm) is refused, naming the file, the option and the layer; nothing is
+/// written.
 #[test]
 fn rule_option_is_checked_like_the_rule_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
-    let model = root().join("examples/int8_head/model.yaml");
+    let model = dir.path().join("bn.yaml");
+    std::fs::write(
+        &model,
+        "name: bn\ninput: {shape: [4], format: 'ap_fixed<8,3>'}\nweights: w.npz\nlayers:\n\
+         - {name: n, type: batchnorm, activation: relu, trainable: [scale],\n\
+            precision: {scale: 'ap_fixed<6,2>', shift: 'ap_fixed<6,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}}\n\
+         - {name: d, type: dense, inputs: 4, outputs: 2, activation: linear,\n\
+            precision: {weight: 'ap_fixed<6,2>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<8,3>'}}\n\
+         training: {buffer: 2}\n",
+    )
+    .expect("write");
+    let (code, _, err) = fptgen(&["init-weights", model.to_str().expect("utf8")], dir.path());
+    assert_eq!(code, 0, "{err}");
     let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "--rule", "dfa", "-o", out.to_str().expect("utf8")], &root());
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("int8_head/model.yaml") && err.contains("with --rule dfa") && err.contains("'head' is a trainable dense_int8 layer"), "{err}");
+    assert!(err.contains("bn.yaml") && err.contains("with --rule dfa") && err.contains("'n' is a trainable batchnorm layer"), "{err}");
     assert!(!out.exists());
+    let model = root().join("examples/int8_head/model.yaml");
     let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "--rule", "sgd", "-o", out.to_str().expect("utf8")], &root());
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("expected es, dfa, drtp or sgm"), "{err}");
