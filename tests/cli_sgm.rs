@@ -116,6 +116,10 @@ fn train_sgm_then_cosim_on_jet_tagging() {
     assert_eq!(code, 0, "{out}\n{err}");
     let report = std::fs::read_to_string(dir.path().join("synth/reports/synth_trainer.md")).expect("report");
     assert!(out.contains("sgm trainer") && report.contains("fptgen_fb_sgm"), "the module is not in the synthesized hierarchy:\n{out}\n{report}");
+    // report.md now gives the added area, the same LUT count synth printed.
+    let md = std::fs::read_to_string(dir.path().join("synth/report.md")).expect("report.md");
+    let luts = out.lines().find_map(|l| l.trim().strip_prefix("LUTs")).and_then(|r| r.split_whitespace().next()).unwrap_or_else(|| panic!("{out}"));
+    assert!(md.contains("added area (yosys") && md.contains(&format!(": {luts} LUTs,")), "report.md lacks the area ({luts} LUTs):\n{md}");
 }
 
 #[test]

@@ -83,6 +83,12 @@ pub fn supported(model: &Model) -> Result<(), DesignError> {
 
 /// What every file generated from `model` says about its origin: this
 /// fptgen's version and the model file.
+/// `report.md` of the design of `model` planned as `n` (for a report
+/// rewritten with what a later step measured, such as the trainer's area).
+pub fn report_md(model: &Model, n: &NetworkPlan) -> Result<crate::render::GeneratedFile, DesignError> {
+    Ok(crate::render::report_md(n, &gen_info(model))?)
+}
+
 pub fn gen_info(model: &Model) -> GenInfo {
     GenInfo { version: VERSION, source: model.source.display().to_string() }
 }

@@ -298,6 +298,11 @@ pub struct NetworkPlan {
     /// The on-chip feedback-rule trainer, if the model has a `training:`
     /// section with rule `dfa`, `drtp` or `sgm` (at most one of the two trainers).
     pub feedback: Option<crate::fb_plan::FbHwPlan>,
+    /// The trainer's added area, when `fptgen synth --trainer-only` has
+    /// measured it with yosys (report.md then gives it; None after
+    /// `generate`, which runs no synthesis).
+    #[serde(skip)]
+    pub trainer_area: Option<crate::synth::Resources>,
 }
 
 impl NetworkPlan {
@@ -414,6 +419,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
         }),
         trainer: None,
         feedback: None,
+        trainer_area: None,
     };
     n.trainer = train_plan(model, &n);
     n.feedback = crate::fb_plan::fb_plan(model, &n);

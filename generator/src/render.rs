@@ -317,6 +317,11 @@ pub fn rtl_files(n: &NetworkPlan) -> Vec<String> {
     v
 }
 
+/// The design's `report.md` alone (as [`render`] writes it).
+pub fn report_md(n: &NetworkPlan, gen: &GenInfo) -> Result<GeneratedFile, askama::Error> {
+    Ok(GeneratedFile::text("report.md", ReportMdTemplate { gen, n }.render()?))
+}
+
 /// Renders every file of the output directory for the plan `n` of a model
 /// with `params`.
 pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
@@ -404,6 +409,6 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| askama::Error::Custom(Box::new(e)))?;
     files.push(GeneratedFile::text("report.json", ReportJsonTemplate { json }.render()?));
-    files.push(GeneratedFile::text("report.md", ReportMdTemplate { gen, n }.render()?));
+    files.push(report_md(n, gen)?);
     Ok(files)
 }

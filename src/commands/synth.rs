@@ -27,6 +27,13 @@ pub fn run(
     let r = synth::run(&dir, &n.name, capacity, scope, n.clock_period_ns)?;
     let files = synth::report_files(&r, &design::gen_info(&model), &n.part)?;
     output::add_files(&dir, output::SYNTH, &files)?;
+    if trainer_only {
+        // report.md gives the trainer's added area from now on.
+        let mut n = n.clone();
+        n.trainer_area = Some(r.total);
+        let report = design::report_md(&model, &n)?;
+        output::add_files(&dir, output::DESIGN, &[report])?;
+    }
     let share = |x: f64| format!("{x:.2}%");
     let what = match (trainer_only, model.training.as_ref().map(|t| t.rule)) {
         (true, Some(fptgen_sim::model::Rule::Es)) => "the ES trainer alone".to_string(),
