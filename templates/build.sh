@@ -25,9 +25,17 @@ case "${1:-}" in
         opts=+define+FPTGEN_DUMP_FINAL
         ;;{% endif %}
 esac
+# Verilator's once-run code (constructors, initial blocks) is compiled
+# without optimization, which shortens the build and not the run; with
+# ccache installed (and usable), every compiled object is cached, so
+# Verilator's own runtime library and any design built before compile once.
+makeflags=OPT_SLOW=-O0
+if command -v ccache >/dev/null 2>&1 && ccache -p >/dev/null 2>&1; then
+    makeflags="$makeflags OBJCACHE=ccache"
+fi
 exec verilator --cc --exe --build -j 2 -Wall $opts \
     --top-module {= n.name =} -Mdir "$obj" -o V{= n.name =} -Irtl \
-    -CFLAGS -O1 \
+    -CFLAGS -O1 -MAKEFLAGS "$makeflags" \
 {%- for f in rtl_files %}
     rtl/{= f =} \
 {%- endfor %}

@@ -5,13 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Verilator (co-simulation), yosys (resource estimates), tclsh (the
-# Vivado-script test) and Icarus Verilog (the Verilog-2001 check) come from
-# Debian.
+# Vivado-script test), Icarus Verilog (the Verilog-2001 check) and ccache
+# come from Debian.
 missing=()
 command -v verilator >/dev/null 2>&1 || missing+=(verilator)
 command -v yosys >/dev/null 2>&1 || missing+=(yosys)
 command -v tclsh >/dev/null 2>&1 || missing+=(tcl)
 command -v iverilog >/dev/null 2>&1 || missing+=(iverilog)
+# ccache caches the C++ that Verilator writes (the generated sim/build.sh
+# uses it when present): its runtime library and designs that several tests
+# build compile once.
+command -v ccache >/dev/null 2>&1 || missing+=(ccache)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ]; then
         echo "tests/run.sh: installing ${missing[*]}" >&2
@@ -25,6 +29,7 @@ fi
 verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p
+ccache --version | sed -n 1p
 
 # The LiteRT interpreter (sim/tests/litert_int8.rs, the independent check of
 # the int8 arithmetic against TFLite's reference kernels) comes from PyPI; its
