@@ -55,7 +55,7 @@ use clap::Parser;
 use mnist_args::MnistArgs;
 use fptgen_sim::data::{self, Dataset};
 use fptgen_sim::fixed::Format;
-use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Rule, Trainable, Training};
+use fptgen_sim::model::{self, Fitness, LayerOp, LossQuantization, Model, Rule, StepRounding, Trainable, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::qat::{accuracy, Loss, Qat, QatConfig};
 use fptgen_sim::train::feedback_float::FloatFeedbackTrainer;
@@ -153,6 +153,11 @@ struct Args {
     /// delta, in output codes, times the input).
     #[arg(long, default_value_t = 12, allow_hyphen_values = true)]
     feedback_lr_shift: i32,
+    /// The feedback rules' step rounding: auto (stochastic for tensors of
+    /// at most 8 bits), nearest or stochastic (docs/training.md,
+    /// "Stochastic rounding").
+    #[arg(long, default_value = "auto", value_parser = parse_rounding)]
+    step_rounding: StepRounding,
     /// With --rule backprop: Adam's step size (cosine-decayed over the run).
     #[arg(long, default_value_t = 1e-3)]
     backprop_lr: f32,
@@ -162,6 +167,14 @@ struct Args {
     /// With --rule backprop: the loss (mae, mse or ce).
     #[arg(long, default_value = "ce")]
     backprop_loss: String,
+}
+
+/// `--step-rounding`: auto, nearest or stochastic.
+fn parse_rounding(s: &str) -> Result<StepRounding, String> {
+    [StepRounding::Auto, StepRounding::Nearest, StepRounding::Stochastic]
+        .into_iter()
+        .find(|r| r.name() == s)
+        .ok_or_else(|| format!("{s}: expected auto, nearest or stochastic"))
 }
 
 /// `--lr-base`: a number, or `auto`.
@@ -500,7 +513,7 @@ fn run(
         other => bail!("--rule {other}: expected es, dfa, drtp, sgm or backprop"),
     };
     if rule != Rule::Es {
-        let training = Training { rule, lr_shift: a.feedback_lr_shift, ..training };
+        let training = Training { rule, lr_shift: a.feedback_lr_shift, step_rounding: a.step_rounding, ..training };
         let sgm = if rule == Rule::Sgm && !fptgen_sim::train::sgm::module_shapes(net.model()).is_empty() {
             // The modules, fitted on clean training images with the
             // deployed (variant) weights, as `fptgen train --sgm` fits them.

@@ -27,7 +27,7 @@
  * sum over the P pixels of delta[p][f] * x (the input at window position
  * (ky, kx, c) of pixel p, 0 in the padding; u_bias: 1): one pixel per cycle
  * for P cycles, each read from the two memories, multiplied and added two
- * cycles later. u_step = R(sum, SHIFT_W) (or SHIFT_B) saturated to S_W bits
+ * cycles later. u_step = R(sum, SHIFT_W) (or SHIFT_B; stochastic with STOCH_W/STOCH_B, fptgen_fb_step) saturated to S_W bits
  * is valid from P + 4 cycles after u_acc (the controller's ACC = P + 1
  * cycles before its read, then read, wait, write) until the next u_acc.
  */
@@ -75,7 +75,13 @@ module fptgen_fb_conv #(
     // MODE 3: R's shift of g (0 .. 31)
     parameter integer SHIFT_G = 0,
     // Bits of the saturated step (two's complement, >= 2)
-    parameter integer S_W = 10
+    parameter integer S_W = 10,
+    // 1: the weights' (biases') steps round stochastically, from a rounding
+    // LFSR reset to SEED_W (SEED_B) (fptgen_fb_step)
+    parameter integer STOCH_W = 0,
+    parameter integer STOCH_B = 0,
+    parameter [31:0] SEED_W = 32'h1,
+    parameter [31:0] SEED_B = 32'h1
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -99,6 +105,8 @@ module fptgen_fb_conv #(
     input  wire                 u_row,
     input  wire                 u_col,
     input  wire                 u_bias,
+    // A parameter of this layer is written (its rounding LFSR moves on)
+    input  wire                 u_wr,
     input  wire                 u_acc,
     output wire                 d_zero,
     output wire [S_W-1:0]       u_step
@@ -359,18 +367,23 @@ always @(posedge clk) begin
     end
 end
 
-wire [S_W-1:0] step_w, step_b;
-
-fptgen_round_shift #(.IN_W(AC_W), .SHIFT(SHIFT_W), .OUT_W(S_W)) u_round_w (.v(acc_reg), .r(step_w));
-fptgen_round_shift #(.IN_W(AC_W), .SHIFT(SHIFT_B), .OUT_W(S_W)) u_round_b (.v(acc_reg), .r(step_b));
-
-reg [S_W-1:0] step_reg;
-
-always @(posedge clk) begin
-    step_reg <= u_bias ? step_b : step_w;
-end
-
-assign u_step = step_reg;
+fptgen_fb_step #(
+    .IN_W(AC_W),
+    .SHIFT_W(SHIFT_W),
+    .SHIFT_B(SHIFT_B),
+    .S_W(S_W),
+    .STOCH_W(STOCH_W),
+    .STOCH_B(STOCH_B),
+    .SEED_W(SEED_W),
+    .SEED_B(SEED_B)
+) u_step_unit (
+    .clk(clk),
+    .rst(rst),
+    .v(acc_reg),
+    .u_bias(u_bias),
+    .u_wr(u_wr),
+    .u_step(u_step)
+);
 
 endmodule
 

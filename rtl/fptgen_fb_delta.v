@@ -120,7 +120,7 @@ end
 wire [D_W-1:0] g_next = (d_k == {KW{1'b0}} ? {D_W{1'b0}} : g_reg) + term;
 wire [D_W-1:0] g_out;
 
-fptgen_round_shift #(.IN_W(D_W), .SHIFT(MODE == 3 ? SHIFT_G : 0), .OUT_W(D_W)) u_round_g (.v(g_next), .r(g_out));
+fptgen_round_shift #(.IN_W(D_W), .SHIFT(MODE == 3 ? SHIFT_G : 0), .OUT_W(D_W)) u_round_g (.v(g_next), .rnd(1'b0), .r(g_out));
 
 assign d_value = fp ? g_out : {D_W{1'b0}};
 assign d_push = d_step && d_last;

@@ -30,7 +30,7 @@
  * next column. Every cycle the product of the heads is registered, and the
  * cycle after that its power-of-two step R(delta * (x - X_OFF), SHIFT_W) (weights,
  * u_bias = 0) or R(delta, SHIFT_B) (biases) saturated to S_W bits
- * (fptgen_round_shift): u_step is valid two cycles after the heads and
+ * (fptgen_fb_step; stochastically with STOCH_W/STOCH_B): u_step is valid two cycles after the heads and
  * u_bias it is computed from, which the controller holds that long.
  */
 
@@ -72,7 +72,13 @@ module fptgen_fb_layer #(
     // MODE 3: R's shift of g (0 .. 31)
     parameter integer SHIFT_G = 0,
     // Bits of the saturated step (two's complement, >= 2)
-    parameter integer S_W = 10
+    parameter integer S_W = 10,
+    // 1: the weights' (biases') steps round stochastically, from a rounding
+    // LFSR reset to SEED_W (SEED_B) (fptgen_fb_step)
+    parameter integer STOCH_W = 0,
+    parameter integer STOCH_B = 0,
+    parameter [31:0] SEED_W = 32'h1,
+    parameter [31:0] SEED_B = 32'h1
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -96,6 +102,8 @@ module fptgen_fb_layer #(
     input  wire                 u_row,
     input  wire                 u_col,
     input  wire                 u_bias,
+    // A parameter of this layer is written (its rounding LFSR moves on)
+    input  wire                 u_wr,
     output wire                 d_zero,
     output wire [S_W-1:0]       u_step
 );
@@ -225,18 +233,23 @@ always @(posedge clk) begin
     prod_reg <= u_bias ? {{XE_W{d_head[D_W-1]}}, d_head} : prod;
 end
 
-wire [S_W-1:0] step_w, step_b;
-
-fptgen_round_shift #(.IN_W(PR_W), .SHIFT(SHIFT_W), .OUT_W(S_W)) u_round_w (.v(prod_reg), .r(step_w));
-fptgen_round_shift #(.IN_W(PR_W), .SHIFT(SHIFT_B), .OUT_W(S_W)) u_round_b (.v(prod_reg), .r(step_b));
-
-reg [S_W-1:0] step_reg;
-
-always @(posedge clk) begin
-    step_reg <= u_bias ? step_b : step_w;
-end
-
-assign u_step = step_reg;
+fptgen_fb_step #(
+    .IN_W(PR_W),
+    .SHIFT_W(SHIFT_W),
+    .SHIFT_B(SHIFT_B),
+    .S_W(S_W),
+    .STOCH_W(STOCH_W),
+    .STOCH_B(STOCH_B),
+    .SEED_W(SEED_W),
+    .SEED_B(SEED_B)
+) u_step_unit (
+    .clk(clk),
+    .rst(rst),
+    .v(prod_reg),
+    .u_bias(u_bias),
+    .u_wr(u_wr),
+    .u_step(u_step)
+);
 
 endmodule
 

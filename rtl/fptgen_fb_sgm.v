@@ -235,7 +235,7 @@ end
 
 wire [E_W-1:0] h_new;
 
-fptgen_round_shift #(.IN_W(ACC_W), .SHIFT(SHIFT_H), .OUT_W(E_W)) u_round_h (.v(acc_reg), .r(h_new));
+fptgen_round_shift #(.IN_W(ACC_W), .SHIFT(SHIFT_H), .OUT_W(E_W)) u_round_h (.v(acc_reg), .rnd(1'b0), .r(h_new));
 
 // The h ring: C values, head h[0] at the low bits after the C pushes.
 reg [C*E_W-1:0] h_reg;

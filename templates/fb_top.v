@@ -12,7 +12,7 @@
  *   - per trainable layer (fptgen_fb_layer) the capture of its input and f'(output), the
  *     feedback from a 32-bit LFSR (B is never stored), the deltas and the power-of-two steps:
 {%- for l in t.layers %}
- *       {= l.name =}: {% if let Some(cv) = l.conv %}conv2d {= cv.h =}x{= cv.w =}x{= cv.cin =} -> {= cv.oh =}x{= cv.ow =}x{= cv.filters =} (fptgen_fb_conv), {% endif %}{= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else if l.mode == 2 %}g = -B[:, k*] (drtp){% else %}g = R(U h, {= l.sgm.as_ref().unwrap().shift_g() =}), h = sat(R(V [a, t] + c, {= l.sgm.as_ref().unwrap().shift_h() =})) (sgm, fptgen_fb_sgm){% endif %}, {= l.derivative() =}{= l.offset() =}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases)
+ *       {= l.name =}: {% if let Some(cv) = l.conv %}conv2d {= cv.h =}x{= cv.w =}x{= cv.cin =} -> {= cv.oh =}x{= cv.ow =}x{= cv.filters =} (fptgen_fb_conv), {% endif %}{= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else if l.mode == 2 %}g = -B[:, k*] (drtp){% else %}g = R(U h, {= l.sgm.as_ref().unwrap().shift_g() =}), h = sat(R(V [a, t] + c, {= l.sgm.as_ref().unwrap().shift_h() =})) (sgm, fptgen_fb_sgm){% endif %}, {= l.derivative() =}{= l.offset() =}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases), {= l.rounding_words() =}
 {%- endfor %}
  *   - the parameter cursor (fptgen_param_cursor) and one update unit: clamp(p - step);
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
@@ -275,7 +275,11 @@ fptgen_fb_layer #(
     .SHIFT_W({= l.shift_w =}),
     .SHIFT_B({= l.shift_b =}),
     .SHIFT_G({% match l.sgm %}{% when Some with (sg) %}{= sg.shift_g() =}{% when None %}0{% endmatch %}),
-    .S_W(SW)
+    .S_W(SW),
+    .STOCH_W({= l.rounding_w().0 =}),
+    .STOCH_B({= l.rounding_b().0 =}),
+    .SEED_W({= l.rounding_w().1 =}),
+    .SEED_B({= l.rounding_b().1 =})
 ) u_fb_{= l.name =} (
     .clk(clk),
     .rst(rst),
@@ -301,6 +305,7 @@ fptgen_fb_layer #(
     .u_row(u_row[{= l.index =}]),
     .u_col(u_col[{= l.index =}]),
     .u_bias(u_bias),
+    .u_wr(op_write && u_layer == {= t.layer_w() =}'d{= l.index =}),
 {%- if l.conv.is_some() %}
     .u_acc(u_acc[{= l.index =}]),
 {%- endif %}

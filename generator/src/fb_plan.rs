@@ -68,6 +68,11 @@ pub struct FbLayer {
     pub shift_w: i32,
     /// Shift of the bias step.
     pub shift_b: i32,
+    /// The weights' steps round stochastically: their rounding LFSR's
+    /// initial state (`None`: to nearest).
+    pub round_w: Option<u64>,
+    /// The same for the biases.
+    pub round_b: Option<u64>,
     /// The stream the layer takes and the one it gives (tapped).
     pub input: String,
     /// The stream it gives.
@@ -186,6 +191,27 @@ impl FbLayer {
         format!("32'h{:08x}", self.seed)
     }
 
+    /// `STOCH_W` and `SEED_W` (`.0`: 0 or 1, `.1` a 32-bit literal) of
+    /// the weights' rounding; [`FbLayer::rounding_b`] the biases'.
+    pub fn rounding_w(&self) -> (u32, String) {
+        rounding(self.round_w)
+    }
+
+    /// `STOCH_B` and `SEED_B`.
+    pub fn rounding_b(&self) -> (u32, String) {
+        rounding(self.round_b)
+    }
+
+    /// The rounding of the steps in words, for the design's comments.
+    pub fn rounding_words(&self) -> &'static str {
+        match (self.round_w.is_some(), self.round_b.is_some()) {
+            (false, false) => "rounded to nearest",
+            (true, true) => "rounded stochastically",
+            (true, false) => "weights rounded stochastically, biases to nearest",
+            (false, true) => "weights rounded to nearest, biases stochastically",
+        }
+    }
+
     /// `f'` in words, for the design's comments.
     pub fn derivative(&self) -> String {
         match self.fp_mode {
@@ -213,6 +239,13 @@ impl FbLayer {
     /// The bias step's factor.
     pub fn bias_step(&self) -> String {
         power_of_two(-self.shift_b)
+    }
+}
+
+fn rounding(seed: Option<u64>) -> (u32, String) {
+    match seed {
+        Some(s) => (1, format!("32'h{s:08x}")),
+        None => (0, "32'h00000001".into()),
     }
 }
 
@@ -423,6 +456,8 @@ pub fn fb_plan(model: &Model, net: &NetworkPlan) -> Option<FbHwPlan> {
             seed: s.seed,
             shift_w: s.shift_w,
             shift_b: s.shift_b,
+            round_w: s.round_w,
+            round_b: s.round_b,
             input: w.input.clone(),
             output: w.output.clone(),
             conv,

@@ -43,6 +43,7 @@ pub const FEEDBACK: &[RtlFile] = &[
     ("fptgen_round_shift.v", include_str!("../../rtl/fptgen_round_shift.v")),
     ("fptgen_fb_delta.v", include_str!("../../rtl/fptgen_fb_delta.v")),
     ("fptgen_fb_fprime.v", include_str!("../../rtl/fptgen_fb_fprime.v")),
+    ("fptgen_fb_step.v", include_str!("../../rtl/fptgen_fb_step.v")),
     ("fptgen_fb_layer.v", include_str!("../../rtl/fptgen_fb_layer.v")),
     ("fptgen_fb_conv.v", include_str!("../../rtl/fptgen_fb_conv.v")),
     ("fptgen_fb_error.v", include_str!("../../rtl/fptgen_fb_error.v")),

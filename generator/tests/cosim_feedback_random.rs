@@ -25,9 +25,11 @@ use common::random_net::{cnn, network};
 
 /// The `training:` section of `rule` with random choices.
 fn training(rule: &'static str) -> impl Strategy<Value = String> {
-    (1usize..=5, -2i32..=8, any::<u64>()).prop_map(move |(buffer, lr, seed)| {
+    (1usize..=5, -2i32..=8, any::<u64>(), 0usize..3).prop_map(move |(buffer, lr, seed, r)| {
         let sgm = if rule == "sgm" { "  sgm: sgm.npz\n" } else { "" };
-        format!("training:\n  rule: {rule}\n{sgm}  buffer: {buffer}\n  lr_shift: {lr}\n  seed: {seed}\n")
+        // The step rounding too (docs/training.md, "Stochastic rounding").
+        let rounding = ["auto", "nearest", "stochastic"][r];
+        format!("training:\n  rule: {rule}\n{sgm}  buffer: {buffer}\n  lr_shift: {lr}\n  seed: {seed}\n  step_rounding: {rounding}\n")
     })
 }
 

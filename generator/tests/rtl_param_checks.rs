@@ -103,10 +103,14 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_fb_sgm", bad: &[("SHIFT_H", 32, "fptgen_param_error_fb_sgm_out_of_range")] },
     Case { module: "fptgen_fb_conv", bad: &[("STRIDE", 3, "fptgen_param_error_fb_conv_out_of_range")] },
     Case { module: "fptgen_fb_delta", bad: &[("MODE", 4, "fptgen_param_error_fb_delta_out_of_range")] },
+    Case { module: "fptgen_fb_step", bad: &[("STOCH_W", 1, "fptgen_param_error_fb_step_stochastic_needs_positive_shift")] },
     Case { module: "fptgen_fb_fprime", bad: &[("FP_MODE", 3, "fptgen_param_error_fb_fprime_out_of_range")] },
     Case { module: "fptgen_fb_error", bad: &[("E_W", 9, "fptgen_param_error_fb_error_out_of_range")] },
     Case { module: "fptgen_fb_ctrl", bad: &[("SERVE_MAX", 0, "fptgen_param_error_fb_ctrl_out_of_range")] },
-    Case { module: "fptgen_round_shift", bad: &[("SHIFT", 65, "fptgen_param_error_round_shift_out_of_range")] },
+    Case {
+        module: "fptgen_round_shift",
+        bad: &[("SHIFT", 65, "fptgen_param_error_round_shift_out_of_range"), ("RND_W", 2, "fptgen_param_error_round_shift_rnd_w_mismatch")],
+    },
     Case {
         module: "fptgen_lfsr",
         bad: &[

@@ -5,9 +5,10 @@
 
 use std::path::Path;
 
-use fptgen_sim::model::{self, Rule, Training};
+use fptgen_sim::model::{self, LfsrWidth, Rule, Training};
 use fptgen_sim::network::Network;
-use fptgen_sim::train::feedback::{feedback_matrix, round_shift};
+use fptgen_sim::train::feedback::{feedback_layers, feedback_matrix, round_shift, stochastic_shift};
+use fptgen_sim::train::lfsr::Lfsr;
 use fptgen_sim::train::steps::StepBasis;
 use fptgen_sim::train::{Buffer, FeedbackTrainer};
 use fptgen_sim::weights::{LayerParams, Params};
@@ -177,4 +178,115 @@ fn lr_shift_auto_follows_the_output_format() {
         let written = Training { lr_shift_auto: false, lr_shift: 7, ..es };
         assert_eq!(written.with_rule(Rule::Dfa, f).lr_shift, 7, "{out}");
     }
+}
+
+/// Stochastic rounding (docs/training.md, "Stochastic rounding"): every
+/// step is the floor or the ceiling of `v / 2^k`, and over many draws its
+/// mean is `v / 2^k`, for steps far below half a code (where rounding to
+/// nearest gives 0 every time) and for negative ones; `k` above 32 draws
+/// 32 bits; `k <= 0` is exact and draws nothing.
+#[test]
+fn stochastic_steps_are_unbiased() {
+    for (v, k) in [(3i128, 4), (-3, 4), (1, 9), (-1000, 5), (77, 1), (5, 36)] {
+        let mut lfsr = Lfsr::new(LfsrWidth::W32, 0x1234_5679).expect("nonzero");
+        let n = 40_000;
+        let exact = v as f64 / 2f64.powi(k);
+        let (lo, hi) = (exact.floor() as i128, exact.ceil() as i128);
+        let mut sum = 0i128;
+        for _ in 0..n {
+            let s = stochastic_shift(v, k, &mut lfsr);
+            assert!(s == lo || s == hi, "R_s({v}, {k}) = {s}, not {lo} or {hi}");
+            sum += s;
+        }
+        let mean = sum as f64 / n as f64;
+        // The fraction (exact - lo) of draws round up: a binomial mean,
+        // within 5 standard deviations.
+        let p = exact - lo as f64;
+        let tol = 5.0 * (p * (1.0 - p) / n as f64).sqrt() + 1e-9;
+        assert!((mean - exact).abs() <= tol, "R_s({v}, {k}): mean {mean}, expected {exact} within {tol}");
+        if v.abs() < 1 << (k - 1) {
+            assert_eq!(round_shift(v, k), 0, "to nearest, {v} / 2^{k} is 0");
+        }
+    }
+    let mut lfsr = Lfsr::new(LfsrWidth::W32, 7).expect("nonzero");
+    assert_eq!(stochastic_shift(-5, 0, &mut lfsr), -5);
+    assert_eq!(stochastic_shift(3, -2, &mut lfsr), 12);
+    assert_eq!(lfsr.state(), 7, "k <= 0 draws nothing");
+}
+
+/// `step_rounding` in the model file: `auto` rounds the steps of a tensor
+/// of at most 256 codes stochastically and wider ones to nearest; nothing
+/// is rounded when the shift is not positive; `nearest` and `stochastic`
+/// apply to every tensor; each tensor has its own LFSR seed; ES refuses
+/// an explicit rounding, at its line.
+#[test]
+fn step_rounding_auto_is_stochastic_for_narrow_tensors() {
+    let net = |rounding: &str, lr_shift: i32| {
+        format!(
+            "name: t\ninput: {{shape: [2], format: 'ap_fixed<8,3>'}}\nweights: w.npz\nlayers:\n\
+  - {{name: o, type: dense, inputs: 2, outputs: 2, activation: linear, trainable: [weights, biases],\n\
+     precision: {{weight: 'ap_fixed<4,1>', bias: 'ap_fixed<12,4>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<10,4>'}}}}\n\
+training:\n  rule: dfa\n  buffer: 2\n  lr_shift: {lr_shift}\n{rounding}"
+        )
+    };
+    let rounds = |text: String| {
+        let m = parse(&text);
+        let t = m.training.clone().expect("training");
+        let l = feedback_layers(&m, &t).expect("layers").remove(0);
+        (l.round_w, l.round_b)
+    };
+    let (w, b) = rounds(net("", 12));
+    assert!(w.is_some() && b.is_none(), "auto: 4-bit weights stochastic, 12-bit biases to nearest: {w:?} {b:?}");
+    let (w2, b2) = rounds(net("  step_rounding: stochastic\n", 12));
+    assert!(w2.is_some() && b2.is_some() && w2 != b2, "stochastic: both, with their own seeds");
+    assert_eq!(w, w2, "the weights' seed does not depend on the rounding option");
+    assert_eq!(rounds(net("  step_rounding: nearest\n", 12)), (None, None));
+    // lr_shift -3: the weight shift 8 + 5 - 3... is still positive, the
+    // bias shift -3 - 8 is not: nothing to round there.
+    let (_, b) = rounds(net("  step_rounding: stochastic\n", -3));
+    assert_eq!(b, None, "a left-shifted bias step is exact");
+    let es = "name: t\ninput: {shape: [2], format: 'ap_fixed<8,3>'}\nweights: w.npz\nlayers:\n\
+  - {name: o, type: dense, inputs: 2, outputs: 2, activation: linear, trainable: [weights],\n\
+     precision: {weight: 'ap_fixed<4,1>', bias: 'ap_fixed<12,4>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<10,4>'}}\n\
+training:\n  population: 2\n  step_rounding: stochastic\n";
+    let e = model::parse(es, Path::new("t.yaml")).expect_err("ES rounds to nearest").to_string();
+    assert!(e.starts_with("t.yaml:9:") && e.contains("step_rounding stochastic is for the feedback rules"), "{e}");
+}
+
+/// Why stochastic rounding: a layer with 4-bit weights and a small step
+/// (the automatic one's size) learns the linear task of
+/// [`both_rules_learn_a_linear_task`] only when its steps round
+/// stochastically; rounded to nearest every weight step is 0.
+#[test]
+fn narrow_weights_learn_only_with_stochastic_steps() {
+    let text = |rounding: &str| {
+        format!(
+            "name: t\ninput: {{shape: [2], format: 'ap_fixed<8,2>'}}\nweights: w.npz\nlayers:\n\
+  - {{name: o, type: dense, inputs: 2, outputs: 1, activation: linear, trainable: [weights],\n\
+     precision: {{weight: 'ap_fixed<4,2>', bias: 'ap_fixed<4,2>', accum: 'ap_fixed<20,8>', output: 'ap_fixed<12,4>'}}}}\n\
+training:\n  rule: dfa\n  buffer: 16\n  iterations: 200\n  lr_shift: 14\n  step_rounding: {rounding}\n"
+        )
+    };
+    // Target y = 1.0 * x0 - 0.5 * x1 (exact 4-bit weights 4 and -2 in
+    // codes of 2^-2), from weights 0; inputs on a 2^-6 grid in [-1, 1).
+    let mut seed = 99u64;
+    let mut draw = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) % 128) as i128 - 64
+    };
+    let xs: Vec<Vec<i128>> = (0..16).map(|_| vec![draw(), draw()]).collect();
+    let mut results = Vec::new();
+    for rounding in ["nearest", "stochastic"] {
+        let m = parse(&text(rounding));
+        let t = m.training.clone().expect("training");
+        let params = Params { layers: vec![LayerParams { tensors: vec![vec![0, 0], vec![0]] }] };
+        // Targets in output codes (F_y = 8): y = x0 - x1 / 2, inputs F_x = 6.
+        let ys: Vec<Vec<i128>> = xs.iter().map(|x| vec![4 * x[0] - 2 * x[1]]).collect();
+        let buffer = Buffer::new(&m, xs.clone(), ys).expect("buffer");
+        let mut tr = FeedbackTrainer::new(Network::new(m, params).expect("valid"), t, buffer).expect("trainer");
+        tr.run(200, &mut |_| {});
+        results.push(tr.params().layers[0].tensors[0].clone());
+    }
+    assert_eq!(results[0], vec![0, 0], "to nearest, no weight step reaches half a code");
+    assert_eq!(results[1], vec![4, -2], "stochastic steps reach the target's weights");
 }

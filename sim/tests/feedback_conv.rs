@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fptgen_sim::model::{self, Model, Rule, Training};
+use fptgen_sim::model::{self, Model, Rule, StepRounding, Training};
 use fptgen_sim::network::Network;
 use fptgen_sim::train::{Buffer, FeedbackTrainer};
 use fptgen_sim::weights::{LayerParams, Params};
@@ -14,7 +14,8 @@ fn parse(text: &str) -> Model {
 }
 
 fn training(rule: Rule, lr_shift: i32, buffer: usize) -> Training {
-    Training { rule, lr_shift, buffer, iterations: 1, seed: 5, ..Training::default() }
+    // The steps worked by hand round to nearest.
+    Training { rule, lr_shift, buffer, iterations: 1, seed: 5, step_rounding: StepRounding::Nearest, ..Training::default() }
 }
 
 /// A 2x2 one-channel image, a `same` 3x3 convolution with two filters

@@ -197,8 +197,8 @@ pub fn training_line(m: &Model, t: &Training) -> String {
     };
     if t.rule != fptgen_sim::model::Rule::Es {
         return format!(
-            "training: rule {} (feedback, dense and dense_int8 layers), k {}, M {}, T {trainable}; \
-             1 forward pass and 1 update per sample per iteration; lr_shift {}{}, seed {}{}",
+            "training: rule {} (feedback, dense, conv2d and dense_int8 layers), k {}, M {}, T {trainable}; \
+             1 forward pass and 1 update per sample per iteration; lr_shift {}{}, steps rounded {}, seed {}{}",
             t.rule.name(),
             t.iterations,
             t.buffer,
@@ -211,6 +211,10 @@ pub fn training_line(m: &Model, t: &Training) -> String {
                 }
             } else {
                 ""
+            },
+            match t.step_rounding {
+                fptgen_sim::model::StepRounding::Auto => "auto (stochastically for tensors of at most 8 bits)",
+                r => r.name(),
             },
             t.seed,
             sgm_note(m)

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, ShiftFile, TrainingFile,
+    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, ShiftFile, StepRoundingFile, TrainingFile,
 };
 use super::{
-    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, Training,
+    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, StepRounding, Training,
     DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
@@ -553,7 +553,25 @@ impl Checker<'_> {
             Some(RuleFile::Dfa) => Rule::Dfa,
             Some(RuleFile::Sgm) => Rule::Sgm,
         };
+        let step_rounding = match &f.step_rounding {
+            None => StepRounding::Auto,
+            Some(s) => {
+                let r = match s.value {
+                    StepRoundingFile::Auto => StepRounding::Auto,
+                    StepRoundingFile::Nearest => StepRounding::Nearest,
+                    StepRoundingFile::Stochastic => StepRounding::Stochastic,
+                };
+                if rule == Rule::Es && r != StepRounding::Auto {
+                    return Err(self.err(
+                        s,
+                        format!("step_rounding {} is for the feedback rules (drtp, dfa, sgm); ES rounds its updates to nearest", r.name()),
+                    ));
+                }
+                r
+            }
+        };
         Ok(Training {
+            step_rounding,
             rule,
             population,
             iterations,

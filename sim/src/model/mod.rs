@@ -560,6 +560,47 @@ pub struct Training {
     pub loss_quantization: LossQuantization,
     /// Seeds every LFSR.
     pub seed: u64,
+    /// How the feedback rules round a parameter's step (ES rounds to
+    /// nearest).
+    pub step_rounding: StepRounding,
+}
+
+/// How a feedback rule rounds a parameter's step `v / 2^k`
+/// (`training: step_rounding:`, `docs/training.md`, "Stochastic rounding").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StepRounding {
+    /// [`StepRounding::Stochastic`] for a trained tensor of at most 256
+    /// codes (8 bits), where a step rounded to nearest is mostly 0;
+    /// [`StepRounding::Nearest`] for wider ones.
+    #[default]
+    Auto,
+    /// To the nearest integer, ties to even.
+    Nearest,
+    /// `floor((v + r) / 2^k)` with `r` fresh bits of an LFSR per tensor:
+    /// unbiased, so steps below half a code still move the parameter on
+    /// average.
+    Stochastic,
+}
+
+impl StepRounding {
+    /// The model file's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepRounding::Auto => "auto",
+            StepRounding::Nearest => "nearest",
+            StepRounding::Stochastic => "stochastic",
+        }
+    }
+
+    /// Whether a tensor whose codes span `range` (inclusive) rounds its
+    /// steps stochastically.
+    pub fn stochastic(self, range: (i128, i128)) -> bool {
+        match self {
+            StepRounding::Auto => range.1 - range.0 < 256,
+            StepRounding::Nearest => false,
+            StepRounding::Stochastic => true,
+        }
+    }
 }
 
 /// How the device trains (`training: rule:`).
@@ -612,6 +653,7 @@ impl Default for Training {
             fitness: Fitness::Antithetic,
             loss_quantization: LossQuantization::Po2,
             seed: 1,
+            step_rounding: StepRounding::Auto,
         }
     }
 }

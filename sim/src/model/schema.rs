@@ -427,6 +427,22 @@ pub struct TrainingFile {
     /// Seeds every LFSR.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// How the feedback rules round a step: `nearest`, `stochastic` or
+    /// `auto` (as when absent).
+    #[serde(default)]
+    pub step_rounding: Option<Spanned<StepRoundingFile>>,
+}
+
+/// `step_rounding:` values accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StepRoundingFile {
+    /// Stochastic for tensors of at most 256 codes, else nearest.
+    Auto,
+    /// To nearest, ties to even.
+    Nearest,
+    /// Stochastic (unbiased), from an LFSR per tensor.
+    Stochastic,
 }
 
 /// Training rules accepted in a model file.

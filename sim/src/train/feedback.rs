@@ -72,6 +72,8 @@ use crate::model::LfsrWidth;
 /// Mixed into the training seed for the feedback matrices, so that they
 /// are not the ES blocks' LFSR streams.
 const FEEDBACK_TAG: u64 = 0xFEED_BAC4_0000_0002;
+/// Separates the rounding LFSRs' seeds from every other LFSR's.
+const ROUND_TAG: u64 = 0x5EED_0F5E_0000_0003;
 
 /// The initial state of trainable layer `layer`'s feedback LFSR (32 bits):
 /// block `layer` of the seed `splitmix64(seed ^ FEEDBACK_TAG)`.
@@ -107,6 +109,31 @@ pub fn auto_lr_shift(output: crate::fixed::Format) -> i32 {
 /// output code is then about `2^-F_y` real, as for a fixed-point output.
 pub fn auto_lr_shift_frac(f_y: i32) -> i32 {
     (16 + f_y).clamp(-31, 31)
+}
+
+/// The initial state of the rounding LFSR (32 bits) of tensor `tensor`
+/// (0 weights, 1 biases) of trainable layer `layer` when its steps round
+/// stochastically: block `2 * layer + tensor` of the seed
+/// `splitmix64(seed ^ ROUND_TAG)`.
+pub fn round_seed(seed: u64, layer: usize, tensor: usize) -> u64 {
+    block_seed(splitmix64(seed ^ ROUND_TAG), 2 * layer + tensor, LfsrWidth::W32)
+}
+
+/// `R_s(v, k)`, a stochastic step for `k > 0` (`docs/training.md`,
+/// "Stochastic rounding"): `floor((v + r) / 2^k)`, where `r` is `b =
+/// min(k, 32)` fresh output bits of `lfsr` (the first in the least
+/// significant position, as ES's noise takes them) shifted left by `k - b`.
+/// Since `r` is uniform on multiples of `2^(k-b)` below `2^k`, the
+/// expected step is `v / 2^k` (exactly for `k <= 32`). `R(v, k)` for
+/// `k <= 0`, without a draw.
+pub fn stochastic_shift(v: i128, k: i32, lfsr: &mut Lfsr) -> i128 {
+    if k <= 0 {
+        return round_shift(v, k);
+    }
+    let k = k.min(126) as u32;
+    let b = k.min(32);
+    let r = (0..b).fold(0i128, |r, i| r | (i128::from(lfsr.step()) << i)) << (k - b);
+    v.saturating_add(r) >> k
 }
 
 /// `R(v, k)`: `v / 2^k` rounded to the nearest integer, ties to even;
@@ -239,6 +266,13 @@ pub struct FeedbackLayer {
     pub train_w: Option<(i128, i128)>,
     /// The biases: trainable, and the clamp range.
     pub train_b: Option<(i128, i128)>,
+    /// The weights' steps round stochastically ([`stochastic_shift`]):
+    /// the initial state of their rounding LFSR ([`round_seed`]). `None`:
+    /// to nearest ([`round_shift`]; also when the weights do not train
+    /// or `shift_w <= 0`, where nothing is rounded).
+    pub round_w: Option<u64>,
+    /// The same for the biases.
+    pub round_b: Option<u64>,
 }
 
 /// Whether the feedback rules can train a layer of this kind: dense,
@@ -314,6 +348,10 @@ pub fn feedback_layers(model: &Model, training: &Training) -> Result<Vec<Feedbac
             shift_b,
             train_w: specs[W].trainable.then_some(specs[W].range),
             train_b: specs[B].trainable.then_some(specs[B].range),
+            round_w: (specs[W].trainable && shift_w > 0 && training.step_rounding.stochastic(specs[W].range))
+                .then(|| round_seed(training.seed, l, W)),
+            round_b: (specs[B].trainable && shift_b > 0 && training.step_rounding.stochastic(specs[B].range))
+                .then(|| round_seed(training.seed, l, B)),
         });
     }
     if layers.is_empty() {
@@ -386,6 +424,10 @@ pub struct FeedbackTrainer {
     params: Params,
     buffer: Buffer,
     layers: Vec<Trained>,
+    /// Per trainable layer, the rounding LFSRs of its weights and biases
+    /// (`None`: rounded to nearest); they run on across samples and
+    /// iterations.
+    rounders: Vec<[Option<Lfsr>; 2]>,
     iteration: u64,
     /// The next sample of the current iteration.
     next: usize,
@@ -450,7 +492,14 @@ impl FeedbackTrainer {
             };
             layers.push(Trained { spec, feedback, module });
         }
-        Ok(FeedbackTrainer { model, training, params, buffer, layers, iteration: 0, next: 0 })
+        let rounders = layers
+            .iter()
+            .map(|t| {
+                let lfsr = |s: Option<u64>| s.map(|s| Lfsr::new(LfsrWidth::W32, s).expect("a block seed is nonzero"));
+                [lfsr(t.spec.round_w), lfsr(t.spec.round_b)]
+            })
+            .collect();
+        Ok(FeedbackTrainer { model, training, params, buffer, layers, rounders, iteration: 0, next: 0 })
     }
 
     /// The current parameters.
@@ -565,7 +614,7 @@ impl FeedbackTrainer {
         }
         // The updates, from the deltas and inputs of this forward pass.
         let mut changed = 0;
-        for (tl, (l, delta)) in self.layers.iter().map(|t| &t.spec).zip(&deltas) {
+        for ((tl, (l, delta)), rounders) in self.layers.iter().map(|t| &t.spec).zip(&deltas).zip(&mut self.rounders) {
             let input = self.model.layer_input(*l, |src| match src {
                 crate::model::Source::Input => x.as_slice(),
                 crate::model::Source::Layer(j) => outs[j].as_slice(),
@@ -580,7 +629,11 @@ impl FeedbackTrainer {
                     (tl.shift_b, tl.train_b.expect("visited only when the biases train"))
                 };
                 let v = &mut p.tensors[tensor][i];
-                let next = v.saturating_sub(round_shift(sum, shift)).clamp(lo, hi);
+                let step = match &mut rounders[tensor] {
+                    Some(lfsr) => stochastic_shift(sum, shift, lfsr),
+                    None => round_shift(sum, shift),
+                };
+                let next = v.saturating_sub(step).clamp(lo, hi);
                 changed += usize::from(next != *v);
                 *v = next;
             });
