@@ -10,6 +10,9 @@
 //! so QONNX's float arithmetic is exact). The expected values come from
 //! QONNX, never from fptgen.
 //!
+//! The imported designs also co-simulate bit-exact in Verilator
+//! (`fptgen cosim --vectors 20`).
+//!
 //! QONNX comes from PyPI (`qonnx`, which `tests/run.sh` installs). Without
 //! python3 or the package this test FAILS with the install command: it is
 //! never skipped.
@@ -102,6 +105,21 @@ fn dense_relu_network_equals_qonnx() {
 #[test]
 fn gemm_flatten_and_every_rounding_mode_equal_qonnx() {
     check_against_qonnx("gemm_modes");
+}
+
+/// Both imported designs are generated and co-simulated in Verilator bit
+/// for bit against the simulator, with the predicted cycles.
+#[test]
+fn imported_designs_cosimulate() {
+    common::require("verilator");
+    for name in ["mlp_relu", "gemm_modes"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
+        assert_eq!(code, 0, "import {name}: {err}");
+        let (code, out, err) = fptgen(&["cosim", "imported/model.yaml", "--vectors", "20"], dir.path());
+        assert_eq!(code, 0, "cosim {name}: {out}{err}");
+        assert!(out.contains("vectors 20 mismatches 0"), "{name}: {out}");
+    }
 }
 
 /// Imports `file` expecting exit 1, an error with every one of `words`, and

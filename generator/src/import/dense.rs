@@ -50,8 +50,9 @@ pub struct DenseLayer {
     pub b: Vec<i128>,
 }
 
+/// QONNX's `Quant`, or `IntQuant` (its newer name, the same function).
 fn is_quant(n: &NodeProto) -> bool {
-    n.op_type == "Quant" && QUANT_DOMAINS.contains(&n.domain.as_str())
+    (n.op_type == "Quant" || n.op_type == "IntQuant") && QUANT_DOMAINS.contains(&n.domain.as_str())
 }
 
 fn is_standard(n: &NodeProto, op: &str) -> bool {

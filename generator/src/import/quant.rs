@@ -1,4 +1,4 @@
-//! QONNX's `Quant` node as an `ap_fixed` format.
+//! QONNX's `Quant` node (also named `IntQuant`) as an `ap_fixed` format.
 //!
 //! QONNX (`qonnx/custom_op/general/intquant.py`, `int_quant`) computes
 //! `y = clip(x / scale + zeropt, min_int, max_int)`, rounds it with
