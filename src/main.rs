@@ -339,9 +339,10 @@ enum Command {
     /// Import a QONNX model (ONNX with QONNX's Quant nodes) as a model file
     /// and weights archive (docs/import.md).
     ///
-    /// Writes OUT/model.yaml and OUT/weights.npz. Dense networks are
-    /// imported: an input Quant, then MatMul or Gemm layers with an
-    /// optional bias Add, Relu and activation Quant. Quant nodes need a
+    /// Writes OUT/model.yaml and OUT/weights.npz. Chains of layers are
+    /// imported: an input Quant, then MatMul, Gemm or Conv (3x3) layers
+    /// with an optional bias Add, Relu and activation Quant, MaxPool 2x2
+    /// and Flatten/Reshape between them. Quant nodes need a
     /// power-of-two scale and zero point 0. A node that cannot be mapped
     /// exactly is an error naming it (name and operator) and why, and
     /// nothing is written. Refuses a non-empty OUT that fptgen did not create.

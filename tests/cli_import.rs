@@ -1,9 +1,9 @@
 //! `fptgen import` of QONNX models, checked against QONNX itself.
 //!
-//! Each fixture of `tests/fixtures/qonnx/` (made by `make_fixtures.py make`
+//! Each fixture of `tests/fixtures/qonnx/` (dense networks and a CNN) (made by `make_fixtures.py make`
 //! with onnx.helper and QONNX `Quant` nodes) is imported with the CLI; 1,000
 //! seeded random inputs on the input format's grid (its extremes and zero
-//! first) run through QONNX's own executor (`make_fixtures.py run`:
+//! first; images transposed to ONNX's NCHW for QONNX) run through QONNX's own executor (`make_fixtures.py run`:
 //! `qonnx.core.onnx_exec.execute_onnx`) and through `fptgen simulate` on
 //! the imported model, and the outputs must be equal, value for value (the
 //! scales are powers of two and every accumulator fits float32's 24 bits,
@@ -79,10 +79,24 @@ fn check_against_qonnx(name: &str) {
             x.push(f.to_f64(raw));
         }
     }
-    let xs = dir.path().join("x.npy");
-    write_npy(&xs, &[INPUTS, n], &OutValues::F64(x)).unwrap();
+    // fptgen reads [N, h, w, c] images, ONNX [N, c, h, w].
+    let shape = &model.input_shape;
+    let (xs, onnx_xs) = (dir.path().join("x.npy"), dir.path().join("x_onnx.npy"));
+    write_npy(&xs, &[&[INPUTS][..], shape].concat(), &OutValues::F64(x.clone())).unwrap();
+    let onnx_shape = match shape[..] {
+        [h, w, c] => {
+            let nchw = (0..INPUTS * n).map(|j| {
+                let (s, k, y, xx) = (j / n, j / (h * w) % c, j / w % h, j % w);
+                x[s * n + (y * w + xx) * c + k]
+            });
+            x = nchw.collect();
+            vec![INPUTS, c, h, w]
+        }
+        _ => vec![INPUTS, n],
+    };
+    write_npy(&onnx_xs, &onnx_shape, &OutValues::F64(x)).unwrap();
     let want_path = dir.path().join("qonnx.npy");
-    run_qonnx(&fixture(name), &xs, &want_path);
+    run_qonnx(&fixture(name), &onnx_xs, &want_path);
     let got_path = dir.path().join("fptgen.npy");
     let (code, _, err) =
         fptgen(&["simulate", out.join("model.yaml").to_str().unwrap(), "--inputs", xs.to_str().unwrap(), "--output", got_path.to_str().unwrap()], dir.path());
@@ -107,12 +121,17 @@ fn gemm_flatten_and_every_rounding_mode_equal_qonnx() {
     check_against_qonnx("gemm_modes");
 }
 
-/// Both imported designs are generated and co-simulated in Verilator bit
+#[test]
+fn cnn_with_valid_and_strided_same_convs_pooling_and_flatten_equals_qonnx() {
+    check_against_qonnx("cnn");
+}
+
+/// The imported designs are generated and co-simulated in Verilator bit
 /// for bit against the simulator, with the predicted cycles.
 #[test]
 fn imported_designs_cosimulate() {
     common::require("verilator");
-    for name in ["mlp_relu", "gemm_modes"] {
+    for name in ["mlp_relu", "gemm_modes", "cnn"] {
         let dir = tempfile::tempdir().unwrap();
         let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
@@ -157,6 +176,11 @@ fn refuses_an_operator_with_no_mapping() {
 #[test]
 fn refuses_a_scale_that_is_not_a_power_of_two() {
     refused(&fixture("bad_scale"), &["node 'q_w_third' (Quant)", "scale 0.3", "not a power of two"]);
+}
+
+#[test]
+fn refuses_padding_that_is_not_tensorflows_same() {
+    refused(&fixture("bad_pads"), &["node 'conv_even' (Conv)", "pads [1, 1, 1, 1]", "[0, 0, 1, 1]"]);
 }
 
 #[test]

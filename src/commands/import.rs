@@ -10,7 +10,7 @@ pub fn run(model: &Path, out: &Path) -> anyhow::Result<()> {
     let imported = import::import(model)?;
     write_dir(out, IMPORT, &import::files(&imported))?;
     println!(
-        "wrote {}: model.yaml ({} dense layers) and weights.npz, from {}",
+        "wrote {}: model.yaml ({} layers) and weights.npz, from {}",
         out.display(),
         imported.layers,
         model.display()

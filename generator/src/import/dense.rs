@@ -1,8 +1,13 @@
 //! The walk from the graph's input to its output, mapping a chain of
-//! dense layers: an input `Quant`, then per layer `MatMul` (or `Gemm`),
-//! an optional bias `Add`, an optional `Relu` and an optional activation
-//! `Quant` (before or after the `Relu`); `Flatten` and `Reshape` to a
-//! vector between them.
+//! layers: an input `Quant`, then per layer `MatMul`, `Gemm` or `Conv`
+//! (3x3), an optional bias `Add`, an optional `Relu` and an optional
+//! activation `Quant` (before or after the `Relu`); `MaxPool` 2x2, and
+//! `Flatten` or `Reshape` to a vector, between them.
+//!
+//! ONNX images are NCHW, fptgen's `[h, w, c]`: the input shape is
+//! permuted, conv weights go from OIHW to OHWI, and a flattened image's
+//! values are in fptgen's (h, w, c) order, so the dense layer after it
+//! takes its weight columns in that order.
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 
@@ -17,22 +22,49 @@ const QUANT_DOMAINS: [&str; 2] = ["qonnx.custom_op.general", "onnx.brevitas"];
 /// A network as the import maps it, before it is written out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Network {
-    /// The input's length.
-    pub input_len: usize,
+    /// The input's shape: `[n]` or `[h, w, c]`.
+    pub input_shape: Vec<usize>,
     /// The input's format (its `Quant`'s).
     pub input_format: Format,
     /// The layers, input to output.
-    pub layers: Vec<DenseLayer>,
+    pub layers: Vec<Layer>,
 }
 
-/// One dense layer and the nodes it came from.
+/// One layer and the node it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DenseLayer {
-    /// The `MatMul` or `Gemm` node's name and operator.
+pub struct Layer {
+    /// The node's operator and name, for the model file's comment.
     pub source: String,
-    /// Inputs.
+    /// What it computes.
+    pub kind: Kind,
+}
+
+/// The kinds of layer the import writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// `dense`.
+    Dense(Mac),
+    /// `conv2d` 3x3 with this stride, `same` padding if `same`, else `valid`.
+    Conv {
+        /// The multiply-accumulate part (weights `[filters, 3, 3, channels]`).
+        mac: Mac,
+        /// 1 or 2.
+        stride: usize,
+        /// `same` (else `valid`) padding.
+        same: bool,
+    },
+    /// `maxpool2d` 2x2.
+    MaxPool,
+    /// `flatten`.
+    Flatten,
+}
+
+/// The parameters and formats of a dense or conv layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mac {
+    /// Inputs per output (dense) or input channels (conv).
     pub inputs: usize,
-    /// Outputs.
+    /// Outputs (dense) or filters (conv).
     pub outputs: usize,
     /// Whether a `Relu` follows.
     pub relu: bool,
@@ -44,13 +76,21 @@ pub struct DenseLayer {
     pub accum: Format,
     /// Output format (the activation `Quant`'s, or the accumulator's).
     pub output: Format,
-    /// Weight codes, `[outputs, inputs]` in C order.
+    /// Weight codes in fptgen's order, C order.
     pub w: Vec<i128>,
     /// Bias codes.
     pub b: Vec<i128>,
 }
 
-/// QONNX's `Quant`, or `IntQuant` (its newer name, the same function).
+/// The tensor between layers: a vector, or an image `[h, w, c]`; with the
+/// order of a flattened image's values (fptgen's index to ONNX's index)
+/// until a dense layer takes it.
+#[derive(Debug, Clone, PartialEq)]
+enum Shape {
+    Vector(usize, Option<Vec<usize>>),
+    Image(usize, usize, usize),
+}
+
 fn is_quant(n: &NodeProto) -> bool {
     (n.op_type == "Quant" || n.op_type == "IntQuant") && QUANT_DOMAINS.contains(&n.domain.as_str())
 }
@@ -61,42 +101,71 @@ fn is_standard(n: &NodeProto, op: &str) -> bool {
 
 /// Maps the graph to a [`Network`], or says which node cannot be mapped and why.
 pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
-    let (input, input_len) = graph_input(g)?;
+    let (input, mut shape) = graph_input(g)?;
     let first = g.sole_consumer(input)?.ok_or_else(|| ImportError::file(g.file, format!("nothing reads the input '{input}'")))?;
     if !is_quant(first) {
         return Err(ImportError::node(g.file, first, "reads the graph input, which must be quantized first by a QONNX Quant node"));
     }
     let input_format = quant::format(g, first)?;
+    let input_shape = match shape {
+        Shape::Vector(n, _) => vec![n],
+        Shape::Image(h, w, c) => vec![h, w, c],
+    };
     let mut cur = g.output(first)?;
-    let (mut len, mut format) = (input_len, input_format);
+    let mut format = input_format;
     let mut layers = Vec::new();
+    let mut last = first;
     while let Some(node) = g.sole_consumer(cur)? {
+        let layer = |kind| Layer { source: format!("{} '{}'", node.op_type, node.name), kind };
         if is_standard(node, "Flatten") || is_standard(node, "Reshape") {
-            check_to_vector(g, node, len)?;
+            check_to_vector(g, node)?;
+            if let Shape::Image(h, w, c) = shape {
+                // fptgen index (y, x, k) holds ONNX's (k, y, x).
+                let order = (0..h * w * c).map(|j| (j % c) * h * w + j / c).collect();
+                shape = Shape::Vector(h * w * c, Some(order));
+                layers.push(layer(Kind::Flatten));
+            }
             cur = g.output(node)?;
-        } else if is_standard(node, "MatMul") || is_standard(node, "Gemm") {
-            let (layer, end) = dense(g, node, cur, len, format)?;
-            (len, format) = (layer.outputs, layer.output);
-            layers.push(layer);
-            cur = end;
+        } else if is_standard(node, "MaxPool") {
+            let Shape::Image(h, w, c) = shape else { return Err(ImportError::node(g.file, node, "pools a vector")) };
+            check_pool(g, node, h, w)?;
+            shape = Shape::Image(h / 2, w / 2, c);
+            layers.push(layer(Kind::MaxPool));
+            cur = g.output(node)?;
+        } else if is_standard(node, "MatMul") || is_standard(node, "Gemm") || is_standard(node, "Conv") {
+            let (kind, next_shape, end) = mac_layer(g, node, cur, &shape, format)?;
+            format = match &kind {
+                Kind::Dense(m) | Kind::Conv { mac: m, .. } => m.output,
+                _ => format,
+            };
+            (shape, cur) = (next_shape, end);
+            layers.push(layer(kind));
         } else {
-            return Err(ImportError::node(g.file, node, "no mapping to fptgen's layers (dense networks are imported: Quant, MatMul, Gemm, Add, Relu, Flatten, Reshape)"));
+            return Err(ImportError::node(
+                g.file,
+                node,
+                "no mapping to fptgen's layers (imported: Quant, IntQuant, MatMul, Gemm, Conv 3x3, MaxPool 2x2, Add of a bias, Relu, Flatten, Reshape)",
+            ));
         }
+        last = node;
     }
     match g.proto.output.as_slice() {
         [o] if o.name == cur => {}
         [o] => return Err(ImportError::file(g.file, format!("the chain from the input ends at '{cur}', not at the graph output '{}'", o.name))),
         outs => return Err(ImportError::file(g.file, format!("the graph has {} outputs; one is supported", outs.len()))),
     }
-    if layers.is_empty() {
-        return Err(ImportError::file(g.file, "the graph has no MatMul or Gemm layer"));
+    if let Shape::Vector(_, Some(_)) = shape {
+        return Err(ImportError::node(g.file, last, "the network ends in a flattened image, whose order differs between ONNX (c, h, w) and fptgen (h, w, c)"));
     }
-    Ok(Network { input_len, input_format, layers })
+    if !layers.iter().any(|l| matches!(l.kind, Kind::Dense(_) | Kind::Conv { .. })) {
+        return Err(ImportError::file(g.file, "the graph has no MatMul, Gemm or Conv layer"));
+    }
+    Ok(Network { input_shape, input_format, layers })
 }
 
-/// The graph's one non-constant input and its length: shape `[batch, n]`,
-/// where the batch dimension is 1 or named.
-fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, usize), ImportError> {
+/// The graph's one non-constant input and its shape: `[batch, n]` or
+/// `[batch, c, h, w]`, where the batch dimension is 1 or named.
+fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
     let inputs: Vec<_> = g.proto.input.iter().filter(|i| g.constant(&i.name).is_none()).collect();
     let [input] = inputs.as_slice() else {
         return Err(ImportError::file(g.file, format!("the graph has {} inputs; one is supported", inputs.len())));
@@ -104,27 +173,38 @@ fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, usize), ImportError> {
     let dims = input.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()).map(|s| s.dim.as_slice());
     let bad = |why: &str| ImportError::file(g.file, format!("input '{}': {why}", input.name));
     let Some(dims) = dims else { return Err(bad("has no shape")) };
-    let fixed: Vec<Option<i64>> = dims.iter().map(|d| d.dim_value.filter(|&v| v > 0)).collect();
-    match fixed.as_slice() {
-        [batch, Some(n)] if batch.is_none_or(|b| b == 1) => usize::try_from(*n).map(|n| (input.name.as_str(), n)).map_err(|_| bad("is too long")),
-        [_, None] => Err(bad("has a dynamic size; only the batch dimension may be dynamic")),
-        _ => Err(bad(&format!("has {} dimensions; [batch, n] vectors are imported (images are not yet)", dims.len()))),
+    let fixed: Vec<Option<usize>> = dims.iter().map(|d| d.dim_value.filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok())).collect();
+    let batch_ok = fixed.first().is_some_and(|b| b.is_none_or(|b| b == 1));
+    match (batch_ok, &fixed[..]) {
+        (true, [_, Some(n)]) => Ok((input.name.as_str(), Shape::Vector(*n, None))),
+        (true, [_, Some(c), Some(h), Some(w)]) => Ok((input.name.as_str(), Shape::Image(*h, *w, *c))),
+        (true, [_, rest @ ..]) if rest.iter().any(Option::is_none) => Err(bad("has a dynamic size; only the batch dimension may be dynamic")),
+        _ => Err(bad(&format!("has {} dimensions; [batch, n] vectors and [batch, c, h, w] images are imported", dims.len()))),
     }
 }
 
-/// A `Flatten` or `Reshape` of a vector of `len` to `[batch, len]`: no layer.
-fn check_to_vector(g: &Graph<'_>, node: &NodeProto, len: usize) -> Result<(), ImportError> {
+/// A `Flatten` (axis 1) or a `Reshape` to `[batch, -1]` or `[batch, n]`.
+fn check_to_vector(g: &Graph<'_>, node: &NodeProto) -> Result<(), ImportError> {
     if node.op_type == "Flatten" {
         return match Graph::int_attr(node, "axis", 1) {
             1 => Ok(()),
             a => Err(ImportError::node(g.file, node, format!("axis {a}: only axis 1 (keep the batch) is supported"))),
         };
     }
-    let shape = node.input.get(1).and_then(|s| g.constant(s)).map(|(_, v)| v);
-    match shape {
-        Some([b, n]) if (*b == 1.0 || *b == -1.0) && (*n == -1.0 || *n == len as f64) => Ok(()),
-        _ => Err(ImportError::node(g.file, node, format!("only a reshape of the vector to [batch, {len}] (a constant shape) is supported"))),
+    match node.input.get(1).and_then(|s| g.constant(s)).map(|(_, v)| v) {
+        Some([b, n]) if (*b == 1.0 || *b == -1.0) && (*n == -1.0 || *n > 0.0) => Ok(()),
+        _ => Err(ImportError::node(g.file, node, "only a reshape to [batch, n] (a constant shape) is supported")),
     }
+}
+
+/// A `MaxPool` must be 2x2 with stride 2 and no padding.
+fn check_pool(g: &Graph<'_>, node: &NodeProto, h: usize, w: usize) -> Result<(), ImportError> {
+    let ints = |name: &str| node.attribute.iter().find(|a| a.name == name).map(|a| a.ints.clone()).unwrap_or_default();
+    let pads_zero = ints("pads").iter().all(|&p| p == 0);
+    if ints("kernel_shape") != [2, 2] || ints("strides") != [2, 2] || !pads_zero || Graph::int_attr(node, "ceil_mode", 0) != 0 || h < 2 || w < 2 {
+        return Err(ImportError::node(g.file, node, "only 2x2 pooling with stride 2, no padding and ceil_mode 0 is supported"));
+    }
+    Ok(())
 }
 
 /// A constant tensor's format, shape and codes: a `Quant` of a constant
@@ -144,20 +224,30 @@ fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<O
     Ok(Some((f, shape.to_vec(), codes)))
 }
 
-/// The dense layer of `node` (`MatMul` or `Gemm`) reading `x` (`len`
-/// values in `x_format`) and the nodes after it that it absorbs; returns
-/// it and the tensor where it ends.
-fn dense<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, len: usize, x_format: Format) -> Result<(DenseLayer, &'g str), ImportError> {
+/// The weights of a `MatMul`/`Gemm` (to `[outputs, inputs]`, columns in
+/// the order `order` gives) or a `Conv` (to `[filters, 3, 3, channels]`),
+/// with the layer's geometry.
+struct Weights {
+    format: Format,
+    codes: Vec<i128>,
+    inputs: usize,
+    outputs: usize,
+    kind: Geometry,
+}
+
+enum Geometry {
+    Dense,
+    Conv { stride: usize, same: bool, out: (usize, usize) },
+}
+
+fn dense_weights(g: &Graph<'_>, node: &NodeProto, len: usize, order: Option<&[usize]>) -> Result<Weights, ImportError> {
     let err = |m: String| ImportError::node(g.file, node, m);
     let gemm = node.op_type == "Gemm";
     let trans_b = gemm && Graph::int_attr(node, "transB", 0) != 0;
     if gemm && (Graph::int_attr(node, "transA", 0) != 0 || Graph::float_attr(node, "alpha", 1.0) != 1.0 || Graph::float_attr(node, "beta", 1.0) != 1.0) {
         return Err(err("only transA 0, alpha 1 and beta 1 are supported".into()));
     }
-    if node.input.first().map(String::as_str) != Some(x) || node.input.len() < 2 {
-        return Err(err(format!("the activation '{x}' must be its first input and the weights its second")));
-    }
-    let (weight, shape, codes) =
+    let (format, shape, codes) =
         quantized_constant(g, &node.input[1], node)?.ok_or_else(|| err(format!("its weights '{}' are neither a constant nor a Quant of one", node.input[1])))?;
     let (n_in, n_out) = match (shape.as_slice(), trans_b) {
         ([i, o], false) => (*i, *o),
@@ -167,10 +257,76 @@ fn dense<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, len: usize, x_format: 
     if n_in != len {
         return Err(err(format!("weights take {n_in} inputs but the layer gets {len}")));
     }
-    // fptgen's w is [outputs, inputs].
-    let w: Vec<i128> = (0..n_out).flat_map(|o| (0..n_in).map(move |i| (o, i))).map(|(o, i)| if trans_b { codes[o * n_in + i] } else { codes[i * n_out + o] }).collect();
+    let col = |i: usize| order.map_or(i, |o| o[i]);
+    let at = |o: usize, i: usize| if trans_b { codes[o * n_in + col(i)] } else { codes[col(i) * n_out + o] };
+    let codes = (0..n_out).flat_map(|o| (0..n_in).map(move |i| (o, i))).map(|(o, i)| at(o, i)).collect();
+    Ok(Weights { format, codes, inputs: n_in, outputs: n_out, kind: Geometry::Dense })
+}
+
+fn conv_weights(g: &Graph<'_>, node: &NodeProto, (h, w, c): (usize, usize, usize)) -> Result<Weights, ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    let ints = |name: &str, default: Vec<i64>| node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.ints.clone());
+    if Graph::int_attr(node, "group", 1) != 1 || ints("dilations", vec![1, 1]) != [1, 1] {
+        return Err(err("only group 1 and dilation 1 are supported".into()));
+    }
+    let stride = match ints("strides", vec![1, 1]).as_slice() {
+        [1, 1] => 1,
+        [2, 2] => 2,
+        s => return Err(err(format!("strides {s:?}: 1 or 2 in both dimensions are supported"))),
+    };
+    let (format, shape, codes) =
+        quantized_constant(g, &node.input[1], node)?.ok_or_else(|| err(format!("its weights '{}' are neither a constant nor a Quant of one", node.input[1])))?;
+    let [f, wc, 3, 3] = shape[..] else { return Err(err(format!("weights of shape {shape:?}: only 3x3 kernels [filters, channels, 3, 3] are supported"))) };
+    if wc != c {
+        return Err(err(format!("weights take {wc} channels but the layer gets {c}")));
+    }
+    let pads = ints("pads", vec![0, 0, 0, 0]);
+    let auto = Graph::string_attr(node, "auto_pad", "NOTSET");
+    let same_pads = |n: usize| {
+        let out = n.div_ceil(stride);
+        let pad = ((out - 1) * stride + 3).saturating_sub(n) as i64;
+        (pad / 2, pad - pad / 2)
+    };
+    let ((t, b), (l, r)) = (same_pads(h), same_pads(w));
+    let same = match (auto.as_str(), pads.as_slice()) {
+        ("NOTSET" | "", [0, 0, 0, 0]) | ("VALID", _) => false,
+        ("NOTSET" | "", p) if p == [t, l, b, r] => true,
+        ("SAME_UPPER", _) => true,
+        _ => {
+            return Err(err(format!(
+                "pads {pads:?} (auto_pad {auto}) on a {h}x{w} input: fptgen pads 'same' as TensorFlow does ([{t}, {l}, {b}, {r}] here) or not at all ('valid')"
+            )))
+        }
+    };
+    let out = if same { (h.div_ceil(stride), w.div_ceil(stride)) } else { (h.saturating_sub(3) / stride + 1, w.saturating_sub(3) / stride + 1) };
+    if !same && (h < 3 || w < 3) {
+        return Err(err(format!("a 'valid' 3x3 convolution of a {h}x{w} image")));
+    }
+    // OIHW to OHWI.
+    let codes = (0..f * 9 * c).map(|j| {
+        let (o, ky, kx, k) = (j / (9 * c), j / (3 * c) % 3, j / c % 3, j % c);
+        codes[((o * c + k) * 3 + ky) * 3 + kx]
+    });
+    Ok(Weights { format, codes: codes.collect(), inputs: c, outputs: f, kind: Geometry::Conv { stride, same, out } })
+}
+
+/// The dense or conv layer of `node` reading `x` (of `shape`, in
+/// `x_format`) and the nodes after it that it absorbs; returns it, its
+/// output's shape and the tensor where it ends.
+fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: &Shape, x_format: Format) -> Result<(Kind, Shape, &'g str), ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    if node.input.first().map(String::as_str) != Some(x) || node.input.len() < 2 {
+        return Err(err(format!("the activation '{x}' must be its first input and the weights its second")));
+    }
+    let wts = match (node.op_type.as_str(), shape) {
+        ("Conv", Shape::Image(h, w, c)) => conv_weights(g, node, (*h, *w, *c))?,
+        ("Conv", _) => return Err(err("convolves a vector".into())),
+        (_, Shape::Vector(n, order)) => dense_weights(g, node, *n, order.as_deref())?,
+        (_, Shape::Image(..)) => return Err(err("takes an image; a Flatten must come first".into())),
+    };
+    let n_out = wts.outputs;
     let mut end = g.output(node)?;
-    let bias_name = if gemm { node.input.get(2).filter(|c| !c.is_empty()).cloned() } else { None };
+    let bias_name = if node.op_type != "MatMul" { node.input.get(2).filter(|c| !c.is_empty()).cloned() } else { None };
     let mut bias = match bias_name {
         Some(c) => Some(bias_of(g, node, &c, n_out)?),
         None => None,
@@ -184,38 +340,37 @@ fn dense<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, len: usize, x_format: 
     }
     let mut relu = false;
     let mut output = None;
-    for _ in 0..2 {
-        match next {
-            Some(n) if is_standard(n, "Relu") && !relu => relu = true,
-            Some(n) if is_quant(n) && output.is_none() => output = Some(quant::format(g, n)?),
-            _ => break,
+    while let Some(n) = next {
+        if is_standard(n, "Relu") && !relu {
+            relu = true;
+        } else if is_quant(n) && output.is_none() {
+            output = Some(quant::format(g, n)?);
+        } else {
+            break;
         }
-        end = g.output(next.unwrap_or(node))?;
+        end = g.output(n)?;
         next = g.sole_consumer(end)?;
     }
-    let (bias, b) = bias.unwrap_or((weight, vec![0; n_out]));
-    let accum = accumulator(weight, x_format, bias, n_in).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
-    let layer = DenseLayer {
-        source: format!("{} '{}'", node.op_type, node.name),
-        inputs: n_in,
-        outputs: n_out,
-        relu,
-        weight,
-        bias,
-        accum,
-        output: output.unwrap_or(accum),
-        w,
-        b,
+    let (bias, b) = bias.unwrap_or((wts.format, vec![0; n_out]));
+    let products = match wts.kind {
+        Geometry::Dense => wts.inputs,
+        Geometry::Conv { .. } => 9 * wts.inputs,
     };
-    Ok((layer, end))
+    let accum = accumulator(wts.format, x_format, bias, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
+    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b };
+    Ok(match wts.kind {
+        Geometry::Dense => (Kind::Dense(mac), Shape::Vector(n_out, None), end),
+        Geometry::Conv { stride, same, out } => (Kind::Conv { mac, stride, same }, Shape::Image(out.0, out.1, n_out), end),
+    })
 }
 
-/// The bias `name` read by `node` (the `Gemm` or the `Add`): `n` values.
+/// The bias `name` read by `node` (the layer or the `Add`): `n` values,
+/// in a tensor whose other dimensions are 1 (`[n]`, `[1, n]`, `[1, n, 1, 1]`).
 fn bias_of(g: &Graph<'_>, node: &NodeProto, name: &str, n: usize) -> Result<(Format, Vec<i128>), ImportError> {
     let (f, shape, codes) =
         quantized_constant(g, name, node)?.ok_or_else(|| ImportError::node(g.file, node, format!("its bias '{name}' is neither a constant nor a Quant of one")))?;
-    if codes.len() != n || shape.iter().rev().skip(1).any(|&d| d != 1) {
-        return Err(ImportError::node(g.file, node, format!("bias of shape {shape:?}: [{n}] expected")));
+    if codes.len() != n || shape.iter().filter(|&&d| d != 1).count() > 1 {
+        return Err(ImportError::node(g.file, node, format!("bias of shape {shape:?}: {n} values along one dimension expected")));
     }
     Ok((f, codes))
 }

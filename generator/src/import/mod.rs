@@ -3,8 +3,8 @@
 //!
 //! The data flows one way: the file's bytes are decoded into the ONNX
 //! messages ([`onnx`], hand-written prost structs), indexed ([`graph`]),
-//! walked from the input to the output and mapped to dense layers
-//! ([`dense`], with the `Quant` nodes' formats from [`quant`]), rendered as
+//! walked from the input to the output and mapped to dense, conv2d,
+//! maxpool2d and flatten layers ([`dense`], with the `Quant` nodes' formats from [`quant`]), rendered as
 //! a model file and weights ([`yaml`]), and the model file is checked by
 //! fptgen's own loader before anything is written.
 
