@@ -184,6 +184,11 @@ fn refuses_padding_that_is_not_tensorflows_same() {
 }
 
 #[test]
+fn refuses_a_dynamic_shape() {
+    refused(&fixture("bad_dynamic"), &["bad_dynamic.onnx", "input 'x'", "dynamic size"]);
+}
+
+#[test]
 fn refuses_a_directory_it_did_not_create() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();

@@ -3,16 +3,19 @@
 //!
 //! The data flows one way: the file's bytes are decoded into the ONNX
 //! messages ([`onnx`], hand-written prost structs), indexed ([`graph`]),
-//! walked from the input to the output and mapped to dense, conv2d,
-//! maxpool2d and flatten layers ([`dense`], with the `Quant` nodes' formats from [`quant`]), rendered as
+//! walked from the input to the output ([`walk`]) and mapped to dense,
+//! conv2d ([`mac`]), maxpool2d and flatten layers ([`network`]), with the
+//! `Quant` nodes' formats from [`quant`], rendered as
 //! a model file and weights ([`yaml`]), and the model file is checked by
 //! fptgen's own loader before anything is written.
 
-pub mod dense;
 pub mod error;
 pub mod graph;
+pub mod mac;
+pub mod network;
 pub mod onnx;
 pub mod quant;
+pub mod walk;
 pub mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -38,7 +41,7 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
     let graph = graph::Graph::new(path, g)?;
-    let net = dense::network(&graph)?;
+    let net = walk::network(&graph)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let model_yaml = yaml::model_yaml(&net, &yaml::network_name(&stem), &source);

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use fptgen_sim::tensor::{NamedArray, OutValues};
 
-use super::dense::{Kind, Mac, Network};
+use super::network::{Kind, Mac, Network};
 
 /// The model file of `net`, named `name`, reading `weights.npz`; `source`
 /// (the ONNX file's name) goes into a comment.

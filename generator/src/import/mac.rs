@@ -1,211 +1,17 @@
-//! The walk from the graph's input to its output, mapping a chain of
-//! layers: an input `Quant`, then per layer `MatMul`, `Gemm` or `Conv`
-//! (3x3), an optional bias `Add`, an optional `Relu` and an optional
-//! activation `Quant` (before or after the `Relu`); `MaxPool` 2x2, and
-//! `Flatten` or `Reshape` to a vector, between them.
-//!
-//! ONNX images are NCHW, fptgen's `[h, w, c]`: the input shape is
-//! permuted, conv weights go from OIHW to OHWI, and a flattened image's
-//! values are in fptgen's (h, w, c) order, so the dense layer after it
-//! takes its weight columns in that order.
+//! A `MatMul`, `Gemm` or `Conv` node and the nodes after it that it
+//! absorbs (a bias `Add`, a `Relu`, an activation `Quant`) as one dense or
+//! conv2d layer: weights in fptgen's order (dense `[outputs, inputs]`,
+//! conv OIHW to OHWI), fptgen's padding, and an accumulator that holds
+//! every sum exactly.
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 
 use super::error::ImportError;
 use super::graph::Graph;
+use super::network::{Kind, Mac};
 use super::onnx::NodeProto;
 use super::quant;
-
-/// Domains of QONNX's `Quant` (Brevitas's older exports use `onnx.brevitas`).
-const QUANT_DOMAINS: [&str; 2] = ["qonnx.custom_op.general", "onnx.brevitas"];
-
-/// A network as the import maps it, before it is written out.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Network {
-    /// The input's shape: `[n]` or `[h, w, c]`.
-    pub input_shape: Vec<usize>,
-    /// The input's format (its `Quant`'s).
-    pub input_format: Format,
-    /// The layers, input to output.
-    pub layers: Vec<Layer>,
-}
-
-/// One layer and the node it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Layer {
-    /// The node's operator and name, for the model file's comment.
-    pub source: String,
-    /// What it computes.
-    pub kind: Kind,
-}
-
-/// The kinds of layer the import writes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
-    /// `dense`.
-    Dense(Mac),
-    /// `conv2d` 3x3 with this stride, `same` padding if `same`, else `valid`.
-    Conv {
-        /// The multiply-accumulate part (weights `[filters, 3, 3, channels]`).
-        mac: Mac,
-        /// 1 or 2.
-        stride: usize,
-        /// `same` (else `valid`) padding.
-        same: bool,
-    },
-    /// `maxpool2d` 2x2.
-    MaxPool,
-    /// `flatten`.
-    Flatten,
-}
-
-/// The parameters and formats of a dense or conv layer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mac {
-    /// Inputs per output (dense) or input channels (conv).
-    pub inputs: usize,
-    /// Outputs (dense) or filters (conv).
-    pub outputs: usize,
-    /// Whether a `Relu` follows.
-    pub relu: bool,
-    /// Weight format.
-    pub weight: Format,
-    /// Bias format.
-    pub bias: Format,
-    /// Accumulator format (wide enough that nothing rounds or saturates).
-    pub accum: Format,
-    /// Output format (the activation `Quant`'s, or the accumulator's).
-    pub output: Format,
-    /// Weight codes in fptgen's order, C order.
-    pub w: Vec<i128>,
-    /// Bias codes.
-    pub b: Vec<i128>,
-}
-
-/// The tensor between layers: a vector, or an image `[h, w, c]`; with the
-/// order of a flattened image's values (fptgen's index to ONNX's index)
-/// until a dense layer takes it.
-#[derive(Debug, Clone, PartialEq)]
-enum Shape {
-    Vector(usize, Option<Vec<usize>>),
-    Image(usize, usize, usize),
-}
-
-fn is_quant(n: &NodeProto) -> bool {
-    (n.op_type == "Quant" || n.op_type == "IntQuant") && QUANT_DOMAINS.contains(&n.domain.as_str())
-}
-
-fn is_standard(n: &NodeProto, op: &str) -> bool {
-    n.op_type == op && (n.domain.is_empty() || n.domain == "ai.onnx")
-}
-
-/// Maps the graph to a [`Network`], or says which node cannot be mapped and why.
-pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
-    let (input, mut shape) = graph_input(g)?;
-    let first = g.sole_consumer(input)?.ok_or_else(|| ImportError::file(g.file, format!("nothing reads the input '{input}'")))?;
-    if !is_quant(first) {
-        return Err(ImportError::node(g.file, first, "reads the graph input, which must be quantized first by a QONNX Quant node"));
-    }
-    let input_format = quant::format(g, first)?;
-    let input_shape = match shape {
-        Shape::Vector(n, _) => vec![n],
-        Shape::Image(h, w, c) => vec![h, w, c],
-    };
-    let mut cur = g.output(first)?;
-    let mut format = input_format;
-    let mut layers = Vec::new();
-    let mut last = first;
-    while let Some(node) = g.sole_consumer(cur)? {
-        let layer = |kind| Layer { source: format!("{} '{}'", node.op_type, node.name), kind };
-        if is_standard(node, "Flatten") || is_standard(node, "Reshape") {
-            check_to_vector(g, node)?;
-            if let Shape::Image(h, w, c) = shape {
-                // fptgen index (y, x, k) holds ONNX's (k, y, x).
-                let order = (0..h * w * c).map(|j| (j % c) * h * w + j / c).collect();
-                shape = Shape::Vector(h * w * c, Some(order));
-                layers.push(layer(Kind::Flatten));
-            }
-            cur = g.output(node)?;
-        } else if is_standard(node, "MaxPool") {
-            let Shape::Image(h, w, c) = shape else { return Err(ImportError::node(g.file, node, "pools a vector")) };
-            check_pool(g, node, h, w)?;
-            shape = Shape::Image(h / 2, w / 2, c);
-            layers.push(layer(Kind::MaxPool));
-            cur = g.output(node)?;
-        } else if is_standard(node, "MatMul") || is_standard(node, "Gemm") || is_standard(node, "Conv") {
-            let (kind, next_shape, end) = mac_layer(g, node, cur, &shape, format)?;
-            format = match &kind {
-                Kind::Dense(m) | Kind::Conv { mac: m, .. } => m.output,
-                _ => format,
-            };
-            (shape, cur) = (next_shape, end);
-            layers.push(layer(kind));
-        } else {
-            return Err(ImportError::node(
-                g.file,
-                node,
-                "no mapping to fptgen's layers (imported: Quant, IntQuant, MatMul, Gemm, Conv 3x3, MaxPool 2x2, Add of a bias, Relu, Flatten, Reshape)",
-            ));
-        }
-        last = node;
-    }
-    match g.proto.output.as_slice() {
-        [o] if o.name == cur => {}
-        [o] => return Err(ImportError::file(g.file, format!("the chain from the input ends at '{cur}', not at the graph output '{}'", o.name))),
-        outs => return Err(ImportError::file(g.file, format!("the graph has {} outputs; one is supported", outs.len()))),
-    }
-    if let Shape::Vector(_, Some(_)) = shape {
-        return Err(ImportError::node(g.file, last, "the network ends in a flattened image, whose order differs between ONNX (c, h, w) and fptgen (h, w, c)"));
-    }
-    if !layers.iter().any(|l| matches!(l.kind, Kind::Dense(_) | Kind::Conv { .. })) {
-        return Err(ImportError::file(g.file, "the graph has no MatMul, Gemm or Conv layer"));
-    }
-    Ok(Network { input_shape, input_format, layers })
-}
-
-/// The graph's one non-constant input and its shape: `[batch, n]` or
-/// `[batch, c, h, w]`, where the batch dimension is 1 or named.
-fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
-    let inputs: Vec<_> = g.proto.input.iter().filter(|i| g.constant(&i.name).is_none()).collect();
-    let [input] = inputs.as_slice() else {
-        return Err(ImportError::file(g.file, format!("the graph has {} inputs; one is supported", inputs.len())));
-    };
-    let dims = input.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()).map(|s| s.dim.as_slice());
-    let bad = |why: &str| ImportError::file(g.file, format!("input '{}': {why}", input.name));
-    let Some(dims) = dims else { return Err(bad("has no shape")) };
-    let fixed: Vec<Option<usize>> = dims.iter().map(|d| d.dim_value.filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok())).collect();
-    let batch_ok = fixed.first().is_some_and(|b| b.is_none_or(|b| b == 1));
-    match (batch_ok, &fixed[..]) {
-        (true, [_, Some(n)]) => Ok((input.name.as_str(), Shape::Vector(*n, None))),
-        (true, [_, Some(c), Some(h), Some(w)]) => Ok((input.name.as_str(), Shape::Image(*h, *w, *c))),
-        (true, [_, rest @ ..]) if rest.iter().any(Option::is_none) => Err(bad("has a dynamic size; only the batch dimension may be dynamic")),
-        _ => Err(bad(&format!("has {} dimensions; [batch, n] vectors and [batch, c, h, w] images are imported", dims.len()))),
-    }
-}
-
-/// A `Flatten` (axis 1) or a `Reshape` to `[batch, -1]` or `[batch, n]`.
-fn check_to_vector(g: &Graph<'_>, node: &NodeProto) -> Result<(), ImportError> {
-    if node.op_type == "Flatten" {
-        return match Graph::int_attr(node, "axis", 1) {
-            1 => Ok(()),
-            a => Err(ImportError::node(g.file, node, format!("axis {a}: only axis 1 (keep the batch) is supported"))),
-        };
-    }
-    match node.input.get(1).and_then(|s| g.constant(s)).map(|(_, v)| v) {
-        Some([b, n]) if (*b == 1.0 || *b == -1.0) && (*n == -1.0 || *n > 0.0) => Ok(()),
-        _ => Err(ImportError::node(g.file, node, "only a reshape to [batch, n] (a constant shape) is supported")),
-    }
-}
-
-/// A `MaxPool` must be 2x2 with stride 2 and no padding.
-fn check_pool(g: &Graph<'_>, node: &NodeProto, h: usize, w: usize) -> Result<(), ImportError> {
-    let ints = |name: &str| node.attribute.iter().find(|a| a.name == name).map(|a| a.ints.clone()).unwrap_or_default();
-    let pads_zero = ints("pads").iter().all(|&p| p == 0);
-    if ints("kernel_shape") != [2, 2] || ints("strides") != [2, 2] || !pads_zero || Graph::int_attr(node, "ceil_mode", 0) != 0 || h < 2 || w < 2 {
-        return Err(ImportError::node(g.file, node, "only 2x2 pooling with stride 2, no padding and ceil_mode 0 is supported"));
-    }
-    Ok(())
-}
+use super::walk::{is_quant, is_standard, Shape};
 
 /// A constant tensor's format, shape and codes: a `Quant` of a constant
 /// (QONNX's quantized weights), or a constant whose values are exact in
@@ -313,7 +119,7 @@ fn conv_weights(g: &Graph<'_>, node: &NodeProto, (h, w, c): (usize, usize, usize
 /// The dense or conv layer of `node` reading `x` (of `shape`, in
 /// `x_format`) and the nodes after it that it absorbs; returns it, its
 /// output's shape and the tensor where it ends.
-fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: &Shape, x_format: Format) -> Result<(Kind, Shape, &'g str), ImportError> {
+pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: &Shape, x_format: Format) -> Result<(Kind, Shape, &'g str), ImportError> {
     let err = |m: String| ImportError::node(g.file, node, m);
     if node.input.first().map(String::as_str) != Some(x) || node.input.len() < 2 {
         return Err(err(format!("the activation '{x}' must be its first input and the weights its second")));
