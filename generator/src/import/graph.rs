@@ -13,7 +13,7 @@ pub struct Graph<'a> {
     pub file: &'a Path,
     /// The graph.
     pub proto: &'a GraphProto,
-    constants: HashMap<&'a str, (Vec<usize>, Vec<f64>)>,
+    constants: HashMap<&'a str, Result<(Vec<usize>, Vec<f64>), String>>,
     consumers: HashMap<&'a str, Vec<&'a NodeProto>>,
     producers: HashMap<&'a str, &'a NodeProto>,
 }
@@ -23,12 +23,13 @@ pub type Constant<'g> = (&'g [usize], &'g [f64]);
 
 impl<'a> Graph<'a> {
     /// Indexes `proto`: its initializers and `Constant` nodes' values, and
-    /// the readers of every tensor.
+    /// the readers of every tensor. A constant whose values cannot be read
+    /// (an element type fptgen does not read) is an error only when the
+    /// import uses it ([`Graph::constant`]).
     pub fn new(file: &'a Path, proto: &'a GraphProto) -> Result<Graph<'a>, ImportError> {
         let mut constants = HashMap::new();
         for t in &proto.initializer {
-            let values = t.values().map_err(|e| ImportError::file(file, e))?;
-            constants.insert(t.name.as_str(), (t.dims.iter().map(|&d| d as usize).collect(), values));
+            constants.insert(t.name.as_str(), t.values().map(|v| (t.dims.iter().map(|&d| d as usize).collect(), v)));
         }
         let mut consumers: HashMap<&str, Vec<&NodeProto>> = HashMap::new();
         let mut producers = HashMap::new();
@@ -41,9 +42,8 @@ impl<'a> Graph<'a> {
                 let Some(t) = t else {
                     return Err(ImportError::node(file, n, "a Constant without a tensor 'value' is not supported"));
                 };
-                let values = t.values().map_err(|e| ImportError::node(file, n, e))?;
                 let out = n.output.first().map(String::as_str).unwrap_or("");
-                constants.insert(out, (t.dims.iter().map(|&d| d as usize).collect(), values));
+                constants.insert(out, t.values().map(|v| (t.dims.iter().map(|&d| d as usize).collect(), v)));
                 continue;
             }
             for i in n.input.iter().filter(|i| !i.is_empty()) {
@@ -53,9 +53,20 @@ impl<'a> Graph<'a> {
         Ok(Graph { file, proto, constants, consumers, producers })
     }
 
-    /// The constant tensor `name`, if it is one.
-    pub fn constant(&self, name: &str) -> Option<Constant<'_>> {
-        self.constants.get(name).map(|(s, v)| (s.as_slice(), v.as_slice()))
+    /// Whether tensor `name` is a constant (an initializer or a
+    /// `Constant` node's output).
+    pub fn is_constant(&self, name: &str) -> bool {
+        self.constants.contains_key(name)
+    }
+
+    /// The constant tensor `name`, if it is one; an error if its values
+    /// cannot be read.
+    pub fn constant(&self, name: &str) -> Result<Option<Constant<'_>>, ImportError> {
+        match self.constants.get(name) {
+            None => Ok(None),
+            Some(Ok((s, v))) => Ok(Some((s.as_slice(), v.as_slice()))),
+            Some(Err(e)) => Err(ImportError::file(self.file, e.clone())),
+        }
     }
 
     /// The node that writes tensor `name`, if one does.

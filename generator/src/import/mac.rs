@@ -17,14 +17,14 @@ use super::walk::{is_quant, is_standard, Shape};
 /// (QONNX's quantized weights), or a constant whose values are exact in
 /// some fixed-point format.
 fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<Option<(Format, Vec<usize>, Vec<i128>)>, ImportError> {
-    if let Some((shape, values)) = g.constant(name) {
+    if let Some((shape, values)) = g.constant(name)? {
         let f = quant::exact_format(values)
             .ok_or_else(|| ImportError::node(g.file, reader, format!("constant '{name}' is not exact in a fixed-point format of at most 64 bits")))?;
         let codes = quant::codes(g, reader, f, values)?;
         return Ok(Some((f, shape.to_vec(), codes)));
     }
     let Some(q) = g.producer(name).filter(|q| is_quant(q)) else { return Ok(None) };
-    let Some((shape, values)) = q.input.first().and_then(|i| g.constant(i)) else { return Ok(None) };
+    let Some((shape, values)) = g.constant(q.input.first().map_or("", String::as_str))? else { return Ok(None) };
     let f = quant::format(g, q)?;
     let codes = quant::codes(g, q, f, values)?;
     Ok(Some((f, shape.to_vec(), codes)))

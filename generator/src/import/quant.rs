@@ -48,7 +48,7 @@ pub fn format(g: &Graph<'_>, node: &NodeProto) -> Result<Format, ImportError> {
         return Err(err(format!("has {} inputs; Quant takes 4 (x, scale, zeropt, bitwidth)", node.input.len())));
     }
     let scalar = |k: usize, what: &str| -> Result<f64, ImportError> {
-        let (_, v) = g.constant(&node.input[k]).ok_or_else(|| err(format!("its {what} '{}' is not a constant", node.input[k])))?;
+        let (_, v) = g.constant(&node.input[k])?.ok_or_else(|| err(format!("its {what} '{}' is not a constant", node.input[k])))?;
         match v {
             [] => Err(err(format!("its {what} is empty"))),
             [first, rest @ ..] if rest.iter().all(|x| x == first) => Ok(*first),

@@ -105,7 +105,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
 /// The graph's one non-constant input and its shape: `[batch, n]` or
 /// `[batch, c, h, w]`, where the batch dimension is 1 or named.
 fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
-    let inputs: Vec<_> = g.proto.input.iter().filter(|i| g.constant(&i.name).is_none()).collect();
+    let inputs: Vec<_> = g.proto.input.iter().filter(|i| !g.is_constant(&i.name)).collect();
     let [input] = inputs.as_slice() else {
         return Err(ImportError::file(g.file, format!("the graph has {} inputs; one is supported", inputs.len())));
     };
@@ -130,7 +130,11 @@ fn check_to_vector(g: &Graph<'_>, node: &NodeProto) -> Result<(), ImportError> {
             a => Err(ImportError::node(g.file, node, format!("axis {a}: only axis 1 (keep the batch) is supported"))),
         };
     }
-    match node.input.get(1).and_then(|s| g.constant(s)).map(|(_, v)| v) {
+    let shape = match node.input.get(1) {
+        Some(s) => g.constant(s)?.map(|(_, v)| v),
+        None => None,
+    };
+    match shape {
         Some([b, n]) if (*b == 1.0 || *b == -1.0) && (*n == -1.0 || *n > 0.0) => Ok(()),
         _ => Err(ImportError::node(g.file, node, "only a reshape to [batch, n] (a constant shape) is supported")),
     }
