@@ -336,6 +336,24 @@ enum Command {
     /// after writing every output. Refuses a non-empty OUT that fptgen did
     /// not create.
     Sweep(commands::sweep::Args),
+    /// Import a QONNX model (ONNX with QONNX's Quant nodes) as a model file
+    /// and weights archive (docs/import.md).
+    ///
+    /// Writes OUT/model.yaml and OUT/weights.npz. Chains of layers are
+    /// imported: an input Quant, then MatMul, Gemm or Conv (3x3) layers
+    /// with an optional bias Add, Relu and activation Quant, MaxPool 2x2
+    /// and Flatten/Reshape between them. Quant nodes need a
+    /// power-of-two scale and zero point 0. A node that cannot be mapped
+    /// exactly is an error naming it (name and operator) and why, and
+    /// nothing is written. Refuses a non-empty OUT that fptgen did not create.
+    Import {
+        /// The ONNX file.
+        #[arg(value_name = "MODEL.onnx")]
+        model: PathBuf,
+        /// Output directory.
+        #[arg(long, short, value_name = "OUT")]
+        output: PathBuf,
+    },
 }
 
 /// What `fptgen export` writes.
@@ -410,6 +428,7 @@ fn main() -> ExitCode {
         }
         Command::Export { model, weights, format, output } => commands::export::run(&model, weights.as_deref(), format, &output),
         Command::Sweep(args) => commands::sweep::run(args),
+        Command::Import { model, output } => commands::import::run(&model, &output),
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)
         }

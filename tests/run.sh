@@ -41,4 +41,12 @@ if ! python3 -c 'import ai_edge_litert' 2>/dev/null; then
         || python3 -m pip install --quiet --break-system-packages ai-edge-litert==2.3.0
 fi
 
+# QONNX's executor (tests/cli_import.rs, the independent check of `fptgen
+# import`) comes from PyPI too; it brings onnx and onnxruntime.
+if ! python3 -c 'import qonnx.core.onnx_exec' 2>/dev/null; then
+    echo "tests/run.sh: installing qonnx" >&2
+    python3 -m pip install --quiet qonnx==1.0.0 \
+        || python3 -m pip install --quiet --break-system-packages qonnx==1.0.0
+fi
+
 cargo test --workspace --locked

@@ -19,6 +19,7 @@ pub mod design;
 pub mod export;
 pub mod fb_plan;
 pub mod fold;
+pub mod import;
 pub mod layers;
 pub mod output;
 pub mod part;

@@ -42,6 +42,8 @@ pub const SWEEP: &str = "sweep";
 pub const COSIM: &str = "cosim";
 /// Group of an export's files (`fptgen export --format cmsis-nn`).
 pub const EXPORT: &str = "export";
+/// Group of an import's files (`fptgen import`: model.yaml, weights.npz).
+pub const IMPORT: &str = "import";
 
 /// Why an output directory could not be written.
 #[derive(Debug, thiserror::Error)]

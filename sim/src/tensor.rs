@@ -235,7 +235,7 @@ pub fn write_npz(path: &Path, arrays: &[NamedArray]) -> Result<(), Error> {
 }
 
 /// The bytes of an `.npz` archive holding `arrays`.
-fn npz_bytes(arrays: &[NamedArray]) -> io::Result<Vec<u8>> {
+pub fn npz_bytes(arrays: &[NamedArray]) -> io::Result<Vec<u8>> {
     let mut zip = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
     // A fixed timestamp (1980-01-01, zip's epoch): the same arrays give
     // the same bytes, whenever they are written.

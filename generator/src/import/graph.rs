@@ -1,0 +1,114 @@
+//! [`Graph`]: an ONNX graph indexed for the import's walk from the input
+//! to the output: constants by name, and the nodes that read each tensor.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::error::ImportError;
+use super::onnx::{GraphProto, NodeProto};
+
+/// A decoded graph with its constants and consumers indexed.
+pub struct Graph<'a> {
+    /// The file, for errors.
+    pub file: &'a Path,
+    /// The graph.
+    pub proto: &'a GraphProto,
+    constants: HashMap<&'a str, Result<(Vec<usize>, Vec<f64>), String>>,
+    consumers: HashMap<&'a str, Vec<&'a NodeProto>>,
+    producers: HashMap<&'a str, &'a NodeProto>,
+}
+
+/// A constant tensor: its shape and values.
+pub type Constant<'g> = (&'g [usize], &'g [f64]);
+
+impl<'a> Graph<'a> {
+    /// Indexes `proto`: its initializers and `Constant` nodes' values, and
+    /// the readers of every tensor. A constant whose values cannot be read
+    /// (an element type fptgen does not read) is an error only when the
+    /// import uses it ([`Graph::constant`]).
+    pub fn new(file: &'a Path, proto: &'a GraphProto) -> Result<Graph<'a>, ImportError> {
+        let mut constants = HashMap::new();
+        for t in &proto.initializer {
+            constants.insert(t.name.as_str(), t.values().map(|v| (t.dims.iter().map(|&d| d as usize).collect(), v)));
+        }
+        let mut consumers: HashMap<&str, Vec<&NodeProto>> = HashMap::new();
+        let mut producers = HashMap::new();
+        for n in &proto.node {
+            for o in &n.output {
+                producers.insert(o.as_str(), n);
+            }
+            if n.op_type == "Constant" && n.domain.is_empty() {
+                let t = n.attribute.iter().find(|a| a.name == "value").and_then(|a| a.t.as_ref());
+                let Some(t) = t else {
+                    return Err(ImportError::node(file, n, "a Constant without a tensor 'value' is not supported"));
+                };
+                let out = n.output.first().map(String::as_str).unwrap_or("");
+                constants.insert(out, t.values().map(|v| (t.dims.iter().map(|&d| d as usize).collect(), v)));
+                continue;
+            }
+            for i in n.input.iter().filter(|i| !i.is_empty()) {
+                consumers.entry(i.as_str()).or_default().push(n);
+            }
+        }
+        Ok(Graph { file, proto, constants, consumers, producers })
+    }
+
+    /// Whether tensor `name` is a constant (an initializer or a
+    /// `Constant` node's output).
+    pub fn is_constant(&self, name: &str) -> bool {
+        self.constants.contains_key(name)
+    }
+
+    /// The constant tensor `name`, if it is one; an error if its values
+    /// cannot be read.
+    pub fn constant(&self, name: &str) -> Result<Option<Constant<'_>>, ImportError> {
+        match self.constants.get(name) {
+            None => Ok(None),
+            Some(Ok((s, v))) => Ok(Some((s.as_slice(), v.as_slice()))),
+            Some(Err(e)) => Err(ImportError::file(self.file, e.clone())),
+        }
+    }
+
+    /// The node that writes tensor `name`, if one does.
+    pub fn producer(&self, name: &str) -> Option<&'a NodeProto> {
+        self.producers.get(name).copied()
+    }
+
+    /// The one node that reads tensor `name`; `None` when it is the graph's
+    /// output and nothing reads it. More readers than one is an error
+    /// (branching graphs are not imported yet), naming the first.
+    pub fn sole_consumer(&self, name: &str) -> Result<Option<&'a NodeProto>, ImportError> {
+        match self.consumers.get(name).map(Vec::as_slice) {
+            None | Some([]) => Ok(None),
+            Some([n]) => Ok(Some(n)),
+            Some([n, ..]) => Err(ImportError::node(
+                self.file,
+                n,
+                format!("tensor '{name}' is read by several nodes; graphs with branches are not imported yet"),
+            )),
+        }
+    }
+
+    /// The node's attribute `name` as an integer, or `default`.
+    pub fn int_attr(node: &NodeProto, name: &str, default: i64) -> i64 {
+        node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.i)
+    }
+
+    /// The node's attribute `name` as a float, or `default`.
+    pub fn float_attr(node: &NodeProto, name: &str, default: f32) -> f32 {
+        node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.f)
+    }
+
+    /// The node's attribute `name` as a string, or `default`.
+    pub fn string_attr(node: &NodeProto, name: &str, default: &str) -> String {
+        node.attribute.iter().find(|a| a.name == name).map_or(default.to_string(), |a| String::from_utf8_lossy(&a.s).into_owned())
+    }
+
+    /// The node's only output tensor, or an error naming the node.
+    pub fn output(&self, node: &'a NodeProto) -> Result<&'a str, ImportError> {
+        match node.output.as_slice() {
+            [o] => Ok(o.as_str()),
+            _ => Err(ImportError::node(self.file, node, format!("has {} outputs; one was expected", node.output.len()))),
+        }
+    }
+}

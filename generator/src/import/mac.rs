@@ -1,0 +1,195 @@
+//! A `MatMul`, `Gemm` or `Conv` node and the nodes after it that it
+//! absorbs (a bias `Add`, a `Relu`, an activation `Quant`) as one dense or
+//! conv2d layer: weights in fptgen's order (dense `[outputs, inputs]`,
+//! conv OIHW to OHWI), fptgen's padding, and an accumulator that holds
+//! every sum exactly.
+
+use fptgen_sim::fixed::{Format, Overflow, Quant};
+
+use super::error::ImportError;
+use super::graph::Graph;
+use super::network::{Kind, Mac};
+use super::onnx::NodeProto;
+use super::quant;
+use super::walk::{is_quant, is_standard, Shape};
+
+/// A constant tensor's format, shape and codes: a `Quant` of a constant
+/// (QONNX's quantized weights), or a constant whose values are exact in
+/// some fixed-point format.
+fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<Option<(Format, Vec<usize>, Vec<i128>)>, ImportError> {
+    if let Some((shape, values)) = g.constant(name)? {
+        let f = quant::exact_format(values)
+            .ok_or_else(|| ImportError::node(g.file, reader, format!("constant '{name}' is not exact in a fixed-point format of at most 64 bits")))?;
+        let codes = quant::codes(g, reader, f, values)?;
+        return Ok(Some((f, shape.to_vec(), codes)));
+    }
+    let Some(q) = g.producer(name).filter(|q| is_quant(q)) else { return Ok(None) };
+    let Some((shape, values)) = g.constant(q.input.first().map_or("", String::as_str))? else { return Ok(None) };
+    let f = quant::format(g, q)?;
+    let codes = quant::codes(g, q, f, values)?;
+    Ok(Some((f, shape.to_vec(), codes)))
+}
+
+/// The weights of a `MatMul`/`Gemm` (to `[outputs, inputs]`, columns in
+/// the order `order` gives) or a `Conv` (to `[filters, 3, 3, channels]`),
+/// with the layer's geometry.
+struct Weights {
+    format: Format,
+    codes: Vec<i128>,
+    inputs: usize,
+    outputs: usize,
+    kind: Geometry,
+}
+
+enum Geometry {
+    Dense,
+    Conv { stride: usize, same: bool, out: (usize, usize) },
+}
+
+fn dense_weights(g: &Graph<'_>, node: &NodeProto, len: usize, order: Option<&[usize]>) -> Result<Weights, ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    let gemm = node.op_type == "Gemm";
+    let trans_b = gemm && Graph::int_attr(node, "transB", 0) != 0;
+    if gemm && (Graph::int_attr(node, "transA", 0) != 0 || Graph::float_attr(node, "alpha", 1.0) != 1.0 || Graph::float_attr(node, "beta", 1.0) != 1.0) {
+        return Err(err("only transA 0, alpha 1 and beta 1 are supported".into()));
+    }
+    let (format, shape, codes) =
+        quantized_constant(g, &node.input[1], node)?.ok_or_else(|| err(format!("its weights '{}' are neither a constant nor a Quant of one", node.input[1])))?;
+    let (n_in, n_out) = match (shape.as_slice(), trans_b) {
+        ([i, o], false) => (*i, *o),
+        ([o, i], true) => (*i, *o),
+        _ => return Err(err(format!("weights of shape {shape:?}: two dimensions expected"))),
+    };
+    if n_in != len {
+        return Err(err(format!("weights take {n_in} inputs but the layer gets {len}")));
+    }
+    let col = |i: usize| order.map_or(i, |o| o[i]);
+    let at = |o: usize, i: usize| if trans_b { codes[o * n_in + col(i)] } else { codes[col(i) * n_out + o] };
+    let codes = (0..n_out).flat_map(|o| (0..n_in).map(move |i| (o, i))).map(|(o, i)| at(o, i)).collect();
+    Ok(Weights { format, codes, inputs: n_in, outputs: n_out, kind: Geometry::Dense })
+}
+
+fn conv_weights(g: &Graph<'_>, node: &NodeProto, (h, w, c): (usize, usize, usize)) -> Result<Weights, ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    let ints = |name: &str, default: Vec<i64>| node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.ints.clone());
+    if Graph::int_attr(node, "group", 1) != 1 || ints("dilations", vec![1, 1]) != [1, 1] {
+        return Err(err("only group 1 and dilation 1 are supported".into()));
+    }
+    let stride = match ints("strides", vec![1, 1]).as_slice() {
+        [1, 1] => 1,
+        [2, 2] => 2,
+        s => return Err(err(format!("strides {s:?}: 1 or 2 in both dimensions are supported"))),
+    };
+    let (format, shape, codes) =
+        quantized_constant(g, &node.input[1], node)?.ok_or_else(|| err(format!("its weights '{}' are neither a constant nor a Quant of one", node.input[1])))?;
+    let [f, wc, 3, 3] = shape[..] else { return Err(err(format!("weights of shape {shape:?}: only 3x3 kernels [filters, channels, 3, 3] are supported"))) };
+    if wc != c {
+        return Err(err(format!("weights take {wc} channels but the layer gets {c}")));
+    }
+    let pads = ints("pads", vec![0, 0, 0, 0]);
+    let auto = Graph::string_attr(node, "auto_pad", "NOTSET");
+    let same_pads = |n: usize| {
+        let out = n.div_ceil(stride);
+        let pad = ((out - 1) * stride + 3).saturating_sub(n) as i64;
+        (pad / 2, pad - pad / 2)
+    };
+    let ((t, b), (l, r)) = (same_pads(h), same_pads(w));
+    let same = match (auto.as_str(), pads.as_slice()) {
+        ("NOTSET" | "", [0, 0, 0, 0]) | ("VALID", _) => false,
+        ("NOTSET" | "", p) if p == [t, l, b, r] => true,
+        ("SAME_UPPER", _) => true,
+        _ => {
+            return Err(err(format!(
+                "pads {pads:?} (auto_pad {auto}) on a {h}x{w} input: fptgen pads 'same' as TensorFlow does ([{t}, {l}, {b}, {r}] here) or not at all ('valid')"
+            )))
+        }
+    };
+    let out = if same { (h.div_ceil(stride), w.div_ceil(stride)) } else { (h.saturating_sub(3) / stride + 1, w.saturating_sub(3) / stride + 1) };
+    if !same && (h < 3 || w < 3) {
+        return Err(err(format!("a 'valid' 3x3 convolution of a {h}x{w} image")));
+    }
+    // OIHW to OHWI.
+    let codes = (0..f * 9 * c).map(|j| {
+        let (o, ky, kx, k) = (j / (9 * c), j / (3 * c) % 3, j / c % 3, j % c);
+        codes[((o * c + k) * 3 + ky) * 3 + kx]
+    });
+    Ok(Weights { format, codes: codes.collect(), inputs: c, outputs: f, kind: Geometry::Conv { stride, same, out } })
+}
+
+/// The dense or conv layer of `node` reading `x` (of `shape`, in
+/// `x_format`) and the nodes after it that it absorbs; returns it, its
+/// output's shape and the tensor where it ends.
+pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: &Shape, x_format: Format) -> Result<(Kind, Shape, &'g str), ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    if node.input.first().map(String::as_str) != Some(x) || node.input.len() < 2 {
+        return Err(err(format!("the activation '{x}' must be its first input and the weights its second")));
+    }
+    let wts = match (node.op_type.as_str(), shape) {
+        ("Conv", Shape::Image(h, w, c)) => conv_weights(g, node, (*h, *w, *c))?,
+        ("Conv", _) => return Err(err("convolves a vector".into())),
+        (_, Shape::Vector(n, order)) => dense_weights(g, node, *n, order.as_deref())?,
+        (_, Shape::Image(..)) => return Err(err("takes an image; a Flatten must come first".into())),
+    };
+    let n_out = wts.outputs;
+    let mut end = g.output(node)?;
+    let bias_name = if node.op_type != "MatMul" { node.input.get(2).filter(|c| !c.is_empty()).cloned() } else { None };
+    let mut bias = match bias_name {
+        Some(c) => Some(bias_of(g, node, &c, n_out)?),
+        None => None,
+    };
+    let mut next = g.sole_consumer(end)?;
+    if let (None, Some(add)) = (&bias, next.filter(|n| is_standard(n, "Add"))) {
+        let other = add.input.iter().find(|i| i.as_str() != end).cloned().unwrap_or_default();
+        bias = Some(bias_of(g, add, &other, n_out)?);
+        end = g.output(add)?;
+        next = g.sole_consumer(end)?;
+    }
+    let mut relu = false;
+    let mut output = None;
+    while let Some(n) = next {
+        if is_standard(n, "Relu") && !relu {
+            relu = true;
+        } else if is_quant(n) && output.is_none() {
+            output = Some(quant::format(g, n)?);
+        } else {
+            break;
+        }
+        end = g.output(n)?;
+        next = g.sole_consumer(end)?;
+    }
+    let (bias, b) = bias.unwrap_or((wts.format, vec![0; n_out]));
+    let products = match wts.kind {
+        Geometry::Dense => wts.inputs,
+        Geometry::Conv { .. } => 9 * wts.inputs,
+    };
+    let accum = accumulator(wts.format, x_format, bias, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
+    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b };
+    Ok(match wts.kind {
+        Geometry::Dense => (Kind::Dense(mac), Shape::Vector(n_out, None), end),
+        Geometry::Conv { stride, same, out } => (Kind::Conv { mac, stride, same }, Shape::Image(out.0, out.1, n_out), end),
+    })
+}
+
+/// The bias `name` read by `node` (the layer or the `Add`): `n` values,
+/// in a tensor whose other dimensions are 1 (`[n]`, `[1, n]`, `[1, n, 1, 1]`).
+fn bias_of(g: &Graph<'_>, node: &NodeProto, name: &str, n: usize) -> Result<(Format, Vec<i128>), ImportError> {
+    let (f, shape, codes) =
+        quantized_constant(g, name, node)?.ok_or_else(|| ImportError::node(g.file, node, format!("its bias '{name}' is neither a constant nor a Quant of one")))?;
+    if codes.len() != n || shape.iter().filter(|&&d| d != 1).count() > 1 {
+        return Err(ImportError::node(g.file, node, format!("bias of shape {shape:?}: {n} values along one dimension expected")));
+    }
+    Ok((f, codes))
+}
+
+/// The accumulator that holds every sum exactly: the fraction bits of the
+/// finest of the products and the bias, and enough integer bits for `n`
+/// largest products plus the largest bias (so it never wraps).
+pub fn accumulator(w: Format, x: Format, b: Format, n: usize) -> Option<Format> {
+    let prod_frac = w.frac_bits() + x.frac_bits();
+    let frac = prod_frac.max(b.frac_bits());
+    let shift = |f: i32| u32::try_from(frac - f).ok().filter(|&s| s < 64);
+    let products = (n as u128).checked_mul(quant::max_magnitude(w))?.checked_mul(quant::max_magnitude(x))?.checked_mul(1u128 << shift(prod_frac)?)?;
+    let most = products.checked_add(quant::max_magnitude(b).checked_mul(1u128 << shift(b.frac_bits())?)?)?;
+    let width = quant::signed_bits(most)?;
+    Format::new(true, width, width as i32 - frac, Quant::Trn, Overflow::Wrap).ok()
+}

@@ -1,0 +1,59 @@
+//! `fptgen import`: a QONNX graph (ONNX protobuf with QONNX's `Quant`
+//! nodes) to a model file and weights archive (`docs/import.md`).
+//!
+//! The data flows one way: the file's bytes are decoded into the ONNX
+//! messages ([`onnx`], hand-written prost structs), indexed ([`graph`]),
+//! walked from the input to the output ([`walk`]) and mapped to dense,
+//! conv2d ([`mac`]), maxpool2d and flatten layers ([`network`]), with the
+//! `Quant` nodes' formats from [`quant`], rendered as
+//! a model file and weights ([`yaml`]), and the model file is checked by
+//! fptgen's own loader before anything is written.
+
+pub mod error;
+pub mod graph;
+pub mod mac;
+pub mod network;
+pub mod onnx;
+pub mod quant;
+pub mod walk;
+pub mod yaml;
+
+use std::path::{Path, PathBuf};
+
+pub use error::ImportError;
+
+use crate::render::GeneratedFile;
+
+/// An imported network: the model file and the weights archive, in memory.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The model file's text.
+    pub model_yaml: String,
+    /// The weights archive's bytes.
+    pub weights_npz: Vec<u8>,
+    /// The number of layers.
+    pub layers: usize,
+}
+
+/// Reads and maps the ONNX file at `path`.
+pub fn import(path: &Path) -> Result<Imported, ImportError> {
+    let bytes = std::fs::read(path).map_err(|e| ImportError::file(path, e.to_string()))?;
+    let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
+    let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
+    let graph = graph::Graph::new(path, g)?;
+    let net = walk::network(&graph)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let model_yaml = yaml::model_yaml(&net, &yaml::network_name(&stem), &source);
+    fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
+        .map_err(|e| ImportError::file(path, format!("the imported model does not validate (please report this): {e}")))?;
+    let weights_npz = fptgen_sim::tensor::npz_bytes(&yaml::weight_arrays(&net))
+        .map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len() })
+}
+
+/// The files of an import: `model.yaml` and `weights.npz`.
+pub fn files(imported: &Imported) -> Vec<GeneratedFile> {
+    let file = |p: &str, contents: &[u8]| GeneratedFile { path: PathBuf::from(p), contents: contents.to_vec(), executable: false };
+    vec![file("model.yaml", imported.model_yaml.as_bytes()), file("weights.npz", &imported.weights_npz)]
+}

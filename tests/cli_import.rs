@@ -1,0 +1,199 @@
+//! `fptgen import` of QONNX models, checked against QONNX itself.
+//!
+//! Each fixture of `tests/fixtures/qonnx/` (dense networks and a CNN) (made by `make_fixtures.py make`
+//! with onnx.helper and QONNX `Quant` nodes) is imported with the CLI; 1,000
+//! seeded random inputs on the input format's grid (its extremes and zero
+//! first; images transposed to ONNX's NCHW for QONNX) run through QONNX's own executor (`make_fixtures.py run`:
+//! `qonnx.core.onnx_exec.execute_onnx`) and through `fptgen simulate` on
+//! the imported model, and the outputs must be equal, value for value (the
+//! scales are powers of two and every accumulator fits float32's 24 bits,
+//! so QONNX's float arithmetic is exact). The expected values come from
+//! QONNX, never from fptgen.
+//!
+//! The imported designs also co-simulate bit-exact in Verilator
+//! (`fptgen cosim --vectors 20`).
+//!
+//! QONNX comes from PyPI (`qonnx`, which `tests/run.sh` installs). Without
+//! python3 or the package this test FAILS with the install command: it is
+//! never skipped.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{fptgen, root};
+use fptgen_sim::tensor::{read_npy, write_npy, OutValues, Values};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const INPUTS: usize = 1_000;
+const SEED: u64 = 18;
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/qonnx").join(format!("{name}.onnx"))
+}
+
+/// Runs QONNX's executor on `x` through the fixture script.
+fn run_qonnx(model: &Path, x: &Path, y: &Path) {
+    let script = root().join("tests/fixtures/qonnx/make_fixtures.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(["run".as_ref(), model.as_os_str(), x.as_os_str(), y.as_os_str()])
+        .output()
+        .expect("python3 is needed: install Python 3, then `pip install qonnx==1.0.0` (tests/run.sh does)");
+    assert!(
+        out.status.success(),
+        "QONNX's executor failed (install it with `pip install qonnx==1.0.0`, as tests/run.sh does):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn floats(path: &Path) -> (Vec<usize>, Vec<f64>) {
+    let a = read_npy(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    match a.values {
+        Values::Float(v) => (a.shape, v),
+        Values::Int(_) => panic!("{}: expected floats, got {}", path.display(), a.dtype),
+    }
+}
+
+/// Imports `name` and compares fptgen's simulator with QONNX on random inputs.
+fn check_against_qonnx(name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let (code, stdout, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "import {name}: {err}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    let model = fptgen_sim::model::load(&out.join("model.yaml")).unwrap();
+    let (f, n) = (model.input_format, model.input_len());
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let mut x = Vec::with_capacity(INPUTS * n);
+    for s in 0..INPUTS {
+        for _ in 0..n {
+            let raw = match s {
+                0 => f.max_raw(),
+                1 => f.lossless_min_raw(),
+                2 => 0,
+                _ => rng.random_range(f.lossless_min_raw()..=f.max_raw()),
+            };
+            x.push(f.to_f64(raw));
+        }
+    }
+    // fptgen reads [N, h, w, c] images, ONNX [N, c, h, w].
+    let shape = &model.input_shape;
+    let (xs, onnx_xs) = (dir.path().join("x.npy"), dir.path().join("x_onnx.npy"));
+    write_npy(&xs, &[&[INPUTS][..], shape].concat(), &OutValues::F64(x.clone())).unwrap();
+    let onnx_shape = match shape[..] {
+        [h, w, c] => {
+            let nchw = (0..INPUTS * n).map(|j| {
+                let (s, k, y, xx) = (j / n, j / (h * w) % c, j / w % h, j % w);
+                x[s * n + (y * w + xx) * c + k]
+            });
+            x = nchw.collect();
+            vec![INPUTS, c, h, w]
+        }
+        _ => vec![INPUTS, n],
+    };
+    write_npy(&onnx_xs, &onnx_shape, &OutValues::F64(x)).unwrap();
+    let want_path = dir.path().join("qonnx.npy");
+    run_qonnx(&fixture(name), &onnx_xs, &want_path);
+    let got_path = dir.path().join("fptgen.npy");
+    let (code, _, err) =
+        fptgen(&["simulate", out.join("model.yaml").to_str().unwrap(), "--inputs", xs.to_str().unwrap(), "--output", got_path.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "simulate {name}: {err}");
+    let (want_shape, want) = floats(&want_path);
+    let (got_shape, got) = floats(&got_path);
+    assert_eq!(want_shape, vec![INPUTS, model.output_len()], "{name}: QONNX's output shape");
+    assert_eq!(got_shape, want_shape, "{name}: output shape");
+    let m = model.output_len();
+    if let Some(k) = (0..want.len()).find(|&k| want[k] != got[k]) {
+        panic!("{name}: input {} output {}: QONNX {} fptgen {}", k / m, k % m, want[k], got[k]);
+    }
+}
+
+#[test]
+fn dense_relu_network_equals_qonnx() {
+    check_against_qonnx("mlp_relu");
+}
+
+#[test]
+fn gemm_flatten_and_every_rounding_mode_equal_qonnx() {
+    check_against_qonnx("gemm_modes");
+}
+
+#[test]
+fn cnn_with_valid_and_strided_same_convs_pooling_and_flatten_equals_qonnx() {
+    check_against_qonnx("cnn");
+}
+
+/// The imported designs are generated and co-simulated in Verilator bit
+/// for bit against the simulator, with the predicted cycles.
+#[test]
+fn imported_designs_cosimulate() {
+    common::require("verilator");
+    for name in ["mlp_relu", "gemm_modes", "cnn"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
+        assert_eq!(code, 0, "import {name}: {err}");
+        let (code, out, err) = fptgen(&["cosim", "imported/model.yaml", "--vectors", "20"], dir.path());
+        assert_eq!(code, 0, "cosim {name}: {out}{err}");
+        assert!(out.contains("vectors 20 mismatches 0"), "{name}: {out}");
+    }
+}
+
+/// Imports `file` expecting exit 1, an error with every one of `words`, and
+/// nothing written.
+fn refused(file: &Path, words: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let (code, _, err) = fptgen(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
+    assert_eq!(code, 1, "{}: {err}", file.display());
+    assert!(err.starts_with("error: "), "{err}");
+    for w in words {
+        assert!(err.contains(w), "expected {w:?} in: {err}");
+    }
+    assert!(!out.exists(), "{}: something was written", out.display());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "files left beside the output");
+}
+
+#[test]
+fn refuses_a_file_that_is_not_onnx() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("model.onnx");
+    std::fs::write(&bad, b"name: not onnx\nlayers: []\n\xff\xff\xff").unwrap();
+    // Kept outside the checked directory: refused() wants it empty.
+    let kept = tempfile::tempdir().unwrap();
+    let file = kept.path().join("model.onnx");
+    std::fs::rename(&bad, &file).unwrap();
+    refused(&file, &["model.onnx", "not an ONNX model"]);
+}
+
+#[test]
+fn refuses_an_operator_with_no_mapping() {
+    refused(&fixture("bad_sigmoid"), &["bad_sigmoid.onnx", "node 'act_sigmoid' (Sigmoid)", "no mapping"]);
+}
+
+#[test]
+fn refuses_a_scale_that_is_not_a_power_of_two() {
+    refused(&fixture("bad_scale"), &["node 'q_w_third' (Quant)", "scale 0.3", "not a power of two"]);
+}
+
+#[test]
+fn refuses_padding_that_is_not_tensorflows_same() {
+    refused(&fixture("bad_pads"), &["node 'conv_even' (Conv)", "pads [1, 1, 1, 1]", "[0, 0, 1, 1]"]);
+}
+
+#[test]
+fn refuses_a_dynamic_shape() {
+    refused(&fixture("bad_dynamic"), &["bad_dynamic.onnx", "input 'x'", "dynamic size"]);
+}
+
+#[test]
+fn refuses_a_directory_it_did_not_create() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let (code, _, err) = fptgen(&["import", fixture("mlp_relu").to_str().unwrap(), "-o", "."], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("was not created by fptgen"), "{err}");
+    assert!(!dir.path().join("model.yaml").exists());
+}
