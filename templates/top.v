@@ -91,11 +91,28 @@ fptgen_concat #(
     .in_data({= c.w.input =}_data),
     .in_valid({= c.w.input =}_valid),
     .in_ready({= c.w.input =}_ready),
-    .out_data({= c.w.output =}_data),
-    .out_valid({= c.w.output =}_valid),
-    .out_ready({= c.w.output =}_ready){% for mem in c.l.trainable() %},
+    .out_data({= c.w.driven() =}_data),
+    .out_valid({= c.w.driven() =}_valid),
+    .out_ready({= c.w.driven() =}_ready){% for mem in c.l.trainable() %},
 {%- call m::tr_pass(c.l.name, mem.key) %}{% endcall %}{% endfor %}
 );
+{%- if let Some(y) = c.w.skid %}
+
+// {= c.l.name =}'s output to {= c.w.output =} through a skid buffer: a registered ready
+// (docs/hardware.md, "Timing")
+fptgen_skid #(
+    .W({= c.l.out_beat_bits() =})
+) u_{= c.l.name =}_skid (
+    .clk(clk),
+    .rst(rst),
+    .in_data({= y =}_data),
+    .in_valid({= y =}_valid),
+    .in_ready({= y =}_ready),
+    .out_data({= c.w.output =}_data),
+    .out_valid({= c.w.output =}_valid),
+    .out_ready({= c.w.output =}_ready)
+);
+{%- endif %}
 {% endfor %}
 {%- if let Some(fb) = n.feedback %}
 {%- for l in fb.layers %}

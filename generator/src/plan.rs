@@ -6,10 +6,11 @@
 //! initiation interval: it can accept a vector every that many cycles),
 //! its latency (the edges from accepting an input vector to its output
 //! being valid), and its parameter memories. Layers are chained by
-//! valid/ready streams, and each hand-over between layers takes one edge.
-//! For a chain of dense layers, the network's initiation interval is the
-//! largest layer's cycles per vector, and its latency is `sum(latency) +
-//! (layers - 1)` cycles, from the edge that accepts an input vector to the
+//! valid/ready streams through a skid buffer (a registered ready,
+//! `rtl/fptgen_skid.v`), and each hand-over between layers takes one edge
+//! and the buffer one more. For a chain of dense layers, the network's
+//! initiation interval is the largest layer's cycles per vector, and its
+//! latency is `sum(latency) + 2 * (layers - 1)` cycles, from the edge that accepts an input vector to the
 //! edge after which its output is valid (with the output always ready).
 //! Image layers stream pixels in bursts, so in general both come from the
 //! exact handshake model of [`crate::timing`], run as the co-simulation

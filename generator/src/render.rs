@@ -47,6 +47,9 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
     if !n.wiring.joins.is_empty() {
         v.push(rtl::CONCAT);
     }
+    if n.wiring.layers.iter().any(|w| w.skid.is_some()) {
+        v.push(rtl::SKID);
+    }
     if n.training.is_some() {
         v.extend_from_slice(if n.feedback.is_some() { rtl::FEEDBACK } else { rtl::TRAINER });
         if n.feedback.as_ref().is_some_and(|f| f.has_sgm()) {

@@ -63,6 +63,10 @@ pub const FORK: RtlFile = ("fptgen_fork.v", include_str!("../../rtl/fptgen_fork.
 /// A join: two streams to one beat, channel concatenation (graphs).
 pub const CONCAT: RtlFile = ("fptgen_concat.v", include_str!("../../rtl/fptgen_concat.v"));
 
+/// A skid buffer: a registered valid/ready stage with a registered ready,
+/// at the layer boundaries of the top level.
+pub const SKID: RtlFile = ("fptgen_skid.v", include_str!("../../rtl/fptgen_skid.v"));
+
 /// One int32-to-int8 requantization (TFLite's MultiplyByQuantizedMultiplier,
 /// offset and clamp).
 pub const REQUANT: RtlFile = ("fptgen_requant.v", include_str!("../../rtl/fptgen_requant.v"));

@@ -41,6 +41,8 @@ pub enum Block {
     /// `rtl/fptgen_requant_vec.v`: a pipeline whose stages advance
     /// together.
     Pipe(Pipe),
+    /// `rtl/fptgen_skid.v`: a skid buffer, whose `in_ready` is a register.
+    Skid(Skid),
 }
 
 impl Block {
@@ -94,6 +96,11 @@ impl Block {
     pub fn pipe(depth: usize) -> Block {
         assert!(depth >= 1);
         Block::Pipe(Pipe { valid: vec![false; depth] })
+    }
+
+    /// `fptgen_skid`, after reset (empty and ready).
+    pub fn skid() -> Block {
+        Block::Skid(Skid { ready: true, out_valid: false, temp_valid: false })
     }
 
     /// Input ports (1, or 2 for a join).
@@ -161,6 +168,7 @@ impl Block {
             Block::Stage(b) => b.in_ready(out_ready),
             Block::Serialize(b) => b.in_ready(out_ready),
             Block::Pipe(b) => b.in_ready(out_ready),
+            Block::Skid(b) => b.ready,
             Block::Fork(_) | Block::Join(_) => unreachable!("a fork or join has its own ports (in_ready_at)"),
         }
     }
@@ -175,6 +183,7 @@ impl Block {
             Block::Stage(b) => b.out_valid,
             Block::Serialize(b) => b.busy,
             Block::Pipe(b) => b.out_valid(),
+            Block::Skid(b) => b.out_valid,
             Block::Fork(_) => unreachable!("a fork has two outputs (out_valid_at)"),
             Block::Join(j) => j.out_valid,
         }
@@ -190,6 +199,7 @@ impl Block {
             Block::Stage(b) => b.clock(in_valid, out_ready),
             Block::Serialize(b) => b.clock(in_valid, out_ready),
             Block::Pipe(b) => b.clock(in_valid, out_ready),
+            Block::Skid(b) => b.clock(in_valid, out_ready),
             Block::Fork(_) | Block::Join(_) => unreachable!("a fork or join has its own ports (clock_at)"),
         }
     }
@@ -418,6 +428,32 @@ impl Pipe {
             self.valid.rotate_right(1);
             self.valid[0] = in_valid;
         }
+    }
+}
+
+/// `fptgen_skid`'s handshake: `in_ready_reg`, `out_valid_reg`,
+/// `temp_valid_reg` (alexforencich's axis_register, REG_TYPE = 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skid {
+    ready: bool,
+    out_valid: bool,
+    temp_valid: bool,
+}
+
+impl Skid {
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let early = out_ready || (!self.temp_valid && (!self.out_valid || !in_valid));
+        if self.ready {
+            if out_ready || !self.out_valid {
+                self.out_valid = in_valid;
+            } else {
+                self.temp_valid = in_valid;
+            }
+        } else if out_ready {
+            self.out_valid = self.temp_valid;
+            self.temp_valid = false;
+        }
+        self.ready = early;
     }
 }
 
@@ -724,18 +760,66 @@ pub fn settle_graph(graph: &Graph, in_beats: usize, out_beats: usize, min: usize
 mod tests {
     use super::*;
 
+    /// Dense layers as the top level chains them, a skid buffer between
+    /// two layers.
+    fn dense_chain(folds: &[u64]) -> Vec<Block> {
+        let mut blocks = Vec::new();
+        for (i, &f) in folds.iter().enumerate() {
+            if i > 0 {
+                blocks.push(Block::skid());
+            }
+            blocks.push(Block::dense(f));
+        }
+        blocks
+    }
+
     /// A chain of dense layers has the closed form of `layers::dense`:
-    /// II = the largest fold count, latency = sum(folds + 1) + (layers - 1).
+    /// II = the largest fold count, latency = sum(folds + 1) + 2 * (layers
+    /// - 1) (a hand-over and a skid buffer between two layers).
     #[test]
     fn dense_chains_have_the_closed_form() {
         let chains: &[&[u64]] = &[&[1], &[7], &[1, 1], &[3, 5, 2], &[4, 4], &[10, 1, 6, 6, 1]];
         for folds in chains {
-            let blocks: Vec<Block> = folds.iter().map(|&f| Block::dense(f)).collect();
-            let m = measure(&blocks, 1, 1, 2 * folds.len() + 8).unwrap();
+            let m = measure(&dense_chain(folds), 1, 1, 2 * folds.len() + 8).unwrap();
             let ii = *folds.iter().max().unwrap();
-            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + folds.len() as u64 - 1;
+            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + 2 * (folds.len() as u64 - 1);
             assert_eq!(m, Measured { latency, ii: Some(ii) }, "folds {folds:?}");
         }
+    }
+
+    /// A skid buffer passes every beat once and in order under any valid
+    /// and ready pattern, never takes a beat it cannot hold, and keeps full
+    /// rate; alone, it times as a register stage (a beat valid in the cycle
+    /// after the edge that took it).
+    #[test]
+    fn the_skid_buffer_loses_nothing() {
+        for beats in [1, 4] {
+            assert_eq!(measure(&[Block::skid()], beats, beats, 12), measure(&[Block::stage()], beats, beats, 12));
+        }
+        assert_eq!(measure(&[Block::skid()], 1, 1, 12).unwrap().ii, Some(1));
+        let Block::Skid(mut b) = Block::skid() else { unreachable!() };
+        let mut held: std::collections::VecDeque<u32> = Default::default();
+        let (mut next_in, mut next_out) = (0u32, 0u32);
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let (in_valid, out_ready) = (rng & 3 != 0, rng & 12 != 0);
+            assert!(held.len() < 2 || !b.ready, "a full buffer is not ready");
+            assert_eq!(b.out_valid, !held.is_empty());
+            if b.out_valid && out_ready {
+                assert_eq!(held.pop_front(), Some(next_out));
+                next_out += 1;
+            }
+            if in_valid && b.ready {
+                held.push_back(next_in);
+                next_in += 1;
+            }
+            b.clock(in_valid, out_ready);
+            assert!(held.len() <= 2);
+        }
+        assert!(next_out > 10_000);
     }
 
     /// The trainer's paced evaluation of a dense chain takes
@@ -743,9 +827,9 @@ mod tests {
     #[test]
     fn paced_dense_chains_have_the_closed_form() {
         for folds in [&[3u64, 5, 2][..], &[1], &[4, 4]] {
-            let blocks: Vec<Block> = folds.iter().map(|&f| Block::dense(f)).collect();
+            let blocks = dense_chain(folds);
             let ii = *folds.iter().max().unwrap();
-            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + folds.len() as u64 - 1;
+            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + 2 * (folds.len() as u64 - 1);
             for m in [1, 2, 7] {
                 assert_eq!(paced(&blocks, m, ii), Some((m as u64 - 1) * ii + latency), "folds {folds:?} M {m}");
             }

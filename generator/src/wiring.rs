@@ -8,7 +8,10 @@
 //! chained for more), and a layer with several inputs takes them through
 //! joins (`rtl/fptgen_concat.v`, two streams to one beat with input 0 in the
 //! low bits: the gather order, channel concatenation per pixel; chained for
-//! more). The same [`Wiring`] renders the top level (`templates/top.v`) and
+//! more). Between a layer and a consumer whose ready is not a register (a
+//! layer or a join) sits a skid buffer (`rtl/fptgen_skid.v`), so no
+//! layer's ready reaches the layer before it combinationally. The same
+//! [`Wiring`] renders the top level (`templates/top.v`) and
 //! builds the handshake model ([`Wiring::graph`]), so the cycle counts are
 //! those of the wires generated.
 
@@ -64,6 +67,17 @@ pub struct LayerWires {
     pub input: String,
     /// The stream it gives (`<layer>_out`).
     pub output: String,
+    /// With a skid buffer (`rtl/fptgen_skid.v`, instance
+    /// `u_<layer>_skid`) between the layer and `output`: the stream the
+    /// layer's module drives (`<layer>_y`), which the buffer takes.
+    pub skid: Option<String>,
+}
+
+impl LayerWires {
+    /// The stream the layer's module drives: `skid`'s, or `output`.
+    pub fn driven(&self) -> &str {
+        self.skid.as_deref().unwrap_or(&self.output)
+    }
 }
 
 /// One part of the top level, in an order where every stream is produced
@@ -146,8 +160,15 @@ impl Wiring {
                 input = (out, bits);
             }
             let output = format!("{}_out", l.name);
+            // A skid buffer registers the ready of every layer boundary
+            // whose consumer's ready is not already a register (a fork's
+            // is); the network's output port is left as the layer gives it.
+            let skid = (uses(Some(i)) == 1 && i + 1 != layers.len()).then(|| format!("{}_y", l.name));
+            if let Some(y) = &skid {
+                w.streams.push(Stream { name: y.clone(), bits: l.out_beat_bits() });
+            }
             w.streams.push(Stream { name: output.clone(), bits: l.out_beat_bits() });
-            w.layers.push(LayerWires { input: input.0, output });
+            w.layers.push(LayerWires { input: input.0, output, skid });
             w.order.push(Part::Layer(i));
             fork(&mut w, &mut handed, Some(i));
         }
@@ -184,7 +205,8 @@ impl Wiring {
                 }
                 Part::Layer(i) => {
                     let mut s = src(&at, &self.layers[i].input);
-                    for b in layers[i].hw().blocks(&layers[i]) {
+                    let skid = self.layers[i].skid.is_some().then(Block::skid);
+                    for b in layers[i].hw().blocks(&layers[i]).into_iter().chain(skid) {
                         nodes.push(Node { block: b, inputs: vec![s] });
                         s = Src::Node(nodes.len() - 1, 0);
                     }

@@ -61,6 +61,7 @@ const CASES: &[Case] = &[
         module: "fptgen_concat",
         bad: &[("W0", 0, "fptgen_param_error_concat_w0_below_1"), ("W1", 0, "fptgen_param_error_concat_w1_below_1")],
     },
+    Case { module: "fptgen_skid", bad: &[("W", 0, "fptgen_param_error_skid_w_below_1")] },
     Case {
         module: "fptgen_bn",
         bad: &[
