@@ -45,9 +45,6 @@ module fptgen_fb_step #(
     output wire [S_W-1:0]   u_step
 );
 
-localparam integer RW_W = STOCH_W != 0 && SHIFT_W > 0 ? SHIFT_W : 1;
-localparam integer RW_B = STOCH_B != 0 && SHIFT_B > 0 ? SHIFT_B : 1;
-
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
@@ -56,56 +53,44 @@ generate
     end
 endgenerate
 
-wire [RW_W-1:0] rnd_w;
-wire [RW_B-1:0] rnd_b;
+wire [2*S_W-1:0] steps;   // the weight step at [0 +: S_W], the bias step above
 
+genvar t;
 generate
-    if (STOCH_W != 0) begin : g_lfsr_w
-        localparam integer BITS = SHIFT_W < 32 ? SHIFT_W : 32;
-        wire [BITS-1:0] bits;
-        fptgen_lfsr #(.WIDTH(32), .SEED(SEED_W), .BITS(BITS)) u_lfsr (
-            .clk(clk), .rst(rst), .next(u_wr && !u_bias), .value(bits)
-        );
-        if (SHIFT_W > 32) begin : g_wide
-            assign rnd_w = {bits, {(SHIFT_W - 32){1'b0}}};
-        end else begin : g_narrow
-            assign rnd_w = bits;
+    for (t = 0; t < 2; t = t + 1) begin : g_tensor
+        // t = 0: the weights, t = 1: the biases
+        localparam integer SHIFT = t == 0 ? SHIFT_W : SHIFT_B;
+        localparam integer STOCH = t == 0 ? STOCH_W : STOCH_B;
+        localparam [31:0] SEED = t == 0 ? SEED_W : SEED_B;
+        localparam integer RND_W = STOCH != 0 && SHIFT > 0 ? SHIFT : 1;
+        wire [RND_W-1:0] rnd;
+        if (STOCH != 0 && SHIFT > 0) begin : g_lfsr
+            localparam integer BITS = SHIFT < 32 ? SHIFT : 32;
+            wire [BITS-1:0] bits;
+            fptgen_lfsr #(.WIDTH(32), .SEED(SEED), .BITS(BITS)) u_lfsr (
+                .clk(clk), .rst(rst), .next(u_wr && (t == 1 ? u_bias : !u_bias)), .value(bits)
+            );
+            if (SHIFT > 32) begin : g_wide
+                assign rnd = {bits, {(SHIFT - 32){1'b0}}};
+            end else begin : g_narrow
+                assign rnd = bits;
+            end
+        end else begin : g_no_lfsr
+            assign rnd = 1'b0;
         end
-    end else begin : g_no_lfsr_w
-        assign rnd_w = 1'b0;
-    end
-    if (STOCH_B != 0) begin : g_lfsr_b
-        localparam integer BITS = SHIFT_B < 32 ? SHIFT_B : 32;
-        wire [BITS-1:0] bits;
-        fptgen_lfsr #(.WIDTH(32), .SEED(SEED_B), .BITS(BITS)) u_lfsr (
-            .clk(clk), .rst(rst), .next(u_wr && u_bias), .value(bits)
+        fptgen_round_shift #(.IN_W(IN_W), .SHIFT(SHIFT), .OUT_W(S_W), .STOCH(STOCH), .RND_W(RND_W)) u_round (
+            .v(v), .rnd(rnd), .r(steps[t*S_W +: S_W])
         );
-        if (SHIFT_B > 32) begin : g_wide
-            assign rnd_b = {bits, {(SHIFT_B - 32){1'b0}}};
-        end else begin : g_narrow
-            assign rnd_b = bits;
-        end
-    end else begin : g_no_lfsr_b
-        assign rnd_b = 1'b0;
     end
     if (STOCH_W == 0 && STOCH_B == 0) begin : g_no_rounding_lfsr
         wire unused_wr = ^{rst, u_wr};
     end
 endgenerate
 
-wire [S_W-1:0] step_w, step_b;
-
-fptgen_round_shift #(.IN_W(IN_W), .SHIFT(SHIFT_W), .OUT_W(S_W), .STOCH(STOCH_W), .RND_W(RW_W)) u_round_w (
-    .v(v), .rnd(rnd_w), .r(step_w)
-);
-fptgen_round_shift #(.IN_W(IN_W), .SHIFT(SHIFT_B), .OUT_W(S_W), .STOCH(STOCH_B), .RND_W(RW_B)) u_round_b (
-    .v(v), .rnd(rnd_b), .r(step_b)
-);
-
 reg [S_W-1:0] step_reg;
 
 always @(posedge clk) begin
-    step_reg <= u_bias ? step_b : step_w;
+    step_reg <= u_bias ? steps[S_W +: S_W] : steps[0 +: S_W];
 end
 
 assign u_step = step_reg;
