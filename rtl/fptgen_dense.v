@@ -9,18 +9,33 @@
  * Folding as in FINN's MVAU: PE output neurons in parallel, SIMD inputs per
  * cycle. A vector takes NF*SF cycles (NF = ceil(OUT/PE) neuron folds,
  * SF = ceil(IN/SIMD) synapse folds); fold (nf, sf) computes neurons
- * nf*PE .. nf*PE+PE-1 over inputs sf*SIMD .. sf*SIMD+SIMD-1, adding the SIMD
- * products to the accumulator one after another in input order (so even a
- * saturating accumulator matches the simulator). Padding inputs are zero and
- * padding weights are zero; adding a zero product leaves any accumulator
- * unchanged.
+ * nf*PE .. nf*PE+PE-1 over inputs sf*SIMD .. sf*SIMD+SIMD-1. Padding inputs
+ * are zero and padding weights are zero; adding a zero product leaves any
+ * accumulator unchanged.
+ *
+ * Two accumulations (TREE):
+ * - the in-order chain (TREE = 0): the SIMD products are added to the
+ *   accumulator one after another in input order, each sum cast, so even a
+ *   saturating accumulator matches the simulator's definition; one cycle,
+ *   SIMD adders deep;
+ * - the adder tree (TREE = 1), where the order cannot matter (the
+ *   generator proves it with fptgen_sim's exact_accumulation: the products
+ *   are exact, and the accumulator wraps or the bounds on the codes keep
+ *   every partial sum in range, so every cast is the identity or a wrap):
+ *   the products are registered, summed pairwise with a register after
+ *   every second level and after the root, shifted to the accumulator's
+ *   fraction bits and added to it modulo 2^A_W; a register-to-register path
+ *   is then at most two adders (or one multiplier) deep. docs/hardware.md,
+ *   "Adder trees", has the argument.
  *
  * Pipeline: issue (counters, x slice, memory address) -> s1 (memory data,
- * registered x slice) -> accumulate (acc registers; on the last synapse fold
- * the activation and output cast go to the output buffer). A vector is
- * accepted on an edge, its last fold is issued NF*SF-1 cycles later (the
- * next vector can be accepted on that edge: initiation interval NF*SF), and
- * its output is valid NF*SF+1 edges after acceptance. in/out are valid/ready
+ * registered x slice) -> [tree only: products -> T tree stages ->]
+ * accumulate (acc registers; on the last synapse fold the activation and
+ * output cast go to the output buffer). A vector is accepted on an edge,
+ * its last fold is issued NF*SF-1 cycles later (the next vector can be
+ * accepted on that edge: initiation interval NF*SF), and its output is
+ * valid NF*SF+1 edges after acceptance for the chain, NF*SF+3+T for the
+ * tree (T = ceil(clog2(SIMD)/2), 0 for SIMD = 1). in/out are valid/ready
  * streams of whole vectors (element k at bits [k*W +: W]); when the output
  * register is full and not taken, the whole pipeline stalls and nothing is
  * lost.
@@ -68,6 +83,14 @@ module fptgen_dense #(
     parameter integer Y_O = 0,
     // 1: relu on the accumulator; 0: linear
     parameter integer RELU = 1,
+    // Accumulation. 0: the in-order chain (any formats). 1: a pipelined
+    // adder tree, every addition modulo 2^A_W; legal only where the order
+    // of the additions cannot matter: every product cast to the accumulator
+    // exactly by a shift (A_F >= W_F + X_F, checked here), and the
+    // accumulator wrapping or proven never to overflow (fptgen_sim's
+    // exact_accumulation, which the generator checks before it sets 1).
+    // Adds ceil(clog2(SIMD) / 2) + 2 cycles of latency.
+    parameter integer TREE = 0,
     // (The weight memory has NF*SF words of PE*SIMD columns, the bias memory
     // NF words of PE columns; the module derives their address and
     // column-select widths, clog2 of those counts.)
@@ -122,12 +145,46 @@ localparam integer P_F = W_F + X_F;
 localparam integer NF_W = clog2(NF);
 localparam integer SF_W = clog2(SF);
 localparam integer WA_W = clog2(NF * SF);   // weight memory address
+localparam integer SHIFT = A_F - P_F;       // product to accumulator fraction bits
+// The adder tree (TREE = 1): LEVELS levels of pairwise sums over the SIMD
+// products, a register after every second level and after the root (T
+// registered stages); TW-bit nodes, enough for the exact sum of SIMD
+// products or, if fewer, the A_W - SHIFT bits the accumulator keeps of it
+localparam integer LEVELS = (SIMD > 1) ? clog2(SIMD) : 0;
+localparam integer T = (LEVELS + 1) / 2;
+localparam integer TW = (P_W + LEVELS < A_W - SHIFT) ? P_W + LEVELS : A_W - SHIFT;
+localparam integer TREE_NODES = tree_offset(SIMD, LEVELS + 1);
+
+// Nodes of level `level` of the tree over n leaves, and the index of its
+// first node when the levels are numbered in a row from the leaves up.
+function integer tree_nodes;
+    input integer n;
+    input integer level;
+    begin
+        tree_nodes = (n + (1 << level) - 1) >> level;
+    end
+endfunction
+
+function integer tree_offset;
+    input integer n;
+    input integer level;
+    integer v;
+    begin
+        tree_offset = 0;
+        for (v = 0; v < level; v = v + 1) begin
+            tree_offset = tree_offset + tree_nodes(n, v);
+        end
+    end
+endfunction
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
     if (PE < 1 || PE > OUT || SIMD < 1 || SIMD > IN) begin : g_error_pe_or_simd_out_of_range
         fptgen_param_error_dense_pe_or_simd_out_of_range error_inst ();
+    end
+    if (TREE != 0 && (TREE != 1 || SHIFT < 0 || TW < 1)) begin : g_error_tree_needs_exact_products
+        fptgen_param_error_dense_tree_needs_exact_products error_inst ();
     end
 endgenerate
 
@@ -255,67 +312,215 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// Accumulate: per PE, bias then SIMD products in input order
-wire [PE*Y_W-1:0] y_fold;   // activation + output cast of each PE's final sum
+// Accumulate. y_fold is each PE's activation + output cast of a neuron's
+// final sum; fin_* are the control of the stage that presents it (s1 for
+// the in-order chain, the accumulator stage for the tree).
+wire [PE*Y_W-1:0] y_fold;
+wire              fin_valid;
+wire              fin_last;
+wire              fin_done;
+wire [NF_W-1:0]   fin_nf;
 
 generate
-    genvar p, l;
-    for (p = 0; p < PE; p = p + 1) begin : g_pe
-        reg  [A_W-1:0] acc_reg;
-        wire [A_W-1:0] chain [0:SIMD];
-        wire [A_W-1:0] bias_acc;
-        wire [B_W-1:0] b = b_rd[p*B_W +: B_W];
+    genvar p, l, j, i;
+    if (TREE == 0) begin : g_chain
+        // Per PE: bias then the SIMD products in input order, one saturating
+        // (or wrapping) cast after every addition, as the simulator's definition.
+        assign fin_valid = s1_valid_reg;
+        assign fin_last = s1_last_reg;
+        assign fin_done = s1_done_reg;
+        assign fin_nf = s1_nf_reg;
 
-        fptgen_cast #(
-            .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
-        ) u_bias_cast (
-            .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
-            .out(bias_acc)
-        );
-
-        assign chain[0] = s1_first_reg ? bias_acc : acc_reg;
-
-        for (l = 0; l < SIMD; l = l + 1) begin : g_lane
-            wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
-            wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
-            wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
-            wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
-            wire signed [P_W-1:0] prod = w_ext * x_ext;
-            wire [A_W-1:0] prod_acc;
-            wire [A_W+1:0] sum;
+        for (p = 0; p < PE; p = p + 1) begin : g_pe
+            reg  [A_W-1:0] acc_reg;
+            wire [A_W-1:0] chain [0:SIMD];
+            wire [A_W-1:0] bias_acc;
+            wire [B_W-1:0] b = b_rd[p*B_W +: B_W];
 
             fptgen_cast #(
-                .IN_W(P_W), .IN_F(P_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
-            ) u_prod_cast (
-                .in(prod),
-                .out(prod_acc)
+                .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+            ) u_bias_cast (
+                .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
+                .out(bias_acc)
             );
 
-            assign sum = {{2{A_S != 0 ? chain[l][A_W-1] : 1'b0}}, chain[l]}
-                       + {{2{A_S != 0 ? prod_acc[A_W-1] : 1'b0}}, prod_acc};
+            assign chain[0] = s1_first_reg ? bias_acc : acc_reg;
+
+            for (l = 0; l < SIMD; l = l + 1) begin : g_lane
+                wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
+                wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
+                wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
+                wire signed [P_W-1:0] prod = w_ext * x_ext;
+                wire [A_W-1:0] prod_acc;
+                wire [A_W+1:0] sum;
+
+                fptgen_cast #(
+                    .IN_W(P_W), .IN_F(P_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+                ) u_prod_cast (
+                    .in(prod),
+                    .out(prod_acc)
+                );
+
+                assign sum = {{2{A_S != 0 ? chain[l][A_W-1] : 1'b0}}, chain[l]}
+                           + {{2{A_S != 0 ? prod_acc[A_W-1] : 1'b0}}, prod_acc};
+
+                fptgen_cast #(
+                    .IN_W(A_W + 2), .IN_F(A_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+                ) u_sum_cast (
+                    .in(sum),
+                    .out(chain[l+1])
+                );
+            end
+
+            always @(posedge clk) begin
+                if (s1_valid_reg && !stall) begin
+                    acc_reg <= chain[SIMD];
+                end
+            end
+
+            wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && chain[SIMD][A_W-1]) ? {A_W{1'b0}} : chain[SIMD];
 
             fptgen_cast #(
-                .IN_W(A_W + 2), .IN_F(A_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
-            ) u_sum_cast (
-                .in(sum),
-                .out(chain[l+1])
+                .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
+            ) u_out_cast (
+                .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
+                .out(y_fold[p*Y_W +: Y_W])
             );
         end
+    end else begin : g_tree
+        // Control of the stages after s1: stage 0 holds the registered
+        // products, stages 1..T the registered tree levels, stage T + 1 the
+        // accumulators (the final stage).
+        reg [T+1:0]      c_valid_reg;
+        reg [T+1:0]      c_first_reg;
+        reg [T+1:0]      c_last_reg;
+        reg [T+1:0]      c_done_reg;
+        reg [NF_W-1:0]   c_nf_reg [0:T+1];
+        // The biases of the fold in each of stages 0..T (needed at stage T)
+        reg [PE*B_W-1:0] c_b_reg [0:T];
+        integer k;
 
         always @(posedge clk) begin
-            if (s1_valid_reg && !stall) begin
-                acc_reg <= chain[SIMD];
+            if (rst) begin
+                c_valid_reg <= {(T + 2){1'b0}};
+            end else if (!stall) begin
+                c_valid_reg <= {c_valid_reg[T:0], s1_valid_reg};
             end
         end
 
-        wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && chain[SIMD][A_W-1]) ? {A_W{1'b0}} : chain[SIMD];
+        always @(posedge clk) begin
+            if (!stall) begin
+                c_first_reg <= {c_first_reg[T:0], s1_first_reg};
+                c_last_reg <= {c_last_reg[T:0], s1_last_reg};
+                c_done_reg <= {c_done_reg[T:0], s1_done_reg};
+                c_nf_reg[0] <= s1_nf_reg;
+                for (k = 1; k <= T + 1; k = k + 1) begin
+                    c_nf_reg[k] <= c_nf_reg[k-1];
+                end
+                c_b_reg[0] <= b_rd;
+                for (k = 1; k <= T; k = k + 1) begin
+                    c_b_reg[k] <= c_b_reg[k-1];
+                end
+            end
+        end
 
-        fptgen_cast #(
-            .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
-        ) u_out_cast (
-            .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
-            .out(y_fold[p*Y_W +: Y_W])
-        );
+        assign fin_valid = c_valid_reg[T+1];
+        assign fin_last = c_last_reg[T+1];
+        assign fin_done = c_done_reg[T+1];
+        assign fin_nf = c_nf_reg[T+1];
+
+        for (p = 0; p < PE; p = p + 1) begin : g_pe
+            // Every level of the tree, level 0 (the products) first; node n
+            // of level j is node[tree_offset(SIMD, j) + n].
+            // (split_var: the levels are separate signals to Verilator,
+            // which would otherwise see the array feed itself)
+            wire [TW-1:0] node [0:TREE_NODES-1] /* verilator split_var */;
+
+            for (l = 0; l < SIMD; l = l + 1) begin : g_lane
+                wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
+                wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
+                wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
+                wire signed [P_W-1:0] prod = w_ext * x_ext;
+                // Sign-extended by the tree's growth; TW bits of it are the
+                // product (or, when TW is the narrower A_W - SHIFT, the
+                // product modulo 2^TW, all that the wrapped sum keeps)
+                wire [P_W+LEVELS:0] prod_x = {{(LEVELS + 1){prod[P_W-1]}}, prod};
+                wire unused_prod_x = ^prod_x[P_W+LEVELS:TW];
+                reg  [TW-1:0] prod_reg;
+
+                always @(posedge clk) begin
+                    if (!stall) begin
+                        prod_reg <= prod_x[TW-1:0];
+                    end
+                end
+
+                assign node[l] = prod_reg;
+            end
+
+            for (j = 1; j <= LEVELS; j = j + 1) begin : g_level
+                for (i = 0; i < tree_nodes(SIMD, j); i = i + 1) begin : g_node
+                    // This node, node[DST], sums node[SRC] and node[SRC + 1]
+                    localparam integer SRC = tree_offset(SIMD, j - 1) + 2*i;
+                    localparam integer DST = tree_offset(SIMD, j) + i;
+                    wire [TW-1:0] sum;
+
+                    if (2*i + 1 < tree_nodes(SIMD, j - 1)) begin : g_pair
+                        assign sum = node[SRC] + node[SRC + 1];
+                    end else begin : g_pass
+                        assign sum = node[SRC];
+                    end
+
+                    if (j % 2 == 0 || j == LEVELS) begin : g_reg
+                        reg [TW-1:0] sum_reg;
+
+                        always @(posedge clk) begin
+                            if (!stall) begin
+                                sum_reg <= sum;
+                            end
+                        end
+
+                        assign node[DST] = sum_reg;
+                    end else begin : g_comb
+                        assign node[DST] = sum;
+                    end
+                end
+            end
+
+            // Stage T -> T + 1: the accumulator, bias on a neuron's first
+            // fold; the root (the fold's dot product) shifted to the
+            // accumulator's fraction bits, every addition modulo 2^A_W
+            wire [TW-1:0]    root = node[TREE_NODES - 1];
+            wire [A_W+TW:0]  root_x = {{(A_W + 1){root[TW-1]}}, root};
+            wire [A_W+TW:0]  root_sh = root_x << SHIFT;
+            wire             unused_root_sh = ^root_sh[A_W+TW:A_W];
+            wire [B_W-1:0]   b = c_b_reg[T][p*B_W +: B_W];
+            wire [A_W-1:0]   bias_acc;
+            reg  [A_W-1:0]   acc_reg;
+
+            fptgen_cast #(
+                .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+            ) u_bias_cast (
+                .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
+                .out(bias_acc)
+            );
+
+            always @(posedge clk) begin
+                if (c_valid_reg[T] && !stall) begin
+                    acc_reg <= (c_first_reg[T] ? bias_acc : acc_reg) + root_sh[A_W-1:0];
+                end
+            end
+
+            wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && acc_reg[A_W-1]) ? {A_W{1'b0}} : acc_reg;
+
+            fptgen_cast #(
+                .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
+            ) u_out_cast (
+                .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
+                .out(y_fold[p*Y_W +: Y_W])
+            );
+        end
     end
 endgenerate
 
@@ -331,17 +536,17 @@ generate
     for (o = 0; o < OUT; o = o + 1) begin : g_out
         localparam integer FOLD_I = o / PE;
         localparam [NF_W-1:0] FOLD = FOLD_I[NF_W-1:0];
-        assign y_next[o*Y_W +: Y_W] = (s1_nf_reg == FOLD) ? y_fold[(o % PE)*Y_W +: Y_W] : y_buf_reg[o*Y_W +: Y_W];
+        assign y_next[o*Y_W +: Y_W] = (fin_nf == FOLD) ? y_fold[(o % PE)*Y_W +: Y_W] : y_buf_reg[o*Y_W +: Y_W];
     end
 endgenerate
 
-assign stall = s1_valid_reg && s1_done_reg && out_valid_reg && !out_ready;
+assign stall = fin_valid && fin_done && out_valid_reg && !out_ready;
 
 always @(posedge clk) begin
-    if (s1_valid_reg && s1_last_reg && !stall) begin
+    if (fin_valid && fin_last && !stall) begin
         y_buf_reg <= y_next;
     end
-    if (s1_valid_reg && s1_done_reg && !stall) begin
+    if (fin_valid && fin_done && !stall) begin
         out_data_reg <= y_next;
     end
 end
@@ -349,7 +554,7 @@ end
 always @(posedge clk) begin
     if (rst) begin
         out_valid_reg <= 1'b0;
-    end else if (s1_valid_reg && s1_done_reg && !stall) begin
+    end else if (fin_valid && fin_done && !stall) begin
         out_valid_reg <= 1'b1;
     end else if (out_ready) begin
         out_valid_reg <= 1'b0;

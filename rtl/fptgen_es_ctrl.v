@@ -24,19 +24,21 @@
  *   DRAW         1         draw noise (antithetic: even members only)
  *   PERTURB      tg        write clamp(w + (+-e << sigma))
  *   EVAL_START   1         start the sample buffer, clear the loss
- *   EVAL         E         M samples, one every II cycles; ends when the
- *                          M-th output has been added to the loss
+ *   EVAL         E - W     M samples, one every II cycles; ends when the
+ *                          M-th output has been taken
+ *   LOSS_WAIT    W         its error reaches the loss (W = LOSS_WAIT)
  *   RESTORE      tg        write w back
  *   SIGNAL       1         s = fitness signal, registered
+ *   PO2          1         Q(s) (fptgen_po2 of s), registered by the top level
  *   ACCUM        1         every block adds Q(s) * e (antithetic: odd only)
  *   BOUNDARY     1         (the (N+1)-th, before the update)
  *   UPDATE       tg        write clamp(w - R(G / 2^lr_shift))
  *   NEXT_GROUP   1         next group, or next iteration, or DONE
  *
- * so a group takes N * (2*tg + E + 5) + 2*tg + 4 cycles, plus E + 2 with
- * baseline fitness, where E = D + (M - 1) * II + latency + 1, D being the
- * cycles from EVAL_START to the pipeline taking sample 0 (fptgen_sample_buf:
- * 1, or WORDS + 2). The generator's report.json states the sum per
+ * so a group takes N * (2*tg + E + 6) + 2*tg + 4 cycles, plus E + 2 with
+ * baseline fitness, where E = D + (M - 1) * II + latency + 1 + W, D being
+ * the cycles from EVAL_START to the pipeline taking sample 0
+ * (fptgen_sample_buf: 1, or WORDS + 2). The generator's report.json states the sum per
  * iteration and co-simulation measures it.
  *
  * Inference: in IDLE, DONE and PAUSED the pipeline serves the external
@@ -67,7 +69,10 @@ module fptgen_es_ctrl #(
     // Fitness: 0 antithetic, 1 baseline, 2 plain
     parameter integer FITNESS = 0,
     // Requests served per boundary at most (>= 1)
-    parameter integer SERVE_MAX = 4
+    parameter integer SERVE_MAX = 4,
+    // Cycles from the last sample's output to its error being in `loss`
+    // (fptgen_loss_acc's LAT, >= 1)
+    parameter integer LOSS_WAIT = 1
 ) (
     input  wire           clk,
     input  wire           rst,
@@ -114,6 +119,7 @@ module fptgen_es_ctrl #(
     output wire           seed,          // reseed the noise sources
     output wire [clog2(P):0] active,     // tg: blocks in use in this group (0..P)
     output wire [clog2(P)-1:0] blk,      // block of the serial phase (0..P-1)
+    output wire [clog2(P)-1:0] blk_next, // blk in the next cycle (for registers that prefetch)
     output wire           op_read,       // read the parameter at the cursor into block blk
     output wire           op_perturb,    // write block blk's perturbed value
     output wire           op_restore,    // write block blk's committed value
@@ -141,7 +147,7 @@ localparam integer LAST_TG_I = T - (G - 1) * P;
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 generate
     if (T < 1 || P < 1 || P > T || N < 1 || M < 1 || FITNESS < 0 || FITNESS > 2 ||
-            SERVE_MAX < 1) begin : g_error_count_out_of_range
+            SERVE_MAX < 1 || LOSS_WAIT < 1 || LOSS_WAIT > 255) begin : g_error_count_out_of_range
         fptgen_param_error_es_ctrl_count_out_of_range error_inst ();
     end
     if (FITNESS == 0 && N % 2 != 0) begin : g_error_antithetic_needs_even_n
@@ -159,6 +165,9 @@ localparam [TGW-1:0] LAST_TG = LAST_TG_I[TGW-1:0];
 localparam integer LAST_M_I = M - 1;
 localparam [MW-1:0] LAST_M = LAST_M_I[MW-1:0];
 localparam integer SV_W = 32;
+localparam integer LWW = 8;                     // LOSS_WAIT counter
+localparam integer LAST_WAIT_I = LOSS_WAIT - 1;
+localparam [LWW-1:0] LAST_WAIT = LAST_WAIT_I[LWW-1:0];
 localparam integer LAST_SERVE_I = SERVE_MAX - 1;
 localparam [SV_W-1:0] LAST_SERVE = LAST_SERVE_I[SV_W-1:0];
 
@@ -181,7 +190,9 @@ localparam [4:0] S_IDLE       = 5'd0,
                  S_NEXT_GROUP = 5'd16,
                  S_DONE       = 5'd17,
                  S_PAUSED     = 5'd18,
-                 S_SERVE      = 5'd19;
+                 S_SERVE      = 5'd19,
+                 S_PO2        = 5'd20,
+                 S_LOSS_WAIT  = 5'd21;
 
 reg [4:0]      state_reg, state_next;
 reg [4:0]      after_reg, after_next;      // DRAIN's successor
@@ -189,6 +200,7 @@ reg [31:0]     iter_reg, iter_next, iters_reg, iters_next;
 reg [GW-1:0]   group_reg, group_next;
 reg [NW-1:0]   member_reg, member_next;
 reg [JW-1:0]   j_reg, j_next;
+reg [LWW-1:0]  wait_reg, wait_next;
 reg [MW-1:0]   outs_reg, outs_next;
 reg            base_eval_reg, base_eval_next;  // the running evaluation is the baseline
 reg            served_reg, served_next;        // this boundary has served
@@ -229,6 +241,7 @@ assign loss_clear = state_reg == S_EVAL_START;
 assign seed = state_reg == S_INIT;
 assign active = tg;
 assign blk = j_reg;
+assign blk_next = j_next;
 assign op_read = state_reg == S_READ;
 assign op_perturb = state_reg == S_PERTURB;
 assign op_restore = state_reg == S_RESTORE;
@@ -257,6 +270,7 @@ always @* begin
     member_next = member_reg;
     j_next = j_reg;
     outs_next = outs_reg;
+    wait_next = wait_reg;
     base_eval_next = base_eval_reg;
     served_next = served_reg;
     pause_next = pause_reg || (ctl_pause && busy_reg);
@@ -322,9 +336,16 @@ always @* begin
             if (train_out_fire) begin
                 outs_next = outs_reg + 1'b1;
                 if (outs_reg == LAST_M) begin
-                    state_next = base_eval_reg ? S_BASE_DONE : S_RESTORE;
-                    j_next = {JW{1'b0}};
+                    state_next = S_LOSS_WAIT;
+                    wait_next = {LWW{1'b0}};
                 end
+            end
+        end
+        S_LOSS_WAIT: begin
+            wait_next = wait_reg + 1'b1;
+            if (wait_reg == LAST_WAIT) begin
+                state_next = base_eval_reg ? S_BASE_DONE : S_RESTORE;
+                j_next = {JW{1'b0}};
             end
         end
         S_BASE_DONE: begin
@@ -386,6 +407,9 @@ always @* begin
             endcase
             prev_loss_next = loss;
             last_loss_next = loss;
+            state_next = S_PO2;
+        end
+        S_PO2: begin
             state_next = S_ACCUM;
         end
         S_ACCUM: begin
@@ -429,6 +453,7 @@ always @(posedge clk) begin
         group_reg <= {GW{1'b0}};
         member_reg <= {NW{1'b0}};
         j_reg <= {JW{1'b0}};
+        wait_reg <= {LWW{1'b0}};
         outs_reg <= {MW{1'b0}};
         base_eval_reg <= 1'b0;
         served_reg <= 1'b0;
@@ -449,6 +474,7 @@ always @(posedge clk) begin
         group_reg <= group_next;
         member_reg <= member_next;
         j_reg <= j_next;
+        wait_reg <= wait_next;
         outs_reg <= outs_next;
         base_eval_reg <= base_eval_next;
         served_reg <= served_next;

@@ -5,8 +5,10 @@
  * one instance serves all incremental-training blocks (docs/training.md,
  * "Hardware"). For the selected block:
  *   perturbed = clamp(param + (+-e << SIGMA))   (-e when negate is high)
- *   updated   = clamp(param - R(grad / 2^LR_SHIFT))
- * (grad * 2^-LR_SHIFT, exact, when LR_SHIFT is negative), where R rounds to the nearest integer with ties to even (AP_RND_CONV).
+ *   updated   = clamp(param - step)
+ * where step = R(grad / 2^LR_SHIFT) comes from fptgen_es_step (the top
+ * level registers it, one cycle ahead, so that the rounding is off this
+ * path).
  * clamp(v) = min(max(v, lo), hi), with the bounds of the parameter's own
  * format (lo = min_raw, or -max_raw for a signed AP_SAT_SYM format), so one
  * instance serves tensors of different formats. Parameters and bounds are
@@ -26,8 +28,7 @@ module fptgen_es_update #(
     parameter integer E_W = 3,
     // A noise value moves a parameter by e << SIGMA codes (0..31)
     parameter integer SIGMA = 0,
-    // The update subtracts grad / 2^LR_SHIFT, rounded (-31..31; a
-    // negative shift multiplies by 2^-LR_SHIFT)
+    // The update's shift (-31..31), which sets the step's width
     parameter integer LR_SHIFT = 4
 ) (
     input  wire [P_W-1:0] param,
@@ -35,7 +36,9 @@ module fptgen_es_update #(
     input  wire [P_W-1:0] hi,
     input  wire [E_W-1:0] noise,
     input  wire           negate,
-    input  wire [31:0]    grad,
+    // fptgen_es_step's step for LR_SHIFT: 33 bits, plus -LR_SHIFT for a
+    // negative shift
+    input  wire [32+(LR_SHIFT < 0 ? -LR_SHIFT : 0):0] step,
     output wire [P_W-1:0] perturbed,
     output wire [P_W-1:0] updated
 );
@@ -53,15 +56,6 @@ generate
         fptgen_param_error_es_update_out_of_range error_inst ();
     end
 endgenerate
-
-wire [ST_W-1:0] step;
-
-fptgen_cast #(
-    .IN_W(32), .IN_F(LR_SHIFT), .OUT_W(ST_W), .OUT_F(0), .OUT_SIGNED(1), .QUANT(6), .OVF(0)
-) u_step_round (
-    .in(grad),
-    .out(step)
-);
 
 wire signed [E_W:0] e_pert = negate ? -{noise[E_W-1], noise} : {noise[E_W-1], noise};
 wire signed [S_W-1:0] delta = {{(S_W - E_W - 1){e_pert[E_W]}}, e_pert} <<< SIGMA;

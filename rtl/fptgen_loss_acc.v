@@ -5,8 +5,16 @@
  * |y[o] - t[o]| of its OUTPUTS outputs (raw codes of the output format,
  * Y_W bits, signed if Y_S) to an unsigned 32-bit loss that saturates at
  * 2^32 - 1 (docs/training.md, "One group"). The terms are never negative,
- * so saturating once per sample equals saturating after every term. clear
- * zeroes the loss.
+ * so saturating once per sample equals saturating after every term.
+ *
+ * Pipelined so that no register-to-register path is more than two adders
+ * deep: the absolute errors are registered, summed by an adder tree with a
+ * register after every second level and after the root (T = ceil(clog2(
+ * OUTPUTS) / 2) stages, 0 for one output), and the sum is added to the
+ * loss. A sample added in cycle c is in `loss` from edge c + 1 + LAT on,
+ * LAT = T + 1 (the trainer waits that long after the last sample:
+ * fptgen_es_ctrl's LOSS_WAIT). clear zeroes the loss and drops the samples
+ * still in the pipeline (and one added in the same cycle).
  */
 
 `resetall
@@ -29,9 +37,37 @@ module fptgen_loss_acc #(
     output wire [31:0]            loss
 );
 
+`include "fptgen_clog2.vh"
+
 localparam integer D_W = Y_W + 2;          // signed difference
-localparam integer SUM_W = Y_W + 1 + 21;   // OUTPUTS terms of up to Y_W+1 bits, OUTPUTS < 2^21
+localparam integer E_W = Y_W + 1;          // its absolute value
+localparam integer LEVELS = (OUTPUTS > 1) ? clog2(OUTPUTS) : 0;
+localparam integer T = (LEVELS + 1) / 2;   // registered tree stages
+localparam integer SUM_W = E_W + LEVELS;   // the exact sum of OUTPUTS terms
 localparam integer L_W = (SUM_W > 32 ? SUM_W : 32) + 1;
+localparam integer NODES = tree_offset(OUTPUTS, LEVELS + 1);
+
+// Nodes of level `level` of the tree over n leaves, and the index of its
+// first node when the levels are numbered in a row from the leaves up.
+function integer tree_nodes;
+    input integer n;
+    input integer level;
+    begin
+        tree_nodes = (n + (1 << level) - 1) >> level;
+    end
+endfunction
+
+function integer tree_offset;
+    input integer n;
+    input integer level;
+    integer v;
+    begin
+        tree_offset = 0;
+        for (v = 0; v < level; v = v + 1) begin
+            tree_offset = tree_offset + tree_nodes(n, v);
+        end
+    end
+endfunction
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
@@ -41,32 +77,85 @@ generate
     end
 endgenerate
 
-// Sum of |y - t| over the outputs of one sample.
-function [SUM_W-1:0] abs_error_sum;
-    input [OUTPUTS*Y_W-1:0] yv;
-    input [OUTPUTS*Y_W-1:0] tv;
-    integer o;
-    reg [Y_W-1:0] ya;
-    reg [Y_W-1:0] ta;
-    reg signed [D_W-1:0] d;
-    begin
-        abs_error_sum = {SUM_W{1'b0}};
-        for (o = 0; o < OUTPUTS; o = o + 1) begin
-            ya = yv[o*Y_W +: Y_W];
-            ta = tv[o*Y_W +: Y_W];
-            d = {{2{Y_S != 0 ? ya[Y_W-1] : 1'b0}}, ya} - {{2{Y_S != 0 ? ta[Y_W-1] : 1'b0}}, ta};
-            abs_error_sum = abs_error_sum + {{(SUM_W - D_W){1'b0}}, (d[D_W-1] ? -d : d)};
+// Which stages hold a sample: bit 0 the absolute errors, bit k tree stage k
+reg [T:0] valid_reg;
+
+generate
+    if (T == 0) begin : g_valid_one
+        always @(posedge clk) begin
+            valid_reg <= !(rst || clear) && add;
+        end
+    end else begin : g_valid_shift
+        always @(posedge clk) begin
+            if (rst || clear) begin
+                valid_reg <= {(T + 1){1'b0}};
+            end else begin
+                valid_reg <= {valid_reg[T-1:0], add};
+            end
         end
     end
-endfunction
+endgenerate
+
+// Every level of the tree, level 0 (the absolute errors) first
+// (split_var: the levels are separate signals to Verilator, which would
+// otherwise see the array feed itself)
+wire [SUM_W-1:0] node [0:NODES-1] /* verilator split_var */;
+
+generate
+    genvar o, j, i;
+    for (o = 0; o < OUTPUTS; o = o + 1) begin : g_out
+        wire [Y_W-1:0] ya = y[o*Y_W +: Y_W];
+        wire [Y_W-1:0] ta = t[o*Y_W +: Y_W];
+        wire signed [D_W-1:0] d = {{2{Y_S != 0 ? ya[Y_W-1] : 1'b0}}, ya} - {{2{Y_S != 0 ? ta[Y_W-1] : 1'b0}}, ta};
+        wire [D_W-1:0] mag = d[D_W-1] ? -d : d;
+        wire unused_mag = mag[D_W-1];
+        reg  [E_W-1:0] err_reg;
+
+        always @(posedge clk) begin
+            err_reg <= mag[E_W-1:0];
+        end
+
+        wire [SUM_W:0] err_ext = {{(LEVELS + 1){1'b0}}, err_reg};
+        wire unused_err_ext = err_ext[SUM_W];
+
+        assign node[o] = err_ext[SUM_W-1:0];
+    end
+
+    for (j = 1; j <= LEVELS; j = j + 1) begin : g_level
+        for (i = 0; i < tree_nodes(OUTPUTS, j); i = i + 1) begin : g_node
+            // This node, node[DST], sums node[SRC] and node[SRC + 1]
+            localparam integer SRC = tree_offset(OUTPUTS, j - 1) + 2*i;
+            localparam integer DST = tree_offset(OUTPUTS, j) + i;
+            wire [SUM_W-1:0] sum;
+
+            if (2*i + 1 < tree_nodes(OUTPUTS, j - 1)) begin : g_pair
+                assign sum = node[SRC] + node[SRC + 1];
+            end else begin : g_pass
+                assign sum = node[SRC];
+            end
+
+            if (j % 2 == 0 || j == LEVELS) begin : g_reg
+                reg [SUM_W-1:0] sum_reg;
+
+                always @(posedge clk) begin
+                    sum_reg <= sum;
+                end
+
+                assign node[DST] = sum_reg;
+            end else begin : g_comb
+                assign node[DST] = sum;
+            end
+        end
+    end
+endgenerate
 
 reg  [31:0]    loss_reg;
-wire [L_W-1:0] total = {{(L_W - 32){1'b0}}, loss_reg} + {{(L_W - SUM_W){1'b0}}, abs_error_sum(y, t)};
+wire [L_W-1:0] total = {{(L_W - 32){1'b0}}, loss_reg} + {{(L_W - SUM_W){1'b0}}, node[NODES-1]};
 
 always @(posedge clk) begin
     if (rst || clear) begin
         loss_reg <= 32'd0;
-    end else if (add) begin
+    end else if (valid_reg[T]) begin
         loss_reg <= (total[L_W-1:32] != {(L_W - 32){1'b0}}) ? 32'hFFFF_FFFF : total[31:0];
     end
 end

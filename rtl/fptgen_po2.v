@@ -41,24 +41,34 @@ assign neg = s[S_W-1];
 wire [S_W-1:0] mag = neg ? (~s + 1'b1) : s;
 assign zero = (mag == {S_W{1'b0}});
 
-// Leading-one position: scan from the least significant bit so the highest
-// set bit wins.
-function [EXP_W-1:0] leading_one;
-    input [S_W-1:0] m;
+// |Q(s)| = 2^exp (0 when s is 0): the leading one of |s| alone, each bit
+// one AND with the OR of the bits above it (a reduction per bit, which
+// synthesis maps as a tree, not a chain through an encoder and a decoder).
+generate
+    genvar b;
+    for (b = 0; b < S_W; b = b + 1) begin : g_onehot
+        if (b == S_W - 1) begin : g_top
+            assign onehot[b] = mag[b];
+        end else begin : g_below
+            assign onehot[b] = mag[b] & ~(|mag[S_W-1:b+1]);
+        end
+    end
+endgenerate
+
+// The exponent: bit b is the OR of the one-hot bits whose position has
+// bit b set.
+function [EXP_W-1:0] position;
+    input [S_W-1:0] h;
     integer k;
     begin
-        leading_one = {EXP_W{1'b0}};
+        position = {EXP_W{1'b0}};
         for (k = 0; k < S_W; k = k + 1) begin
-            if (m[k]) begin
-                leading_one = k[EXP_W-1:0];
-            end
+            position = position | (h[k] ? k[EXP_W-1:0] : {EXP_W{1'b0}});
         end
     end
 endfunction
 
-assign exp = leading_one(mag);
-// |Q(s)| = 2^exp (0 when s is 0): the leading one of |s| alone.
-assign onehot = zero ? {S_W{1'b0}} : ({{(S_W - 1){1'b0}}, 1'b1} << exp);
+assign exp = position(onehot);
 
 endmodule
 

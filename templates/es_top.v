@@ -7,7 +7,7 @@
  * The inference pipeline ({= n.name =}_net: II {= n.ii =}, latency {= n.latency =} cycles) and:
  *   - {= t.p =} incremental-training block(s) (fptgen_itb) with {= t.lfsr_width =}-bit LFSR noise
  *     sources (fptgen_lfsr, {% if t.uniform == 1 %}uniform, {= t.noise_bits =} bits{% else %}rademacher{% endif %} per value);
- *   - one perturb/update unit (fptgen_es_update, sigma {= t.sigma =}, lr_shift {= t.lr_shift =});
+ *   - one perturb/update unit (fptgen_es_step, fptgen_es_update, sigma {= t.sigma =}, lr_shift {= t.lr_shift =});
  *   - the loss accumulator (fptgen_loss_acc) and the {% if t.exact == 1 %}exact{% else %}power-of-two{% endif %} fitness signal;
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
  *     loaded through the ld_* stream;
@@ -59,7 +59,7 @@ localparam [P*LW-1:0] SEEDS = {= t.seeds_literal() =};
 wire ext_mode, ext_accept, ld_enable, play, loss_clear;
 wire cur_clear, cur_rewind, cur_step, cur_save, seed;
 wire [{= t.block_w =}:0] active;
-wire [{= t.block_w - 1 =}:0] blk;
+wire [{= t.block_w - 1 =}:0] blk, blk_next;
 wire op_read, op_perturb, op_restore, op_update, negate, draw, acc_en, grad_clear;
 wire ev_loss, ev_base;
 wire [32:0] signal;
@@ -76,7 +76,8 @@ fptgen_es_ctrl #(
     .N({= t.n =}),
     .M({= t.m =}),
     .FITNESS({= t.fitness =}),
-    .SERVE_MAX({= t.serve_max =})
+    .SERVE_MAX({= t.serve_max =}),
+    .LOSS_WAIT({= t.loss_wait =})
 ) u_ctrl (
     .clk(clk),
     .rst(rst),
@@ -110,6 +111,7 @@ fptgen_es_ctrl #(
     .seed(seed),
     .active(active),
     .blk(blk),
+    .blk_next(blk_next),
     .op_read(op_read),
     .op_perturb(op_perturb),
     .op_restore(op_restore),
@@ -142,9 +144,15 @@ fptgen_loss_acc #(
 
 // ---------------------------------------------------------------------------
 // Incremental-training blocks
+// Q(s), registered: the controller's PO2 cycle lies between SIGNAL (s
+// registered) and ACCUM (the blocks add), so no path runs from the loss
+// through the priority encoder into the blocks' adders.
 wire po2_zero, po2_neg;
 wire [5:0] po2_exp;
 wire [32:0] po2_onehot;
+reg po2_zero_reg, po2_neg_reg;
+reg [5:0] po2_exp_reg;
+reg [32:0] po2_onehot_reg;
 
 fptgen_po2 #(.S_W(33)) u_po2 (
     .s(signal),
@@ -153,6 +161,13 @@ fptgen_po2 #(.S_W(33)) u_po2 (
     .exp(po2_exp),
     .onehot(po2_onehot)
 );
+
+always @(posedge clk) begin
+    po2_zero_reg <= po2_zero;
+    po2_neg_reg <= po2_neg;
+    po2_exp_reg <= po2_exp;
+    po2_onehot_reg <= po2_onehot;
+end
 
 wire [P*EW-1:0] noise_flat;
 wire [P*32-1:0] grad_flat;
@@ -188,10 +203,10 @@ generate
             .noise(noise_flat[j*EW +: EW]),
             .acc_en(acc_en && on),
             .signal(signal),
-            .sig_zero(po2_zero),
-            .sig_neg(po2_neg),
-            .sig_exp(po2_exp),
-            .sig_onehot(po2_onehot),
+            .sig_zero(po2_zero_reg),
+            .sig_neg(po2_neg_reg),
+            .sig_exp(po2_exp_reg),
+            .sig_onehot(po2_onehot_reg),
             .clear(grad_clear),
             .grad(grad_flat[j*32 +: 32])
         );
@@ -241,6 +256,25 @@ fptgen_param_cursor #(
 
 wire [PW-1:0] perturbed, updated;
 
+// The step of the block the update unit serves in the next cycle,
+// R(grad / 2^lr_shift), registered, so that the P-way selection and the
+// rounding are off the update's path (the gradients hold from ACCUM to the
+// end of UPDATE, and the controller's BOUNDARY cycle before UPDATE selects
+// block 0).
+wire [{= t.step_w() - 1 =}:0] step_next;
+reg  [{= t.step_w() - 1 =}:0] step_reg;
+
+fptgen_es_step #(
+    .LR_SHIFT({= t.lr_shift =})
+) u_step (
+    .grad(grad_flat[blk_next*32 +: 32]),
+    .step(step_next)
+);
+
+always @(posedge clk) begin
+    step_reg <= step_next;
+end
+
 fptgen_es_update #(
     .P_W(PW),
     .E_W(EW),
@@ -252,7 +286,7 @@ fptgen_es_update #(
     .hi(hi),
     .noise(noise_flat[blk*EW +: EW]),
     .negate(negate),
-    .grad(grad_flat[blk*32 +: 32]),
+    .step(step_reg),
     .perturbed(perturbed),
     .updated(updated)
 );

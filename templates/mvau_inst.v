@@ -16,6 +16,7 @@ fptgen_dense #(
     {% call m::fmt("A", d.acc, true) %}{% endcall %}
     {% call m::fmt("Y", mv_y, true) %}{% endcall %}
     .RELU({= d.relu =}),
+    .TREE({= d.tree =}),
     .W_WRITABLE({% if wm.trainable %}1{% else %}0{% endif %}),
     .W_STYLE("{= wm.mem.style =}"),
     .W_FILE("{= wm.mem.file =}"),

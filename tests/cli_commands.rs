@@ -239,11 +239,13 @@ fn report_has_the_training_schedule() {
     assert_eq!(t["trainable_params"], 6);
     assert_eq!(t["groups"], 3);
     assert_eq!(t["forward_passes_per_iteration_per_image"], 12);
-    // Cycles per iteration, by docs/training.md's schedule: II 1, latency 2,
-    // M 4, one buffer word per vector (D = 1), so E = 1 + (4 - 1) * 1 + 2 + 1
-    // = 7; a group of tg = 2 takes
-    // N * (2*tg + E + 5) + 2*tg + 4 = 4 * 16 + 8 = 72 cycles; 3 groups.
-    assert_eq!(t["cycles_per_iteration"], 216);
+    // Cycles per iteration, by docs/training.md's schedule: II 1, latency 5
+    // (the adder tree: 1 fold + 3 + T = 1 for SIMD 2), M 4, one buffer word
+    // per vector (D = 1), 2 outputs (W = 1 + ceil(clog2(2) / 2) = 2), so
+    // E = 1 + (4 - 1) * 1 + 5 + 1 + 2 = 12; a group of tg = 2 takes
+    // N * (2*tg + E + 6) + 2*tg + 4 = 4 * 22 + 8 = 96 cycles; 3 groups.
+    assert_eq!(report["network"]["latency"], 5);
+    assert_eq!(t["cycles_per_iteration"], 288);
     assert_eq!(report["network"]["trainer"]["p"], 2);
     // A model without a training section has none.
     let model = untrained_copy(dir.path(), "mnist");

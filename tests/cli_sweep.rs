@@ -76,13 +76,16 @@ fn json(path: PathBuf) -> serde_json::Value {
 }
 
 /// The trainer's schedule recomputed from docs/training.md: a group of tg
-/// parameters takes N * (2*tg + E + 5) + 2*tg + 4 cycles, E = D + (M - 1) * II
-/// + latency + 1, groups of min(P, T) parameters, the last partial.
+/// parameters takes N * (2*tg + E + 6) + 2*tg + 4 cycles, E = D + (M - 1) * II
+/// + latency + 1 + W, groups of min(P, T) parameters, the last partial.
 fn cycles(n: u64, p: u64, t: u64, m: u64, ii: u64, latency: u64, d: u64) -> (u64, u64) {
-    let e = d + (m - 1) * ii + latency + 1;
+    // W = 1 + ceil(clog2(outputs) / 2) cycles of loss pipeline: tiny has 2
+    // outputs, so W = 2.
+    let w = 2;
+    let e = d + (m - 1) * ii + latency + 1 + w;
     let p = p.min(t);
     let g = t.div_ceil(p);
-    let group = |tg: u64| n * (2 * tg + e + 5) + 2 * tg + 4;
+    let group = |tg: u64| n * (2 * tg + e + 6) + 2 * tg + 4;
     (g, (g - 1) * group(p) + group(t - (g - 1) * p))
 }
 
@@ -182,8 +185,9 @@ fn sweep_reports_every_point_runs_yosys_once_per_design_and_caches() {
             assert_eq!(net["training"]["cycles_per_iteration"].as_u64(), Some(c), "report.json");
         }
     }
-    // A design whose groups are not all full: P 4 over T 6 (groups of 4 and 2).
-    assert_eq!(cycles(4, 4, 6, 4, 1, 2, 1), (2, 4 * (8 + 7 + 5) + 12 + 4 * (4 + 7 + 5) + 8));
+    // A design whose groups are not all full: P 4 over T 6 (groups of 4 and
+    // 2); II 1, latency 5, so E = 1 + 3 + 5 + 1 + 2 = 12.
+    assert_eq!(cycles(4, 4, 6, 4, 1, 5, 1), (2, 4 * (8 + 12 + 6) + 12 + 4 * (4 + 12 + 6) + 8));
 
     // Training: the library's ES trainer with the same N and P.
     for n in [2, 4] {

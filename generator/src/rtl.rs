@@ -25,6 +25,7 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
     ("fptgen_itb.v", include_str!("../../rtl/fptgen_itb.v")),
     ("fptgen_po2.v", include_str!("../../rtl/fptgen_po2.v")),
+    ("fptgen_es_step.v", include_str!("../../rtl/fptgen_es_step.v")),
     ("fptgen_es_update.v", include_str!("../../rtl/fptgen_es_update.v")),
     ("fptgen_loss_acc.v", include_str!("../../rtl/fptgen_loss_acc.v")),
     ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),

@@ -22,7 +22,8 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Block {
     /// `rtl/fptgen_dense.v`: a vector occupies the issue stage for `folds`
-    /// (`NF * SF`) cycles; one pipeline register, then the output register.
+    /// (`NF * SF`) cycles; `depth` pipeline registers (1 for the in-order
+    /// chain, more for the adder tree), then the output register.
     Dense(Dense),
     /// `rtl/fptgen_swg.v`: the 3x3 sliding-window generator.
     Swg(Swg),
@@ -46,10 +47,12 @@ pub enum Block {
 }
 
 impl Block {
-    /// `fptgen_dense` with `folds = NF * SF` folds, after reset.
-    pub fn dense(folds: u64) -> Block {
-        assert!(folds >= 1);
-        Block::Dense(Dense { folds, busy: false, k: 0, s1_valid: false, s1_done: false, out_valid: false })
+    /// `fptgen_dense` with `folds = NF * SF` folds and `depth` pipeline
+    /// stages between the issue stage and the output register (s1 and,
+    /// with an adder tree, its stages: `DensePlan::depth`), after reset.
+    pub fn dense(folds: u64, depth: usize) -> Block {
+        assert!(folds >= 1 && depth >= 1);
+        Block::Dense(Dense { folds, busy: false, k: 0, stages: vec![(false, false); depth], out_valid: false })
     }
 
     /// `fptgen_swg` for an `h x w` image, stride 1 or 2, same (true) or
@@ -206,20 +209,28 @@ impl Block {
 }
 
 /// `fptgen_dense`'s handshake: `busy_reg`, the fold counter (`nf_reg`,
-/// `sf_reg` as one index), `s1_valid_reg`, `s1_done_reg`, `out_valid_reg`.
+/// `sf_reg` as one index), each pipeline stage's valid and done flags
+/// (`s1_valid_reg`, `s1_done_reg`, then the tree's `c_valid_reg`,
+/// `c_done_reg`; the last stage is the RTL's `fin_*`), `out_valid_reg`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dense {
     folds: u64,
     busy: bool,
     k: u64,
-    s1_valid: bool,
-    s1_done: bool,
+    /// (valid, done) of each stage after the issue stage, s1 first.
+    stages: Vec<(bool, bool)>,
     out_valid: bool,
 }
 
 impl Dense {
+    /// The final stage's valid and done flags.
+    fn fin(&self) -> (bool, bool) {
+        *self.stages.last().expect("at least one stage")
+    }
+
     fn stall(&self, out_ready: bool) -> bool {
-        self.s1_valid && self.s1_done && self.out_valid && !out_ready
+        let (valid, done) = self.fin();
+        valid && done && self.out_valid && !out_ready
     }
 
     fn issue_last(&self) -> bool {
@@ -236,9 +247,10 @@ impl Dense {
         }
         let accept = in_valid && self.in_ready(out_ready);
         let issue_last = self.issue_last();
-        self.out_valid = if self.s1_valid && self.s1_done { true } else { self.out_valid && !out_ready };
-        self.s1_valid = self.busy;
-        self.s1_done = self.k == self.folds - 1;
+        let (fin_valid, fin_done) = self.fin();
+        self.out_valid = if fin_valid && fin_done { true } else { self.out_valid && !out_ready };
+        self.stages.pop();
+        self.stages.insert(0, (self.busy, self.k == self.folds - 1));
         if self.busy {
             self.k = (self.k + 1) % self.folds;
         }
@@ -760,30 +772,42 @@ pub fn settle_graph(graph: &Graph, in_beats: usize, out_beats: usize, min: usize
 mod tests {
     use super::*;
 
-    /// Dense layers as the top level chains them, a skid buffer between
-    /// two layers.
-    fn dense_chain(folds: &[u64]) -> Vec<Block> {
+    /// Dense layers `(folds, depth)` as the top level chains them, a skid
+    /// buffer between two layers.
+    fn dense_chain(layers: &[(u64, usize)]) -> Vec<Block> {
         let mut blocks = Vec::new();
-        for (i, &f) in folds.iter().enumerate() {
+        for (i, &(f, depth)) in layers.iter().enumerate() {
             if i > 0 {
                 blocks.push(Block::skid());
             }
-            blocks.push(Block::dense(f));
+            blocks.push(Block::dense(f, depth));
         }
         blocks
     }
 
     /// A chain of dense layers has the closed form of `layers::dense`:
-    /// II = the largest fold count, latency = sum(folds + 1) + 2 * (layers
-    /// - 1) (a hand-over and a skid buffer between two layers).
+    /// II = the largest fold count, latency = sum(folds + depth) + 2 *
+    /// (layers - 1) (a hand-over and a skid buffer between two layers),
+    /// depth 1 for the in-order chain and more for an adder tree.
     #[test]
     fn dense_chains_have_the_closed_form() {
-        let chains: &[&[u64]] = &[&[1], &[7], &[1, 1], &[3, 5, 2], &[4, 4], &[10, 1, 6, 6, 1]];
-        for folds in chains {
-            let m = measure(&dense_chain(folds), 1, 1, 2 * folds.len() + 8).unwrap();
-            let ii = *folds.iter().max().unwrap();
-            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + 2 * (folds.len() as u64 - 1);
-            assert_eq!(m, Measured { latency, ii: Some(ii) }, "folds {folds:?}");
+        let chains: &[&[(u64, usize)]] = &[
+            &[(1, 1)],
+            &[(7, 1)],
+            &[(1, 1), (1, 1)],
+            &[(3, 1), (5, 1), (2, 1)],
+            &[(4, 1), (4, 1)],
+            &[(10, 1), (1, 1), (6, 1), (6, 1), (1, 1)],
+            &[(1, 3)],
+            &[(1, 5), (1, 3)],
+            &[(3, 4), (5, 1), (2, 6)],
+            &[(10, 1), (1, 5), (6, 3), (6, 1), (1, 4)],
+        ];
+        for layers in chains {
+            let m = measure(&dense_chain(layers), 1, 1, 2 * layers.len() + 8).unwrap();
+            let ii = layers.iter().map(|l| l.0).max().unwrap();
+            let latency: u64 = layers.iter().map(|&(f, d)| f + d as u64).sum::<u64>() + 2 * (layers.len() as u64 - 1);
+            assert_eq!(m, Measured { latency, ii: Some(ii) }, "layers {layers:?}");
         }
     }
 
@@ -826,12 +850,12 @@ mod tests {
     /// `(M - 1) * II + latency` edges (`train_plan`'s closed form).
     #[test]
     fn paced_dense_chains_have_the_closed_form() {
-        for folds in [&[3u64, 5, 2][..], &[1], &[4, 4]] {
-            let blocks = dense_chain(folds);
-            let ii = *folds.iter().max().unwrap();
-            let latency: u64 = folds.iter().map(|f| f + 1).sum::<u64>() + 2 * (folds.len() as u64 - 1);
+        for layers in [&[(3u64, 1usize), (5, 1), (2, 1)][..], &[(1, 1)], &[(4, 1), (4, 1)], &[(3, 4), (5, 1), (2, 6)], &[(1, 3)]] {
+            let blocks = dense_chain(layers);
+            let ii = layers.iter().map(|l| l.0).max().unwrap();
+            let latency: u64 = layers.iter().map(|&(f, d)| f + d as u64).sum::<u64>() + 2 * (layers.len() as u64 - 1);
             for m in [1, 2, 7] {
-                assert_eq!(paced(&blocks, m, ii), Some((m as u64 - 1) * ii + latency), "folds {folds:?} M {m}");
+                assert_eq!(paced(&blocks, m, ii), Some((m as u64 - 1) * ii + latency), "layers {layers:?} M {m}");
             }
         }
     }

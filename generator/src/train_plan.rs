@@ -3,13 +3,15 @@
 //! the trainer's exact schedule.
 //!
 //! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. A group of
-//! `tg` parameters takes `N * (2*tg + E + 5) + 2*tg + 4` cycles (plus
+//! `tg` parameters takes `N * (2*tg + E + 6) + 2*tg + 4` cycles (plus
 //! `E + 2` with `baseline` fitness), where `E` is one evaluation of the M
 //! buffered samples: the pipeline takes sample 0 D cycles after the buffer
 //! starts (1, or words + 2 for an input vector stored as several words),
 //! the buffer presents each next sample II cycles after the last was
-//! taken, and the last output is taken one cycle after it is valid. For
-//! dense layers `E = D + (M - 1) * II + latency + 1`; with image layers
+//! taken, the last output is taken one cycle after it is valid, and its
+//! error reaches the loss `W` cycles later (the loss accumulator's
+//! pipeline, [`loss_wait`]). For dense layers
+//! `E = D + (M - 1) * II + latency + 1 + W`; with image layers
 //! (whose input goes through `rtl/fptgen_serialize.v`) the edges from
 //! sample 0 to the last output come from the handshake model
 //! ([`crate::timing::paced`]). An iteration is the sum
@@ -21,6 +23,14 @@ use serde::Serialize;
 
 use crate::plan::{clog2, NetworkPlan};
 use crate::timing::{self, Block};
+
+/// `rtl/fptgen_loss_acc.v`'s `LAT` for a network of `outputs` outputs:
+/// the registered absolute errors, then a register after every second
+/// level of the adder tree over them and after its root.
+pub fn loss_wait(outputs: usize) -> u64 {
+    let levels = if outputs > 1 { clog2(outputs as u64) } else { 0 };
+    1 + levels.div_ceil(2) as u64
+}
 
 /// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
 const BRAM_WORD: usize = 72;
@@ -126,18 +136,28 @@ pub struct TrainHwPlan {
     /// Cycles from starting the buffer to the pipeline taking sample 0:
     /// 1, or words + 2.
     pub first_sample: u64,
-    /// E: cycles of one evaluation of the buffer.
+    /// Cycles the controller waits after the last sample's output for its
+    /// error to reach the loss (`rtl/fptgen_loss_acc.v`'s `LAT`, its
+    /// `LOSS_WAIT`): 1 + ceil(clog2(outputs) / 2), 1 for one output.
+    pub loss_wait: u64,
+    /// E: cycles of one evaluation of the buffer, the loss wait included.
     pub eval_cycles: u64,
     /// Cycles of one iteration (the sum over its groups).
     pub cycles_per_iteration: u64,
 }
 
 impl TrainHwPlan {
+    /// Width of the update's step `R(G / 2^lr_shift)` (`rtl/fptgen_es_step.v`):
+    /// 33 bits, plus `-lr_shift` for a negative shift.
+    pub fn step_w(&self) -> usize {
+        33 + self.lr_shift.min(0).unsigned_abs() as usize
+    }
+
     /// Cycles of a group of `tg` parameters.
     pub fn group_cycles(&self, tg: u64) -> u64 {
         let n = self.n as u64;
         let base = if self.fitness == 1 { self.eval_cycles + 2 } else { 0 };
-        n * (2 * tg + self.eval_cycles + 5) + 2 * tg + 4 + base
+        n * (2 * tg + self.eval_cycles + 6) + 2 * tg + 4 + base
     }
 
     /// The index width of `mon_index` (member or block).
@@ -258,7 +278,8 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     let noise_bits = if uniform { tr.noise.bits } else { 1 };
     let lfsr_width = tr.noise.width.bits();
     let (words, word_w, first_sample) = buffer_layout(net);
-    let eval_cycles = first_sample + evaluation_cycles(net, tr.buffer) + 1;
+    let loss_wait = loss_wait(net.outputs);
+    let eval_cycles = first_sample + evaluation_cycles(net, tr.buffer) + 1 + loss_wait;
     let mut plan = TrainHwPlan {
         t,
         p,
@@ -289,6 +310,7 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         words,
         word_w,
         first_sample,
+        loss_wait,
         eval_cycles,
         cycles_per_iteration: 0,
         tensors,

@@ -21,12 +21,28 @@ mod common;
 use common::random_net::{cnn, graph, network};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
-fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
+/// The accumulations of a plan's matrix-vector units: (adder trees,
+/// in-order chains).
+fn accumulations(n: &fptgen_generator::plan::NetworkPlan) -> (usize, usize) {
+    use fptgen_generator::layers::KindPlan;
+    let units = n.layers.iter().filter_map(|l| match &l.kind_plan {
+        KindPlan::Dense(d) => Some(d.tree),
+        KindPlan::Conv2d(c) => Some(c.mvau.tree),
+        _ => None,
+    });
+    units.fold((0, 0), |(t, c), tree| if tree == 1 { (t + 1, c) } else { (t, c + 1) })
+}
+
+fn check(yaml: &str, seed: u64, units: &std::sync::Mutex<(usize, usize)>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
     let path = dir.path().join("model.yaml");
     let m = model::parse(yaml, &path).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
     let params = fptgen_sim::weights::random(&m, seed);
     let n = plan(&m);
+    let (t, c) = accumulations(&n);
+    let mut u = units.lock().unwrap();
+    *u = (u.0 + t, u.1 + c);
+    drop(u);
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
     let files = render(&params, &n, &gen).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let out = dir.path().join("out");
@@ -45,12 +61,17 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
         TestRng::from_seed(RngAlgorithm::ChaCha, &[42; 32]),
     );
     let drawn = std::sync::Mutex::new(Vec::new());
+    let units = std::sync::Mutex::new((0, 0));
     runner
         .run(&prop_oneof![2 => network(false), 3 => cnn(false), 2 => graph(false)], |(yaml, seed)| {
             drawn.lock().unwrap().push(yaml.clone());
-            check(&yaml, seed)
+            check(&yaml, seed, &units)
         })
         .unwrap_or_else(|e| panic!("{e}"));
+    // Both accumulations of fptgen_dense were co-simulated: the adder tree
+    // (where the simulator proves the order free) and the in-order chain.
+    let (trees, chains) = units.into_inner().unwrap();
+    assert!(trees >= 10 && chains >= 10, "{trees} adder trees and {chains} in-order chains");
     // The draw covered every image operator and geometry.
     let drawn = drawn.into_inner().unwrap();
     let images = drawn.iter().filter(|y| y.contains("type: conv2d") || y.contains("type: maxpool2d") || y.contains("type: batchnorm")).count();

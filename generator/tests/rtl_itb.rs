@@ -1,4 +1,4 @@
-//! `rtl/fptgen_itb.v` (with `rtl/fptgen_po2.v` and `rtl/fptgen_es_update.v`,
+//! `rtl/fptgen_itb.v` (with `rtl/fptgen_po2.v`, `rtl/fptgen_es_step.v` and `rtl/fptgen_es_update.v`,
 //! as the trainer connects them) in Verilator against the ES block of
 //! docs/training.md, written here independently: noise values, perturbation
 //! with clamping to runtime bounds, the saturating gradient accumulator under
@@ -156,11 +156,13 @@ fn itb_matches_the_reference() {
              fptgen_itb #(.UNIFORM({}), .NOISE_BITS({}), .EXACT({})) itb{i} (\n\
              .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .noise(e{i}),\n\
              .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .sig_onehot(oh{i}), .clear(clr{i}), .grad(grad{i}));\n\
-             fptgen_es_update #(.P_W({sw}), .E_W({ew}), .SIGMA({}), .LR_SHIFT({})) up{i} (\n\
-             .param({ext}), .lo({}), .hi({}), .noise(e{i}), .negate(neg{i}), .grad(grad{i}), .perturbed(pw{i}), .updated(uw{i}));\n\
+             wire [{stw}:0] st{i};\n\
+             fptgen_es_step #(.LR_SHIFT({lr})) stp{i} (.grad(grad{i}), .step(st{i}));\n\
+             fptgen_es_update #(.P_W({sw}), .E_W({ew}), .SIGMA({}), .LR_SHIFT({lr})) up{i} (\n\
+             .param({ext}), .lo({}), .hi({}), .noise(e{i}), .negate(neg{i}), .step(st{i}), .perturbed(pw{i}), .updated(uw{i}));\n\
              assign pert{i} = pw{i}[{pm}:0];\nassign upd{i} = uw{i}[{pm}:0];\n",
-            ew - 1, u8::from(s.uniform), s.noise_bits, u8::from(s.exact), s.sigma, s.lr, s.sw_hex(s.min()), s.sw_hex(s.max()),
-            sm = sw - 1, pm = s.p_w - 1
+            ew - 1, u8::from(s.uniform), s.noise_bits, u8::from(s.exact), s.sigma, s.sw_hex(s.min()), s.sw_hex(s.max()),
+            sm = sw - 1, pm = s.p_w - 1, lr = s.lr, stw = 32 + (-s.lr).max(0)
         )
         .unwrap();
         if sw > s.p_w {
@@ -204,7 +206,7 @@ fn itb_matches_the_reference() {
     }
     c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
     fs::write(dir.join("main.cpp"), c).unwrap();
-    let out = verilate_and_run(&dir, "itb_top", &["fptgen_itb.v", "fptgen_po2.v", "fptgen_es_update.v", "fptgen_cast.v"]);
+    let out = verilate_and_run(&dir, "itb_top", &["fptgen_itb.v", "fptgen_po2.v", "fptgen_es_step.v", "fptgen_es_update.v", "fptgen_cast.v"]);
 
     // Reference state per set: noise value (None before the first draw), gradient.
     let mut e: Vec<Option<i128>> = vec![None; sets.len()];

@@ -1,7 +1,10 @@
 //! `rtl/fptgen_loss_acc.v` in Verilator against docs/training.md's loss:
 //! the saturating unsigned 32-bit sum of |y - t| over outputs and samples,
-//! in raw codes. Several output formats, random and extreme samples, clears;
-//! every cycle's loss compared. Fails (does not skip) without Verilator.
+//! in raw codes, each sample in the loss from LAT = 1 + ceil(clog2(outputs)
+//! / 2) edges after the edge that adds it (the module's documented pipeline;
+//! a clear drops what is in flight). Several output formats, random and
+//! extreme samples, clears; every cycle's loss compared. Fails (does not
+//! skip) without Verilator.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -17,6 +20,13 @@ type Sample = (bool, bool, Vec<(u64, u64)>);
 
 /// (outputs, width, signed)
 const SETS: [(usize, u32, bool); 6] = [(10, 8, true), (10, 16, true), (5, 6, false), (1, 40, false), (3, 64, true), (7, 1, true)];
+
+/// The documented latency: the registered errors, then a register after
+/// every second level of the tree over `outputs` leaves and after its root.
+fn latency(outputs: usize) -> usize {
+    let levels = (usize::BITS - (outputs - 1).leading_zeros()) as usize; // ceil(log2)
+    1 + levels.div_ceil(2)
+}
 
 fn value(bits: u64, w: u32, signed: bool) -> i128 {
     let v = i128::from(bits) & ((1i128 << w) - 1);
@@ -100,23 +110,34 @@ fn loss_accumulator_matches_the_reference() {
     fs::write(dir.join("main.cpp"), c).unwrap();
     let out = verilate_and_run(&dir, "loss_top", &["fptgen_loss_acc.v"]);
     let mut loss = vec![0i128; SETS.len()];
+    // Samples in flight per set: pipe[k] entered k edges ago (and before).
+    let mut pipes: Vec<Vec<Option<i128>>> = SETS.iter().map(|s| vec![None; latency(s.0)]).collect();
     let mut saturated = 0;
     for (t, line) in out.lines().enumerate() {
         let got: Vec<i128> = line.split_whitespace().map(|x| i128::from_str_radix(x, 16).unwrap()).collect();
         for (i, (_, w, s)) in SETS.iter().enumerate() {
             assert_eq!(got[i], loss[i], "cycle {t}, set {i} (outputs {}, width {w}, signed {s})", SETS[i].0);
             let (clear, add, pairs) = &rows[t][i];
+            let pipe = &mut pipes[i];
             if *clear {
                 loss[i] = 0;
-            } else if *add {
-                let sum: i128 = pairs.iter().map(|&(y, tt)| (value(y, *w, *s) - value(tt, *w, *s)).abs()).sum();
+                pipe.iter_mut().for_each(|p| *p = None);
+                continue;
+            }
+            if let Some(sum) = pipe.pop().expect("a stage") {
                 loss[i] = (loss[i] + sum).min(i128::from(u32::MAX));
                 if loss[i] == i128::from(u32::MAX) {
                     saturated += 1;
                 }
             }
+            let sum: i128 = pairs.iter().map(|&(y, tt)| (value(y, *w, *s) - value(tt, *w, *s)).abs()).sum();
+            pipe.insert(0, add.then_some(sum));
         }
     }
     assert!(saturated > 0, "the stimulus never saturated the loss");
+    // The trainer waits the same latency (train_plan::loss_wait).
+    for (n, _, _) in SETS {
+        assert_eq!(fptgen_generator::train_plan::loss_wait(n), latency(n) as u64, "outputs {n}");
+    }
     let _ = fs::remove_dir_all(&dir);
 }

@@ -83,7 +83,10 @@ const CASES: &[Case] = &[
     },
     Case {
         module: "fptgen_dense",
-        bad: &[("PE", 5, "fptgen_param_error_dense_pe_or_simd_out_of_range")],
+        bad: &[
+            ("PE", 5, "fptgen_param_error_dense_pe_or_simd_out_of_range"),
+            ("TREE", 2, "fptgen_param_error_dense_tree_needs_exact_products"),
+        ],
     },
     Case {
         module: "fptgen_es_ctrl",
@@ -93,6 +96,7 @@ const CASES: &[Case] = &[
         ],
     },
     Case { module: "fptgen_es_update", bad: &[("SIGMA", 32, "fptgen_param_error_es_update_out_of_range")] },
+    Case { module: "fptgen_es_step", bad: &[("LR_SHIFT", 32, "fptgen_param_error_es_step_out_of_range")] },
     Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
     Case {
         module: "fptgen_fb_layer",

@@ -61,7 +61,7 @@ pub struct Conv2dPlan {
 pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], c: &Conv2d) -> LayerPlan {
     let [h, w, ch] = c.input;
     let ([oh, ow], _) = c.geometry();
-    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), &c.mvau, c.filters);
+    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), &c.mvau, c.filters, layer.input_format);
     let line_bits = (2 * w * ch) as u64 * u64::from(layer.input_format.width());
     let cp = Conv2dPlan {
         h,
@@ -102,7 +102,7 @@ struct LayerConv2dTemplate<'a> {
 
 impl LayerHw for Conv2dPlan {
     fn folding(&self) -> String {
-        format!("PE {} x SIMD {}, {} x {} folds per window", self.mvau.pe, self.mvau.simd, self.mvau.nf, self.mvau.sf)
+        format!("PE {} x SIMD {}, {} x {} folds per window, {}", self.mvau.pe, self.mvau.simd, self.mvau.nf, self.mvau.sf, self.mvau.accumulation())
     }
 
     fn library(&self) -> &'static [RtlFile] {
@@ -128,6 +128,6 @@ impl LayerHw for Conv2dPlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::swg(self.h, self.w, self.stride, self.same == 1), Block::dense((self.mvau.nf * self.mvau.sf) as u64)]
+        vec![Block::swg(self.h, self.w, self.stride, self.same == 1), self.mvau.block()]
     }
 }

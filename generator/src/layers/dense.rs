@@ -14,7 +14,15 @@
 //!   are `NF * SF`;
 //! * the parameter memories are read synchronously (one cycle) and the
 //!   accumulation takes one more, so a layer's output is valid `NF * SF + 1`
-//!   edges after the edge that accepted its input (its latency).
+//!   edges after the edge that accepted its input (its latency), with the
+//!   in-order accumulation chain;
+//! * where the simulator proves the order of the additions free
+//!   ([`fptgen_sim::layers::dense::exact_accumulation`]: exact products, and
+//!   an accumulator that wraps or cannot overflow), the SIMD products are
+//!   summed by a pipelined adder tree instead (`TREE = 1`), which keeps every
+//!   register-to-register path two adders deep; it adds `T + 2` edges of
+//!   latency, `T = ceil(clog2(simd) / 2)` registered tree stages (0 for
+//!   `simd = 1`) plus the product and accumulator registers.
 //!
 //! Its memories: the weights `[outputs, inputs]` as that matrix folded
 //! `pe x simd` (`NF * SF` words of `pe * simd` columns), the biases
@@ -23,7 +31,7 @@
 
 use askama::Template;
 use fptgen_sim::fixed::Format;
-use fptgen_sim::layers::dense::{Dense, B, W};
+use fptgen_sim::layers::dense::{exact_accumulation, Dense, B, W};
 use fptgen_sim::layers::{Activation, TensorSpec};
 use fptgen_sim::model::{Layer, Model};
 use serde::Serialize;
@@ -59,32 +67,40 @@ pub struct DensePlan {
     pub b: HwFormat,
     /// Accumulator format.
     pub acc: HwFormat,
+    /// 1: the products are summed by a pipelined adder tree (the order of
+    /// the additions is proven free); 0: the in-order chain.
+    pub tree: u32,
 }
 
 /// The plan of `layer` of `model`, a dense layer `d` fed `input_shape`.
 pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dense) -> LayerPlan {
-    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), d, d.outputs);
+    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), d, d.outputs, layer.input_format);
     super::layer_plan(model, layer, input_shape, memories, KindPlan::Dense(dp))
 }
 
 /// The folded matrix-vector unit `d` (a dense layer, or the engine of a
 /// convolution) and its two memories: the weights as a `rows x d.inputs`
 /// matrix folded `pe x simd`, the biases as a `rows x 1` matrix folded
-/// `pe x 1`, in `fptgen_dense` instance `u_dense` of the layer's module.
-pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize) -> (DensePlan, Vec<TensorMem>) {
+/// `pe x 1`, in `fptgen_dense` instance `u_dense` of the layer's module;
+/// an adder tree where `d`'s accumulation of inputs in `input_format` is
+/// order-free.
+pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, input_format: Format) -> (DensePlan, Vec<TensorMem>) {
     let memories = vec![
         TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem"),
         TensorMem::new(layer, B, &specs[B], [rows, 1], [d.pe, 1], "u_dense.u_bmem"),
     ];
     let p = &d.precision;
-    let plan = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], d.activation == Activation::Relu, [p.weight, p.bias, p.accum]);
+    let tree = exact_accumulation(d, input_format).is_some();
+    let plan = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], d.activation == Activation::Relu, [p.weight, p.bias, p.accum], tree);
     (plan, memories)
 }
 
 impl DensePlan {
     /// The unit of a `rows x cols` matrix folded `pe x simd`, with a relu
-    /// or not, and its weight, bias and accumulator formats.
-    pub(super) fn new([rows, cols]: [usize; 2], [pe, simd]: [usize; 2], relu: bool, [w, b, acc]: [Format; 3]) -> DensePlan {
+    /// or not, its weight, bias and accumulator formats, and an adder tree
+    /// (`tree`: the caller has proven the accumulation order-free) or the
+    /// in-order chain.
+    pub(super) fn new([rows, cols]: [usize; 2], [pe, simd]: [usize; 2], relu: bool, [w, b, acc]: [Format; 3], tree: bool) -> DensePlan {
         DensePlan {
             pe,
             simd,
@@ -94,7 +110,37 @@ impl DensePlan {
             w: w.into(),
             b: b.into(),
             acc: acc.into(),
+            tree: u32::from(tree),
         }
+    }
+
+    /// Registered stages of the adder tree (`rtl/fptgen_dense.v`'s `T`): a
+    /// register after every second of its `clog2(simd)` levels and after
+    /// the root; 0 without a tree.
+    pub fn tree_stages(&self) -> usize {
+        let levels = if self.simd > 1 { crate::plan::clog2(self.simd as u64) } else { 0 };
+        if self.tree == 1 { levels.div_ceil(2) } else { 0 }
+    }
+
+    /// Pipeline stages between the issue stage and the output register
+    /// ([`Block::dense`]): s1 alone for the chain; s1, the products, the
+    /// tree's stages and the accumulators for the tree.
+    pub fn depth(&self) -> usize {
+        if self.tree == 1 { 3 + self.tree_stages() } else { 1 }
+    }
+
+    /// The accumulation as `report.md` names it.
+    pub fn accumulation(&self) -> String {
+        if self.tree == 1 {
+            format!("adder tree ({} stages)", self.depth() - 1)
+        } else {
+            "in-order chain".to_string()
+        }
+    }
+
+    /// The unit's blocks in the cycle model.
+    pub(super) fn block(&self) -> Block {
+        Block::dense((self.nf * self.sf) as u64, self.depth())
     }
 }
 
@@ -122,7 +168,7 @@ struct LayerDenseTemplate<'a> {
 
 impl LayerHw for DensePlan {
     fn folding(&self) -> String {
-        format!("PE {} x SIMD {}, {} x {} folds", self.pe, self.simd, self.nf, self.sf)
+        format!("PE {} x SIMD {}, {} x {} folds, {}", self.pe, self.simd, self.nf, self.sf, self.accumulation())
     }
 
     fn library(&self) -> &'static [RtlFile] {
@@ -147,6 +193,6 @@ impl LayerHw for DensePlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::dense((self.nf * self.sf) as u64)]
+        vec![self.block()]
     }
 }

@@ -15,16 +15,19 @@
 //!    the multiplier and shift (constants: the scales are never trained), the
 //!    output zero point and the activation clamp.
 //!
-//! Cycles: the dense unit's `NF * SF` per vector; the latency adds the
+//! Cycles: the dense unit's `NF * SF` per vector (its int32 sum wraps, so
+//! its products go through the adder tree); the latency adds the
 //! requantizer's 6 stages.
 
 use askama::Template;
+use fptgen_sim::layers::dense::{exact_accumulation, Dense, Precision, Trainable};
 use fptgen_sim::layers::dense_int8::{DenseInt8, B, W};
+use fptgen_sim::layers::Activation;
 use fptgen_sim::model::{Layer, Model};
 use serde::Serialize;
 
 use super::dense::DensePlan;
-use super::int8::{int32_format, offset_format, RequantPlan, REQUANT_STAGES};
+use super::int8::{int32_format, offset_fixed, offset_format, RequantPlan, REQUANT_STAGES};
 use super::{KindPlan, LayerHw, TensorMem};
 use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
@@ -55,7 +58,19 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
         TensorMem::new(&layer.name, B, &specs[B], [d.outputs, 1], [d.pe, 1], "u_dense.u_bmem"),
     ];
     let acc = int32_format();
-    let dense = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], false, [specs[W].format, specs[B].format, acc]);
+    // The unit as a dense layer: int8 weights times offset inputs, summed
+    // in the wrapping int32 accumulator, in any order (exact_accumulation).
+    let unit = Dense {
+        inputs: d.inputs,
+        outputs: d.outputs,
+        activation: Activation::Linear,
+        precision: Precision { weight: specs[W].format, bias: specs[B].format, accum: acc, output: acc },
+        pe: d.pe,
+        simd: d.simd,
+        trainable: Trainable::default(),
+    };
+    let tree = exact_accumulation(&unit, offset_fixed()).is_some();
+    let dense = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], false, [specs[W].format, specs[B].format, acc], tree);
     let requant = RequantPlan::new(d.outputs, d.rounding, d.input_q().zero_point(), (d.output_q().zero_point(), d.activation_range().0, d.activation_range().1), |c| d.multiplier(c));
     let kp = DenseInt8Plan { dense, x_off: offset_format(), acc: acc.into(), requant };
     super::layer_plan(model, layer, input_shape, memories, KindPlan::DenseInt8(kp))
@@ -84,7 +99,7 @@ struct LayerDenseInt8Template<'a> {
 
 impl LayerHw for DenseInt8Plan {
     fn folding(&self) -> String {
-        format!("PE {} x SIMD {}, {} x {} folds", self.dense.pe, self.dense.simd, self.dense.nf, self.dense.sf)
+        format!("PE {} x SIMD {}, {} x {} folds, {}", self.dense.pe, self.dense.simd, self.dense.nf, self.dense.sf, self.dense.accumulation())
     }
 
     fn library(&self) -> &'static [RtlFile] {
@@ -112,6 +127,6 @@ impl LayerHw for DenseInt8Plan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::dense((self.dense.nf * self.dense.sf) as u64), Block::pipe(REQUANT_STAGES)]
+        vec![self.dense.block(), Block::pipe(REQUANT_STAGES)]
     }
 }

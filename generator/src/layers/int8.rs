@@ -83,7 +83,12 @@ impl RequantPlan {
 
 /// `ap_fixed<9,9,AP_TRN,AP_WRAP>`: an int8 code minus a zero point.
 pub fn offset_format() -> HwFormat {
-    Format::new(true, 9, 9, Quant::Trn, Overflow::Wrap).expect("a valid format").into()
+    offset_fixed().into()
+}
+
+/// [`offset_format`] as the simulator's format.
+pub fn offset_fixed() -> Format {
+    Format::new(true, 9, 9, Quant::Trn, Overflow::Wrap).expect("a valid format")
 }
 
 /// `ap_fixed<32,32,AP_TRN,AP_WRAP>`: TFLite's int32 accumulator.
