@@ -336,6 +336,12 @@ fn bad_plans_indices_and_results_are_refused_naming_the_file() {
     let result = d.join("plan/results/1.json");
     assert!(json(result.clone())["point"]["error"].as_str().expect("error").contains("even population"));
 
+    // Planning the same sweep again keeps the plan and its results.
+    let snap = snapshot(&d.join("plan"));
+    let again = ok(fptgen(&["sweep", "model.yaml", "--population", "3", "--blocks", "6,8", "--plan-only", "-o", "plan"], d), "the same plan");
+    assert!(again.contains("already holds this plan") && again.contains("with 1 results"), "{again}");
+    assert_eq!(snapshot(&d.join("plan")), snap, "nothing written");
+
     // Not a plan: an empty directory, a user's directory, a plan.json
     // that fptgen did not write.
     std::fs::create_dir(d.join("empty")).expect("mkdir");

@@ -89,9 +89,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let out = &a.output;
     let exe = std::env::current_exe().context("finding the fptgen executable (the job script runs it)")?;
     if a.plan_only {
-        let plan = Plan::new(&spec, a.quantize, a.max_running)?;
-        plan.write(out, &exe)?;
+        let (plan, written) = Plan::new(&spec, a.quantize, a.max_running)?.write_or_keep(out, &exe)?;
         let n = plan.tasks.len();
+        if !written {
+            println!(
+                "{} already holds this plan ({}, {n} tasks) with {} results: kept as it is",
+                out.display(),
+                plan.id,
+                plan.results_present(out)
+            );
+            println!("run the tasks without a result (fptgen sweep-merge {} lists them), then merge", out.display());
+            return Ok(());
+        }
         println!(
             "planned {} on {}: {n} points (N {} x P {}) as tasks 0 to {}",
             spec.model.name,

@@ -241,6 +241,32 @@ impl Plan {
         Ok(())
     }
 
+    /// True if `other` is this plan but for its id: the same inputs,
+    /// options and tasks.
+    pub fn equivalent(&self, other: &Plan) -> bool {
+        let mut a = self.clone();
+        a.id.clone_from(&other.id);
+        a == *other
+    }
+
+    /// Writes the plan into `out` as [`Plan::write`] does, unless `out`
+    /// already holds an equivalent plan: that one is kept with its results
+    /// (so planning the same sweep again loses nothing) and returned.
+    pub fn write_or_keep(self, out: &Path, exe: &Path) -> Result<(Plan, bool), SweepError> {
+        if let Ok(old) = Plan::read(out) {
+            if old.equivalent(&self) {
+                return Ok((old, false));
+            }
+        }
+        self.write(out, exe)?;
+        Ok((self, true))
+    }
+
+    /// How many of the tasks have a result file in `out`.
+    pub fn results_present(&self, out: &Path) -> usize {
+        self.tasks.iter().filter(|t| out.join(result_path(t.index)).is_file()).count()
+    }
+
     /// Reads the plan in `out`: an error naming `out` if it has none that
     /// fptgen wrote, naming the file if it is unreadable or not a plan.
     pub fn read(out: &Path) -> Result<Plan, SweepError> {
