@@ -236,4 +236,26 @@ mod tests {
         assert_eq!(e.to_string(), "yosys not found on PATH; install it (Debian: apt-get install yosys)");
         assert_eq!(cache.lookup(&d.hash), None);
     }
+
+    #[test]
+    fn in_a_plan_only_another_plans_estimates_count_as_cached() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let d = design(&"12".repeat(32));
+        let yosys = std::cell::Cell::new(0);
+        let run = |_: &Path| {
+            yosys.set(yosys.get() + 1);
+            Ok(report())
+        };
+        let plan_a = Cache::new(tmp.path(), SynthScope::Design, "Yosys test").for_plan("a");
+        let lock = plan_a.lock(&d.hash).expect("lock");
+        assert!(tmp.path().join("cache/.1212121212121212.lock").is_file());
+        drop(lock);
+        assert!(!plan_a.estimate(&d, &gen(), "p", run).expect("made").1);
+        // The same plan again (another of its tasks, or the task rerun):
+        // not cached, and yosys does not run.
+        assert!(!plan_a.estimate(&d, &gen(), "p", run).expect("found").1);
+        let plan_b = Cache::new(tmp.path(), SynthScope::Design, "Yosys test").for_plan("b");
+        assert!(plan_b.estimate(&d, &gen(), "p", run).expect("found").1, "an earlier plan's estimate");
+        assert_eq!(yosys.get(), 1);
+    }
 }

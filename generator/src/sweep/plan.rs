@@ -329,4 +329,22 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("model.yaml") && msg.contains("OUT/plan.json") && msg.contains("ca978112"), "{msg}");
     }
+
+    #[test]
+    fn a_plan_file_that_is_not_a_plan_is_refused_naming_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join("out");
+        for (text, words) in [
+            ("{\"format\": \"fptgen sweep pl", &["out/plan.json", "not a valid sweep plan", "line 2"][..]),
+            ("[]", &["out/plan.json", "not a valid sweep plan"][..]),
+        ] {
+            output::write_dir(&out, output::SWEEP, &[GeneratedFile::text(PLAN, text.into())]).expect("write");
+            let e = Plan::read(&out).expect_err("not a plan");
+            for w in words {
+                assert!(e.to_string().contains(w), "{w:?} in {e}");
+            }
+        }
+        let e = Plan::read(tmp.path()).expect_err("no plan");
+        assert!(matches!(e, SweepError::NotAPlan(_)), "{e}");
+    }
 }
