@@ -335,7 +335,46 @@ enum Command {
     /// with its error and the others still run; the exit status is then 1,
     /// after writing every output. Refuses a non-empty OUT that fptgen did
     /// not create.
+    ///
+    /// A sweep is a plan, tasks and a merge: it writes OUT/plan.json (the
+    /// grid as numbered tasks) and OUT/sweep.sbatch, runs every task here
+    /// (OUT/results/I.json), then merges them. With --plan-only it writes
+    /// the plan alone, for a Slurm cluster (`sbatch OUT/sweep.sbatch`) or
+    /// `fptgen sweep-run`, and `fptgen sweep-merge` gathers the results.
     Sweep(commands::sweep::Args),
+    /// Run one task of a sweep plan (`fptgen sweep --plan-only`): one point
+    /// (N, P), as `fptgen sweep` evaluates it.
+    ///
+    /// Slurm's job array (OUT/sweep.sbatch) runs it with --index
+    /// $SLURM_ARRAY_TASK_ID. Checks that the plan's model, weights and data
+    /// are unchanged (SHA-256), takes the point's yosys estimate from
+    /// OUT/cache/ or makes it (one task per design at a time), trains it
+    /// with --data, and writes OUT/results/I.json whole (a temporary file
+    /// renamed into place); the same task run again writes the same bytes.
+    /// Exit status 1 if the point failed (its result, with the error, is
+    /// written) or if OUT is not a plan or I is not one of its tasks.
+    SweepRun {
+        /// The sweep's directory (written by `fptgen sweep --plan-only -o OUT`).
+        #[arg(value_name = "OUT")]
+        dir: PathBuf,
+        /// The task's number, 0 to n - 1.
+        #[arg(long, value_name = "I")]
+        index: usize,
+    },
+    /// Gather a sweep plan's results into OUT/sweep.csv, OUT/sweep.json and
+    /// the plots, as `fptgen sweep` writes them.
+    ///
+    /// Prints the table. A task without a result file is listed as a failed
+    /// point ("missing") with the commands that run it again; a result file
+    /// that is truncated, corrupt or of another plan is an error naming it,
+    /// and nothing is written. Exit status 1 if any point failed or is
+    /// missing (the outputs are written all the same), so that it can be
+    /// run again after the missing tasks.
+    SweepMerge {
+        /// The sweep's directory.
+        #[arg(value_name = "OUT")]
+        dir: PathBuf,
+    },
     /// Import a QONNX model (ONNX with QONNX's Quant nodes) as a model file
     /// and weights archive (docs/import.md).
     ///
@@ -428,6 +467,8 @@ fn main() -> ExitCode {
         }
         Command::Export { model, weights, format, output } => commands::export::run(&model, weights.as_deref(), format, &output),
         Command::Sweep(args) => commands::sweep::run(args),
+        Command::SweepRun { dir, index } => commands::sweep_run::run(&dir, index),
+        Command::SweepMerge { dir } => commands::sweep_merge::merge(&dir),
         Command::Import { model, output } => commands::import::run(&model, &output),
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)

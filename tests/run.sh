@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Verilator (co-simulation), yosys (resource estimates), tclsh (the
-# Vivado-script test), Icarus Verilog (the Verilog-2001 check) and ccache
-# come from Debian.
+# Vivado-script test), Icarus Verilog (the Verilog-2001 check), ccache,
+# Slurm and munge come from Debian.
 missing=()
 command -v verilator >/dev/null 2>&1 || missing+=(verilator)
 command -v yosys >/dev/null 2>&1 || missing+=(yosys)
@@ -16,6 +16,10 @@ command -v iverilog >/dev/null 2>&1 || missing+=(iverilog)
 # uses it when present): its runtime library and designs that several tests
 # build compile once.
 command -v ccache >/dev/null 2>&1 || missing+=(ccache)
+# Slurm and munge (tests/cli_slurm.rs starts a one-node cluster on localhost
+# and submits a sweep's job array to it).
+command -v sbatch >/dev/null 2>&1 || missing+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || missing+=(munge)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ]; then
         echo "tests/run.sh: installing ${missing[*]}" >&2
@@ -30,6 +34,7 @@ verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p
 ccache --version | sed -n 1p
+sbatch --version
 
 # The LiteRT interpreter (sim/tests/litert_int8.rs, the independent check of
 # the int8 arithmetic against TFLite's reference kernels) comes from PyPI; its

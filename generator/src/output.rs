@@ -224,16 +224,56 @@ fn check_path(dir: &Path, real: &Path, m: &Manifest, p: &Path) -> Result<(), Out
 /// files: any file the group wrote before and does not write now is
 /// removed. See the module documentation.
 pub fn write_dir(dir: &Path, group: &str, files: &[GeneratedFile]) -> Result<(), OutputError> {
-    write(dir, group, files, true)
+    write(dir, group, files, &[], true)
+}
+
+/// As [`write_dir`], and also claims `reserved` for `group`: files that
+/// later runs write into `dir` one by one with [`replace_reserved`],
+/// without touching the manifest (so that several processes may do so at
+/// once). A reserved path that exists is either the group's or another
+/// group's file (then it is removed: the reservation starts empty) or
+/// refused as foreign, before anything changes.
+pub fn write_dir_reserving(dir: &Path, group: &str, files: &[GeneratedFile], reserved: &[PathBuf]) -> Result<(), OutputError> {
+    write(dir, group, files, reserved, true)
+}
+
+/// True if `dir`'s manifest lists `path` (relative to `dir`); false if
+/// `dir` has no manifest.
+pub fn owns(dir: &Path, path: &Path) -> Result<bool, OutputError> {
+    Ok(read_manifest(dir)?.is_some_and(|m| m.owns(path)))
+}
+
+/// Writes `contents` at `path` (relative to `dir`), a file that `dir`'s
+/// manifest lists (reserved by [`write_dir_reserving`]): under a temporary
+/// name in the same directory first, then renamed into place, so that a
+/// reader sees the old file or the new one, never a part. An error naming
+/// the file if the manifest does not list it.
+pub fn replace_reserved(dir: &Path, path: &Path, contents: &[u8]) -> Result<(), OutputError> {
+    if !owns(dir, path)? {
+        return Err(OutputError::ForeignFile(dir.join(path)));
+    }
+    let target = dir.join(path);
+    if fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
+        return Err(OutputError::DirectoryInTheWay(target));
+    }
+    let parent = target.parent().unwrap_or(dir);
+    fs::create_dir_all(parent).map_err(io_err(parent))?;
+    let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    let result = fs::write(&tmp, contents).map_err(io_err(&tmp)).and_then(|()| fs::rename(&tmp, &target).map_err(io_err(&target)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Adds `files` to `dir` as `group`, keeping the group's other files.
 /// `dir` may be new. See the module documentation.
 pub fn add_files(dir: &Path, group: &str, files: &[GeneratedFile]) -> Result<(), OutputError> {
-    write(dir, group, files, false)
+    write(dir, group, files, &[], false)
 }
 
-fn write(dir: &Path, group: &str, files: &[GeneratedFile], replace: bool) -> Result<(), OutputError> {
+fn write(dir: &Path, group: &str, files: &[GeneratedFile], reserved: &[PathBuf], replace: bool) -> Result<(), OutputError> {
     let paths = || files.iter().map(|f| f.path.as_path());
     let mut seen = BTreeSet::new();
     if let Some(p) = paths().find(|p| !seen.insert(*p)) {
@@ -247,6 +287,7 @@ fn write(dir: &Path, group: &str, files: &[GeneratedFile], replace: bool) -> Res
             let tmp = parent.join(format!(".{base}.fptgen-partial-{}", std::process::id()));
             let mut m = Manifest::default();
             m.claim(group, paths());
+            m.claim(group, reserved.iter().map(PathBuf::as_path));
             let result = stage(&tmp, files)
                 .and_then(|()| write_manifest(&tmp, &m))
                 .and_then(|()| fs::rename(&tmp, dir).map_err(io_err(dir)));
@@ -255,11 +296,11 @@ fn write(dir: &Path, group: &str, files: &[GeneratedFile], replace: bool) -> Res
         }
         Target::Existing(real, manifest) => {
             let mut m = manifest.unwrap_or_default();
-            for p in paths() {
+            for p in paths().chain(reserved.iter().map(PathBuf::as_path)) {
                 check_path(dir, &real, &m, p)?;
             }
             let tmp = real.join(format!(".fptgen-staging-{}", std::process::id()));
-            let result = stage(&tmp, files).and_then(|()| commit(&tmp, &real, &mut m, group, files, replace));
+            let result = stage(&tmp, files).and_then(|()| commit(&tmp, &real, &mut m, group, files, reserved, replace));
             let _ = fs::remove_dir_all(&tmp);
             result
         }
@@ -306,13 +347,27 @@ fn commit(
     m: &mut Manifest,
     group: &str,
     files: &[GeneratedFile],
+    reserved: &[PathBuf],
     replace: bool,
 ) -> Result<(), OutputError> {
     let new: BTreeSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
-    let stale: Vec<PathBuf> =
-        if replace { m.group(group).filter(|p| !new.contains(p)).map(Path::to_path_buf).collect() } else { Vec::new() };
-    m.claim(group, new.iter().copied());
+    let kept: BTreeSet<&Path> = reserved.iter().map(PathBuf::as_path).collect();
+    let stale: Vec<PathBuf> = if replace {
+        m.group(group).filter(|p| !new.contains(p) && !kept.contains(p)).map(Path::to_path_buf).collect()
+    } else {
+        Vec::new()
+    };
+    m.claim(group, new.iter().copied().chain(kept.iter().copied()));
     write_manifest(dir, m)?;
+    // A reservation starts empty: an earlier run's file there is removed.
+    for p in &kept {
+        let path = dir.join(p);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(OutputError::Io { path, err: e }),
+        }
+    }
     for f in &new {
         let (from, to) = (tmp.join(f), dir.join(f));
         if let Some(p) = to.parent() {
@@ -363,5 +418,36 @@ mod tests {
         assert!(old.owns(Path::new("rtl/a.v")) && old.group(DESIGN).next().is_none());
         assert!(Manifest::parse("../etc/passwd\n").is_err());
         assert!(Manifest::parse("/etc/passwd\n").is_err());
+    }
+
+    #[test]
+    fn reserved_files_start_empty_are_replaced_whole_and_stay_owned() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join("out");
+        let plan = [GeneratedFile::text("plan.json", "{}".into())];
+        let r0 = PathBuf::from("results/0.json");
+        write_dir_reserving(&out, SWEEP, &plan, std::slice::from_ref(&r0)).expect("plan");
+        assert!(owns(&out, &r0).expect("manifest") && !out.join(&r0).exists());
+        replace_reserved(&out, &r0, b"first").expect("write");
+        replace_reserved(&out, &r0, b"second").expect("replace");
+        assert_eq!(fs::read(out.join(&r0)).expect("read"), b"second");
+        assert_eq!(fs::read_dir(out.join("results")).expect("dir").count(), 1, "no temporary file left");
+        // Not reserved: refused, nothing written.
+        let e = replace_reserved(&out, Path::new("results/1.json"), b"x").expect_err("not reserved");
+        assert!(matches!(e, OutputError::ForeignFile(_)), "{e}");
+        assert!(!out.join("results/1.json").exists());
+        // A new plan empties the reservation, and frees what it no longer reserves.
+        write_dir_reserving(&out, SWEEP, &plan, std::slice::from_ref(&r0)).expect("plan again");
+        assert!(!out.join(&r0).exists());
+        replace_reserved(&out, &r0, b"third").expect("write");
+        write_dir_reserving(&out, SWEEP, &plan, &[PathBuf::from("results/1.json")]).expect("other plan");
+        assert!(!out.join(&r0).exists() && !owns(&out, &r0).expect("manifest"));
+        // A user's file where a reservation goes is refused before any change.
+        fs::create_dir_all(out.join("results")).expect("mkdir");
+        fs::write(out.join("results/2.json"), "mine").expect("write");
+        let e = write_dir_reserving(&out, SWEEP, &plan, &[PathBuf::from("results/2.json")]).expect_err("foreign");
+        assert!(matches!(e, OutputError::ForeignFile(_)), "{e}");
+        assert_eq!(fs::read(out.join("results/2.json")).expect("kept"), b"mine");
+        assert!(owns(&out, Path::new("results/1.json")).expect("manifest"), "the earlier plan's reservation is unchanged");
     }
 }

@@ -8,6 +8,8 @@ pub mod import;
 pub mod init_weights;
 pub mod simulate;
 pub mod sweep;
+pub mod sweep_merge;
+pub mod sweep_run;
 pub mod synth;
 pub mod train;
 pub mod train_es;

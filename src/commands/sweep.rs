@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail};
+use anyhow::{anyhow, Context};
 use fptgen_generator::render::SynthScope;
 use fptgen_generator::sweep::grid::list;
-use fptgen_generator::sweep::report::table;
-use fptgen_generator::sweep::{Grid, Spec, Sweep, RESULTS};
+use fptgen_generator::sweep::plan::{PLAN, SBATCH};
+use fptgen_generator::sweep::{plan_here, run_all, Grid, Plan, Spec};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// `fptgen sweep`'s options.
@@ -24,8 +24,9 @@ pub struct Args {
     /// Block counts P to sweep, comma-separated (e.g. 1,10,100,1000).
     #[arg(long, value_name = "P,...", value_delimiter = ',', required = true, value_parser = positive(), allow_hyphen_values = true)]
     pub blocks: Vec<usize>,
-    /// Output directory: sweep.csv, sweep.json, area_time.svg,
-    /// quality_time.svg, and the yosys cache in cache/.
+    /// Output directory: plan.json, sweep.sbatch, results/ (one file per
+    /// point), sweep.csv, sweep.json, area_time.svg, quality_time.svg, and
+    /// the yosys cache in cache/.
     #[arg(long, short, value_name = "OUT")]
     pub output: PathBuf,
     /// Training data (.npz, as for `train-es`): also train every point and
@@ -38,8 +39,18 @@ pub struct Args {
     pub iterations: Option<u64>,
     /// Points to work on at once (yosys runs and trainings; default: the
     /// number of cores).
-    #[arg(long, short, value_name = "J", value_parser = crate::args::count::<usize>(1, 1024), allow_negative_numbers = true)]
+    #[arg(long, short, value_name = "J", value_parser = crate::args::count::<usize>(1, 1024), allow_negative_numbers = true, conflicts_with = "plan_only")]
     pub jobs: Option<usize>,
+    /// Only write the plan: OUT/plan.json (the grid as numbered tasks, with
+    /// the model, weights and data by path and SHA-256) and OUT/sweep.sbatch
+    /// (a Slurm job array, one point per task). Then run the tasks with
+    /// `sbatch OUT/sweep.sbatch` or `fptgen sweep-run OUT --index I`, and
+    /// gather them with `fptgen sweep-merge OUT`.
+    #[arg(long)]
+    pub plan_only: bool,
+    /// At most K tasks of the job array run at once (`--array=0-(n-1)%K`).
+    #[arg(long, value_name = "K", default_value_t = 16, value_parser = crate::args::count::<usize>(1, 100_000), allow_negative_numbers = true)]
+    pub max_running: usize,
     /// Estimate the ES trainer alone, the inference pipeline a black box
     /// (as `synth --trainer-only`).
     #[arg(long)]
@@ -54,7 +65,8 @@ fn positive() -> crate::args::Count<usize> {
     crate::args::count(1, crate::args::MAX_DIM)
 }
 
-/// Runs `fptgen sweep`.
+/// Runs `fptgen sweep`: the plan into OUT, then (unless --plan-only)
+/// every task here and the merge.
 pub fn run(a: Args) -> anyhow::Result<()> {
     let grid = Grid::new(a.population, a.blocks)?;
     if let Some(k) = a.iterations {
@@ -75,8 +87,35 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         spec.read_data(path)?;
     }
     let out = &a.output;
-    let sweep = Sweep::start(spec, out, a.jobs)?;
-    let spec = sweep.spec();
+    let exe = std::env::current_exe().context("finding the fptgen executable (the job script runs it)")?;
+    if a.plan_only {
+        let (plan, written) = Plan::new(&spec, a.quantize, a.max_running)?.write_or_keep(out, &exe)?;
+        let n = plan.tasks.len();
+        if !written {
+            println!(
+                "{} already holds this plan ({}, {n} tasks) with {} results: kept as it is",
+                out.display(),
+                plan.id,
+                plan.results_present(out)
+            );
+            println!("run the tasks without a result (fptgen sweep-merge {} lists them), then merge", out.display());
+            return Ok(());
+        }
+        println!(
+            "planned {} on {}: {n} points (N {} x P {}) as tasks 0 to {}",
+            spec.model.name,
+            spec.model.part,
+            list(spec.grid.population()),
+            list(spec.grid.blocks()),
+            n - 1
+        );
+        println!("wrote {}: {PLAN}, {SBATCH}", out.display());
+        println!("run one task: fptgen sweep-run {} --index I; on a Slurm cluster: sbatch {}", out.display(), out.join(SBATCH).display());
+        println!("then: fptgen sweep-merge {}", out.display());
+        return Ok(());
+    }
+    let runner = plan_here(&spec, a.quantize, a.max_running, out, &exe)?;
+    let spec = runner.spec();
     let points = spec.grid.points().len();
     let what = if a.trainer_only { "the ES trainer alone" } else { "the whole design" };
     println!(
@@ -96,8 +135,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             None => String::new(),
         }
     );
-    let before = spec.baseline()?;
-    if let Some(b) = before {
+    if let Some(b) = runner.plan().summary.before {
         let acc_text = b.accuracy.map(|a| format!(", accuracy {:.2}%", 100.0 * a)).unwrap_or_default();
         println!("before training: loss {}{acc_text}", b.loss);
     }
@@ -107,21 +145,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ProgressStyle::with_template("{wide_bar} {pos}/{len} points, {elapsed} elapsed, ETA {eta}")
             .map_err(|e| anyhow!("progress bar template: {e}"))?,
     );
-    let ev = sweep.evaluate(&|| bar.inc(1));
+    let ran = run_all(&runner, a.jobs, &|| bar.inc(1));
     bar.finish_and_clear();
-    print!("{}", table(&ev.results, spec.train.is_some(), spec.labels()));
-    sweep.write_results(&ev, before)?;
-    println!(
-        "{} distinct designs: yosys ran {} times, {} estimates from {}",
-        ev.designs,
-        ev.yosys_runs,
-        ev.cache_hits,
-        sweep.cache().dir().display()
-    );
-    println!("wrote {}: {}", out.display(), RESULTS.join(", "));
-    let failed = ev.failed();
-    if failed > 0 {
-        bail!("{failed} of {} points failed (see the table above and {})", ev.results.len(), out.join(RESULTS[0]).display());
-    }
-    Ok(())
+    ran?;
+    super::sweep_merge::merge(out)
 }

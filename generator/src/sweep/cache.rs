@@ -29,6 +29,10 @@ struct CacheRecord {
     script: String,
     /// The estimate.
     area: Area,
+    /// The id of the sweep plan that made it (none in records of sweeps
+    /// before plans).
+    #[serde(default)]
+    plan: Option<String>,
 }
 
 /// The cache under an output directory, for estimates of one scope by one
@@ -38,13 +42,35 @@ pub struct Cache<'a> {
     dir: PathBuf,
     scope: SynthScope,
     yosys: &'a str,
+    plan: Option<&'a str>,
 }
 
 impl<'a> Cache<'a> {
     /// The cache in `out/cache/` for estimates of `scope` by `yosys`
     /// (its version line).
     pub fn new(out: &Path, scope: SynthScope, yosys: &'a str) -> Cache<'a> {
-        Cache { dir: out.join("cache"), scope, yosys }
+        Cache { dir: out.join("cache"), scope, yosys, plan: None }
+    }
+
+    /// The same cache, used by the tasks of the sweep plan `id`: an
+    /// estimate one of its tasks made counts as made by the sweep (not
+    /// cached), so every task of a design reports the same, whichever ran
+    /// yosys, and a task run again gives the same result.
+    pub fn for_plan(self, id: &'a str) -> Cache<'a> {
+        Cache { plan: Some(id), ..self }
+    }
+
+    /// Takes the lock of the design with hash `hash` (waiting for it),
+    /// `OUT/cache/.<design>.lock`: the tasks of a design, in this process
+    /// or others, estimate it one at a time, so yosys runs once. Held
+    /// until the returned file is dropped.
+    pub fn lock(&self, hash: &str) -> Result<std::fs::File, SweepError> {
+        std::fs::create_dir_all(&self.dir).map_err(|err| SweepError::Io { path: self.dir.clone(), err })?;
+        let path = self.dir.join(format!(".{}.lock", &hash[..SHORT]));
+        let io = |err| SweepError::Io { path: path.clone(), err };
+        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+        f.lock().map_err(io)?;
+        Ok(f)
     }
 
     /// The cache's directory, `OUT/cache`.
@@ -60,9 +86,14 @@ impl<'a> Cache<'a> {
     /// The estimate an earlier run left for the design with hash `hash`,
     /// if its record is readable and of this very hash.
     pub fn lookup(&self, hash: &str) -> Option<Area> {
+        self.record(hash).map(|r| r.area)
+    }
+
+    /// The record an earlier run left for the design with hash `hash`.
+    fn record(&self, hash: &str) -> Option<CacheRecord> {
         let text = std::fs::read_to_string(self.design_dir(hash).join(RECORD)).ok()?;
         let r = serde_json::from_str::<CacheRecord>(&text).ok()?;
-        (r.hash == hash).then_some(r.area)
+        (r.hash == hash).then_some(r)
     }
 
     /// The estimate of design `d`: from the cache if an earlier run left
@@ -70,7 +101,8 @@ impl<'a> Cache<'a> {
     /// `synth` there (in a sweep, yosys on the design's top module and
     /// part), then keeping its reports (made with `gen`, for part
     /// `part_name`) and the record. Returns the estimate and whether it
-    /// came from the cache.
+    /// came from the cache (of an earlier sweep, if the cache is a plan's:
+    /// [`Cache::for_plan`]).
     pub fn estimate(
         &self,
         d: &Design,
@@ -78,8 +110,9 @@ impl<'a> Cache<'a> {
         part_name: &str,
         synth: impl FnOnce(&Path) -> Result<SynthReport, SynthError>,
     ) -> Result<(Area, bool), SweepError> {
-        if let Some(area) = self.lookup(&d.hash) {
-            return Ok((area, true));
+        if let Some(r) = self.record(&d.hash) {
+            let earlier = self.plan.is_none() || r.plan.as_deref() != self.plan;
+            return Ok((r.area, earlier));
         }
         let dir = self.design_dir(&d.hash);
         output::write_dir(&dir, output::DESIGN, &d.files)?;
@@ -90,6 +123,7 @@ impl<'a> Cache<'a> {
             yosys: self.yosys.to_string(),
             script: self.scope.script().to_string(),
             area: Area::of(&r),
+            plan: self.plan.map(str::to_string),
         };
         files.push(GeneratedFile::text(RECORD, serde_json::to_string_pretty(&rec)?));
         output::add_files(&dir, output::SYNTH, &files)?;
@@ -201,5 +235,27 @@ mod tests {
         let e = cache.estimate(&d, &gen(), "p", |_: &Path| Err(SynthError::MissingYosys)).expect_err("fails");
         assert_eq!(e.to_string(), "yosys not found on PATH; install it (Debian: apt-get install yosys)");
         assert_eq!(cache.lookup(&d.hash), None);
+    }
+
+    #[test]
+    fn in_a_plan_only_another_plans_estimates_count_as_cached() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let d = design(&"12".repeat(32));
+        let yosys = std::cell::Cell::new(0);
+        let run = |_: &Path| {
+            yosys.set(yosys.get() + 1);
+            Ok(report())
+        };
+        let plan_a = Cache::new(tmp.path(), SynthScope::Design, "Yosys test").for_plan("a");
+        let lock = plan_a.lock(&d.hash).expect("lock");
+        assert!(tmp.path().join("cache/.1212121212121212.lock").is_file());
+        drop(lock);
+        assert!(!plan_a.estimate(&d, &gen(), "p", run).expect("made").1);
+        // The same plan again (another of its tasks, or the task rerun):
+        // not cached, and yosys does not run.
+        assert!(!plan_a.estimate(&d, &gen(), "p", run).expect("found").1);
+        let plan_b = Cache::new(tmp.path(), SynthScope::Design, "Yosys test").for_plan("b");
+        assert!(plan_b.estimate(&d, &gen(), "p", run).expect("found").1, "an earlier plan's estimate");
+        assert_eq!(yosys.get(), 1);
     }
 }

@@ -11,25 +11,40 @@
 //! sweep into the same OUT reuses it ([`cache`]). Its training time is the
 //! generator's exact schedule; its accuracy or loss comes from the
 //! simulator's ES trainer, bit-exact with the hardware ([`training`]).
-//! [`evaluate`] runs all of it on worker threads; [`report`] and [`plot`]
-//! make the result files; [`run`] ties it together.
+//!
+//! A sweep is a plan, tasks and a merge, on one machine or on a cluster:
+//! [`plan`] writes the grid as numbered tasks into OUT (`plan.json`, and
+//! the Slurm job-array script of [`sbatch`]); [`task`] runs one point and
+//! writes its result file ([`result_file`]); [`merge`] gathers the result
+//! files into the outputs, which [`report`] and [`plot`] make. [`run`]
+//! does all of it here, the tasks on worker threads.
 
 pub mod cache;
 pub mod designs;
 pub mod evaluate;
 pub mod grid;
+pub mod merge;
+pub mod plan;
 pub mod plot;
 pub mod point;
 pub mod report;
+pub mod result_file;
 pub mod results;
 pub mod run;
+pub mod sbatch;
+pub mod task;
 pub mod training;
 
 pub use evaluate::Evaluation;
 pub use grid::{Grid, GridError};
+pub use merge::Merged;
+pub use plan::Plan;
 pub use results::{Area, AreaShares, PointResult, Quality, Time};
-pub use run::{Spec, Sweep};
+pub use run::{plan_here, run_all, Spec};
+pub use task::Runner;
 pub use training::{Baseline, TrainInput};
+
+use std::path::PathBuf;
 
 use fptgen_sim::data::es::BufferError;
 use fptgen_sim::network::SimError;
@@ -40,8 +55,9 @@ use plotters::drawing::DrawingAreaErrorKind;
 use crate::output::OutputError;
 use crate::synth::SynthError;
 
-/// The files a sweep writes into OUT (besides `cache/`): always all four,
-/// so that a later sweep into the same OUT replaces every one of them.
+/// The files a sweep's merge writes into OUT (besides the plan's, the
+/// result files of its tasks and `cache/`): always all four, so that a
+/// later merge replaces every one of them.
 pub const RESULTS: [&str; 4] = ["sweep.csv", "sweep.json", "area_time.svg", "quality_time.svg"];
 
 /// Why a sweep, or one of its points, failed. A failing point does not
@@ -91,4 +107,56 @@ pub enum SweepError {
     /// The trainer refused to train.
     #[error(transparent)]
     Train(#[from] TrainError),
+    /// The grid is not valid.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// A file could not be read or written.
+    #[error("{}: {err}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// The directory holds no plan fptgen wrote.
+    #[error("{}: is not a sweep plan (it has no plan.json written by fptgen); make one with `fptgen sweep MODEL --population N,... --blocks P,... --plan-only -o {}`", .0.display(), .0.display())]
+    NotAPlan(PathBuf),
+    /// `plan.json` is unreadable or malformed.
+    #[error("{}: is not a valid sweep plan: {}", .0.display(), .1)]
+    BadPlan(PathBuf, String),
+    /// An input of the plan changed after the plan was made.
+    #[error("{}: changed since the plan {} was made (SHA-256 {expected}, now {found}); make a new plan", path.display(), plan.display())]
+    Changed {
+        /// The input file.
+        path: PathBuf,
+        /// The plan.
+        plan: PathBuf,
+        /// Its hash in the plan.
+        expected: String,
+        /// Its hash now.
+        found: String,
+    },
+    /// A task index outside the plan.
+    #[error("--index {index}: the plan {} has {tasks} tasks, numbered 0 to {}", plan.display(), tasks.saturating_sub(1))]
+    Index {
+        /// The index asked for.
+        index: usize,
+        /// How many tasks there are.
+        tasks: usize,
+        /// The plan.
+        plan: PathBuf,
+    },
+    /// A task's result file is truncated, corrupt, or not this task's.
+    #[error("{}: {msg}; run task {index} again to replace it (fptgen sweep-run OUT --index {index})", path.display())]
+    BadResult {
+        /// The result file.
+        path: PathBuf,
+        /// What is wrong with it.
+        msg: String,
+        /// Its task.
+        index: usize,
+    },
+    /// A path the job script cannot hold.
+    #[error("{}: the Slurm job script cannot name this path (it has white space, a quote, a backslash, %, $ or `); use another directory", .0.display())]
+    ScriptPath(PathBuf),
 }

@@ -2,10 +2,8 @@
 //! command prints.
 
 use super::evaluate::Evaluation;
+use super::plan::Plan;
 use super::results::PointResult;
-use super::run::Spec;
-use super::training::Baseline;
-use crate::render::SynthScope;
 use crate::VERSION;
 
 /// The CSV columns, in order.
@@ -166,27 +164,28 @@ pub fn table(results: &[PointResult], trained: bool, labels: bool) -> String {
     text
 }
 
-/// `sweep.json`: the sweep's settings, the counts of designs, yosys runs,
-/// cache hits and failed points, the values `before` training, and every
-/// point.
-pub fn json(spec: &Spec, yosys: &str, ev: &Evaluation, before: Option<Baseline>) -> serde_json::Value {
-    let model = &spec.model;
-    let train = spec.train.as_ref();
+/// `sweep.json`: the sweep's settings (from its `plan`), the yosys that
+/// made the estimates, the counts of designs, yosys runs, cache hits and
+/// failed points, the values before training, and every point.
+pub fn json(plan: &Plan, yosys: &str, ev: &Evaluation) -> serde_json::Value {
+    let s = &plan.summary;
+    let trained = plan.data.is_some();
     serde_json::json!({
         "fptgen": VERSION,
-        "model": model.source.display().to_string(),
-        "name": model.name,
-        "part": model.part,
-        "clock_period_ns": model.clock_period_ns,
-        "scope": match spec.scope { SynthScope::Trainer => "trainer", SynthScope::Design => "design" },
+        "model": plan.model.path.display().to_string(),
+        "name": s.name,
+        "part": s.part,
+        "clock_period_ns": s.clock_period_ns,
+        "scope": plan.scope,
         "yosys": yosys,
-        "population": spec.grid.population(),
-        "blocks": spec.grid.blocks(),
-        "data": train.map(|t| t.path.display().to_string()),
-        "samples": train.map(|t| t.data.inputs.len()),
-        "buffer": spec.training.buffer,
-        "iterations": train.map(|_| spec.iterations),
-        "before": before.map(|b| serde_json::json!({ "loss": b.loss, "accuracy": b.accuracy })),
+        "population": plan.population,
+        "blocks": plan.blocks,
+        "data": plan.data.as_ref().map(|d| d.path.display().to_string()),
+        "samples": s.samples,
+        "buffer": s.buffer,
+        "iterations": trained.then_some(plan.iterations),
+        "before": s.before.map(|b| serde_json::json!({ "loss": b.loss, "accuracy": b.accuracy })),
+        "plan": plan.id,
         "designs": ev.designs,
         "yosys_runs": ev.yosys_runs,
         "cache_hits": ev.cache_hits,

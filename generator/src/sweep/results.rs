@@ -67,7 +67,8 @@ impl Area {
 }
 
 /// A point's training time, from the generator's schedule.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Time {
     /// G, groups per iteration.
     pub groups: u64,
@@ -85,7 +86,8 @@ pub struct Time {
 }
 
 /// A point's training result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Quality {
     /// Iterations trained.
     pub iterations: u64,
@@ -95,8 +97,10 @@ pub struct Quality {
     pub accuracy: Option<f64>,
 }
 
-/// One point of the sweep, as sweep.json lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One point of the sweep, as sweep.json lists it (and its result file,
+/// `OUT/results/<index>.json`, holds it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PointResult {
     /// N.
     pub population: usize,

@@ -1,26 +1,25 @@
-//! A sweep from start to finish: what to sweep ([`Spec`]), and the sweep
-//! itself ([`Sweep`]): its output directory, yosys and worker threads, the
-//! evaluation of the grid, and the result files.
+//! A sweep on this machine: what to sweep ([`Spec`]), its plan written
+//! into OUT ([`plan_here`]), and every task run on worker threads
+//! ([`run_all`]); [`super::merge`] then makes the result files, as it does
+//! for a sweep whose tasks ran on a cluster.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fptgen_sim::data::es::{self, training_section};
 use fptgen_sim::model::{Model, Training};
 use fptgen_sim::network::SimError;
 use fptgen_sim::weights::Params;
 use fptgen_sim::ModelError;
-use rayon::ThreadPool;
+use rayon::prelude::*;
 
-use super::cache::Cache;
-use super::evaluate::{evaluate, Evaluation};
+use super::designs::Designs;
 use super::grid::Grid;
-use super::plot::{plot_area, plot_quality};
-use super::report::{csv, json};
+use super::plan::{Plan, PLAN, SBATCH};
+use super::task::Runner;
 use super::training::{Baseline, TrainInput};
 use super::{SweepError, RESULTS};
-use crate::design::gen_info;
 use crate::output;
-use crate::render::{GenInfo, GeneratedFile, SynthScope};
+use crate::render::SynthScope;
 use crate::synth;
 
 /// What to sweep: the model and its parameters, the grid, the scope of
@@ -79,78 +78,50 @@ impl Spec {
     }
 }
 
-/// A sweep with its output directory created, yosys found, and its worker
-/// threads started.
-#[derive(Debug)]
-pub struct Sweep {
-    spec: Spec,
-    out: PathBuf,
-    yosys: String,
-    gen: GenInfo,
-    pool: ThreadPool,
+/// Plans the sweep `spec` into `out` for the fptgen executable `exe` (see
+/// [`Plan::write`]) and opens it to run here: refuses a foreign `out` and
+/// a missing yosys before writing anything.
+pub fn plan_here(spec: &Spec, quantize: bool, max_running: usize, out: &Path, exe: &Path) -> Result<Runner, SweepError> {
+    output::check_dir(out, [Path::new(PLAN), Path::new(SBATCH)].into_iter().chain(RESULTS.iter().map(Path::new)))?;
+    synth::yosys_version()?;
+    Plan::new(spec, quantize, max_running)?.write(out, exe)?;
+    Runner::open(out)
 }
 
-impl Sweep {
-    /// Starts the sweep `spec` into `out` with `jobs` worker threads
-    /// (default: one per core): refuses a foreign `out` before any work,
-    /// finds yosys, then creates `out` (with its manifest) so that the
-    /// cache can go inside.
-    pub fn start(spec: Spec, out: &Path, jobs: Option<usize>) -> Result<Sweep, SweepError> {
-        let manifest = output::check_dir(out, RESULTS.iter().map(Path::new))?;
-        let yosys = synth::yosys_version()?;
-        if manifest.is_none() {
-            output::add_files(out, output::SWEEP, &[])?;
+/// Runs every task of `runner`'s plan on `jobs` worker threads (default:
+/// one per core), writing each result file; calls `on_point` as each is
+/// done. The first point of every design runs first, so that yosys runs
+/// on distinct designs at once and the other points find their estimate
+/// in the cache. An error if a result could not be written (the other
+/// tasks still run).
+pub fn run_all(runner: &Runner, jobs: Option<usize>, on_point: &(dyn Fn() + Sync)) -> Result<(), SweepError> {
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(SweepError::Threads)?;
+    let n = runner.plan().tasks.len();
+    let hashes: Vec<Option<String>> = pool.install(|| (0..n).into_par_iter().map(|i| runner.design_of(i)).collect());
+    let mut designs = Designs::new();
+    let mut unplanned = Vec::new();
+    for (i, h) in hashes.into_iter().enumerate() {
+        match h {
+            Some(h) => {
+                designs.add(i, h, Vec::new());
+            }
+            None => unplanned.push(i),
         }
-        let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(SweepError::Threads)?;
-        let gen = gen_info(&spec.model);
-        Ok(Sweep { spec, out: out.to_path_buf(), yosys, gen, pool })
     }
-
-    /// What is swept.
-    pub fn spec(&self) -> &Spec {
-        &self.spec
-    }
-
-    /// yosys's version line.
-    pub fn yosys(&self) -> &str {
-        &self.yosys
-    }
-
-    /// The output directory.
-    pub fn out(&self) -> &Path {
-        &self.out
-    }
-
-    /// The estimate cache.
-    pub fn cache(&self) -> Cache<'_> {
-        Cache::new(&self.out, self.spec.scope, &self.yosys)
-    }
-
-    /// Evaluates every point; calls `on_point` as each is done.
-    pub fn evaluate(&self, on_point: &(dyn Fn() + Sync)) -> Evaluation {
-        evaluate(&self.spec, &self.cache(), &self.yosys, &self.gen, &self.pool, on_point)
-    }
-
-    /// The result files ([`RESULTS`]): the CSV, the JSON and the two charts
-    /// of `ev`, with the values `before` training.
-    pub fn result_files(&self, ev: &Evaluation, before: Option<Baseline>) -> Result<Vec<GeneratedFile>, SweepError> {
-        let spec = &self.spec;
-        let name = &spec.model.name;
-        let trained = spec.train.is_some();
-        let json = json(spec, &self.yosys, ev, before);
-        Ok(vec![
-            GeneratedFile::text(RESULTS[0], csv(&ev.results)),
-            GeneratedFile::text(RESULTS[1], serde_json::to_string_pretty(&json)?),
-            GeneratedFile::text(RESULTS[2], plot_area(name, &ev.results)?),
-            GeneratedFile::text(RESULTS[3], plot_quality(name, &ev.results, trained, spec.labels(), before)?),
-        ])
-    }
-
-    /// Writes the result files into the output directory, replacing those
-    /// of an earlier sweep.
-    pub fn write_results(&self, ev: &Evaluation, before: Option<Baseline>) -> Result<(), SweepError> {
-        output::write_dir(&self.out, output::SWEEP, &self.result_files(ev, before)?)?;
-        Ok(())
-    }
+    let firsts = designs.list().iter().map(|d| d.points[0]);
+    let rest = designs.list().iter().flat_map(|d| d.points[1..].iter().copied());
+    let order: Vec<usize> = firsts.chain(rest).chain(unplanned).collect();
+    let done: Vec<Result<(), SweepError>> = pool.install(|| {
+        order
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|i| {
+                let r = runner.run(i).map(|_| ());
+                on_point();
+                r
+            })
+            .collect()
+    });
+    done.into_iter().collect()
 }

@@ -32,7 +32,8 @@ impl TrainInput {
 }
 
 /// The buffer loss and accuracy before training, the same at every point.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Baseline {
     /// Buffer loss of the model's parameters.
     pub loss: u32,
