@@ -165,7 +165,7 @@ pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: 
         Geometry::Conv { .. } => 9 * wts.inputs,
     };
     let accum = accumulator(wts.format, x_format, bias, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
-    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b };
+    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b, fold: None };
     Ok(match wts.kind {
         Geometry::Dense => (Kind::Dense(mac), Shape::Vector(n_out, None), end),
         Geometry::Conv { stride, same, out } => (Kind::Conv { mac, stride, same }, Shape::Image(out.0, out.1, n_out), end),

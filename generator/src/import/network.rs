@@ -103,6 +103,10 @@ pub struct Mac {
     pub w: Vec<i128>,
     /// Bias codes.
     pub b: Vec<i128>,
+    /// Folding `[pe, simd]` if the import sets it (a rewrite's layer, folded
+    /// as fptgen folds its own lowering of the same operator); else
+    /// fptgen's default.
+    pub fold: Option<[usize; 2]>,
 }
 
 /// The parameters and formats of a batch norm: per channel

@@ -71,7 +71,15 @@ pub fn check(g: &Graph<'_>, net: &Network, model: &Model, named: &[NamedArray], 
     };
     let in_shape = Shape::from_dims(&net.input_shape);
     // Each imported layer's index in the loaded model (splits add layers).
-    let index: Vec<Option<usize>> = net.layers.iter().map(|l| model.layers.iter().position(|m| m.name == l.name)).collect();
+    let index: Vec<usize> = net
+        .layers
+        .iter()
+        .map(|l| {
+            model.layers.iter().position(|m| m.name == l.name).ok_or_else(|| {
+                ImportError::named(file, &l.node, format!("the loaded model has no layer '{}' (please report this)", l.name))
+            })
+        })
+        .collect::<Result<_, _>>()?;
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     for s in 0..samples + 3 {
         let codes: Vec<i128> = (0..n)
@@ -89,7 +97,7 @@ pub fn check(g: &Graph<'_>, net: &Network, model: &Model, named: &[NamedArray], 
         let env = reference::evaluate(g, (&graph_input, Tensor { shape: onnx_shape.clone(), v: x }))?;
         let trace = sim.trace(&codes).map_err(|e| ImportError::file(file, format!("the simulator refuses input {s} (please report this): {e}")))?;
         for (l, k) in net.layers.iter().zip(&index) {
-            let (Some((tensor, shape)), Some(k)) = (&l.onnx, k) else { continue };
+            let Some((tensor, shape)) = &l.onnx else { continue };
             let want = env.get(tensor).ok_or_else(|| ImportError::named(file, &l.node, format!("the exact evaluation has no tensor '{tensor}' (please report this)")))?;
             let of = model.layers[*k].kind().output_format();
             let got = &trace[*k];
@@ -131,13 +139,20 @@ mod tests {
 
     /// Runs the proof on `net` changed by `mutate`.
     fn prove(name: &str, mutate: impl FnOnce(&mut Network)) -> Result<(), String> {
+        prove_with(name, mutate, "")
+    }
+
+    /// Runs the proof on `net` changed by `mutate`, with `top` added to the
+    /// model file's top level.
+    fn prove_with(name: &str, mutate: impl FnOnce(&mut Network), top: &str) -> Result<(), String> {
         let path = fixture(name);
         let bytes = std::fs::read(&path).unwrap();
         let proto = onnx::decode(&bytes).unwrap();
         let g = Graph::new(&path, proto.graph.as_ref().unwrap()).unwrap();
         let mut net = walk::network(&g).unwrap();
         mutate(&mut net);
-        let model = fptgen_sim::model::parse(&yaml::model_yaml(&net, name, name), Path::new("model.yaml")).unwrap();
+        let text = yaml::model_yaml(&net, name, name).replace("\nlayers:\n", &format!("\n{top}layers:\n"));
+        let model = fptgen_sim::model::parse(&text, Path::new("model.yaml")).unwrap();
         check(&g, &net, &model, &yaml::weight_arrays(&net), 8).map_err(|e| e.to_string())
     }
 
@@ -151,6 +166,23 @@ mod tests {
     #[test]
     fn the_rewrites_of_the_residual_fixture_are_proven() {
         prove("resnet", |_| {}).unwrap();
+    }
+
+    /// fptgen's channel split (`max_channels` 3: slices, partial convolutions
+    /// and their exact sum, parts and concats) of the imported layers, whose
+    /// accumulators wrap and so split exactly, is proven like the rest:
+    /// the split layers keep the imported layers' names.
+    #[test]
+    fn the_channel_split_of_an_imported_network_is_proven() {
+        let path = fixture("resnet");
+        let bytes = std::fs::read(&path).unwrap();
+        let proto = onnx::decode(&bytes).unwrap();
+        let g = Graph::new(&path, proto.graph.as_ref().unwrap()).unwrap();
+        let net = walk::network(&g).unwrap();
+        let text = yaml::model_yaml(&net, "resnet", "resnet").replace("\nlayers:\n", "\nmax_channels: 3\nlayers:\n");
+        let model = fptgen_sim::model::parse(&text, Path::new("model.yaml")).unwrap();
+        assert!(model.layers.len() > 2 * net.layers.len(), "max_channels 3 splits the layers");
+        prove_with("resnet", |_| {}, "max_channels: 3\n").unwrap();
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub fn model_yaml(net: &Network, name: &str, source: &str) -> String {
 fn mac_fields(s: &mut String, m: &Mac) {
     let _ = writeln!(s, "    activation: {}", if m.relu { "relu" } else { "linear" });
     let _ = writeln!(s, "    precision:\n      weight: {}\n      bias: {}\n      accum: {}\n      output: {}", m.weight, m.bias, m.accum, m.output);
+    if let Some([pe, simd]) = m.fold {
+        let _ = writeln!(s, "    pe: {pe}\n    simd: {simd}");
+    }
 }
 
 /// The weights archive's arrays: each dense layer's `w` `[outputs,

@@ -6,7 +6,8 @@
 //! which fptgen lowers at load to exactly that concatenation and
 //! convolution (docs/numerics.md, "add"); with a `Relu` it writes the
 //! `concat` and the `conv2d` (or `dense`) itself, with the activation on
-//! the convolution. Output channel `f` accumulates `0 + a_f + b_f` and zero
+//! the convolution, folded as fptgen folds its own `add` (`pe` c, `simd`
+//! 2c: a window in 9 cycles; vectors `pe` n, `simd` 2). Output channel `f` accumulates `0 + a_f + b_f` and zero
 //! products, every term exact in an accumulator with the input format's
 //! fraction bits, so the layer computes `cast<output>(act(a + b))` bit for
 //! bit. The rewrite needs both inputs in one format (a concatenation holds
@@ -64,11 +65,11 @@ pub fn lower<'g>(g: &Graph<'g>, node: &'g NodeProto, (sa, fa): (&Shape, Format),
                 let (f, tap, k) = (j / (18 * c), j / (2 * c) % 9, j % (2 * c));
                 i128::from(tap == 4 && (k == f || k == c + f))
             });
-            (Mac { inputs: 2 * c, outputs: c, relu, weight: one, bias: one, accum: one, output: one, w: w.collect(), b: vec![0; c] }, 9 * 2 * c)
+            (Mac { inputs: 2 * c, outputs: c, relu, weight: one, bias: one, accum: one, output: one, w: w.collect(), b: vec![0; c], fold: Some([c, 2 * c]) }, 9 * 2 * c)
         }
         Shape::Vector(n, _) => {
             let w = (0..n * 2 * n).map(|j| i128::from(j % (2 * n) == j / (2 * n) || j % (2 * n) == n + j / (2 * n)));
-            (Mac { inputs: 2 * n, outputs: n, relu, weight: one, bias: one, accum: one, output: one, w: w.collect(), b: vec![0; n] }, 2 * n)
+            (Mac { inputs: 2 * n, outputs: n, relu, weight: one, bias: one, accum: one, output: one, w: w.collect(), b: vec![0; n], fold: Some([n, 2]) }, 2 * n)
         }
     };
     let accum = accumulator(one, fa, one, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
