@@ -1,7 +1,8 @@
 //! `fptgen import` of QONNX models, checked against QONNX itself.
 //!
-//! Each fixture of `tests/fixtures/qonnx/` (dense networks, a CNN, and a
-//! residual CNN with 1x1 convolutions, batch norms and a concat) (made by `make_fixtures.py make`
+//! Each fixture of `tests/fixtures/qonnx/` (dense networks, a CNN, a
+//! residual CNN with 1x1 convolutions, batch norms and a concat, and a
+//! residual dense network) (made by `make_fixtures.py make`
 //! with onnx.helper and QONNX `Quant` nodes) is imported with the CLI; 1,000
 //! seeded random inputs on the input format's grid (its extremes and zero
 //! first; images transposed to ONNX's NCHW for QONNX) run through QONNX's own executor (`make_fixtures.py run`:
@@ -140,7 +141,7 @@ fn residual_cnn_with_1x1_convs_batchnorm_and_concat_equals_qonnx() {
 #[test]
 fn imported_designs_cosimulate() {
     common::require("verilator");
-    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet"] {
+    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet", "mlp_residual"] {
         let dir = tempfile::tempdir().unwrap();
         let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
@@ -195,6 +196,14 @@ fn refuses_padding_that_is_not_tensorflows_same() {
 #[test]
 fn refuses_a_dynamic_shape() {
     refused(&fixture("bad_dynamic"), &["bad_dynamic.onnx", "input 'x'", "dynamic size"]);
+}
+
+/// The same between vectors: a residual Add with a Relu (concat + [I I]
+/// dense), a BatchNormalization of a vector, a Concat of two dense
+/// branches and its Add without a Relu to a third (fptgen's add).
+#[test]
+fn residual_mlp_with_vector_batchnorm_concat_and_adds_equals_qonnx() {
+    check_against_qonnx("mlp_residual");
 }
 
 #[test]
