@@ -21,7 +21,7 @@ use super::dyadic::Dyadic;
 use super::error::ImportError;
 use super::graph::Graph;
 use super::network::Network;
-use super::reference::{self, Tensor};
+use super::reference::{Reference, Tensor};
 use super::walk::Shape;
 
 /// Random inputs of the proof (after the three extremes).
@@ -80,6 +80,7 @@ pub fn check(g: &Graph<'_>, net: &Network, model: &Model, named: &[NamedArray], 
             })
         })
         .collect::<Result<_, _>>()?;
+    let onnx = Reference::new(g)?;
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     for s in 0..samples + 3 {
         let codes: Vec<i128> = (0..n)
@@ -94,7 +95,7 @@ pub fn check(g: &Graph<'_>, net: &Network, model: &Model, named: &[NamedArray], 
         for (j, &c) in codes.iter().enumerate() {
             x[onnx_index(&in_shape, j)] = Dyadic::code(c, f.frac_bits());
         }
-        let env = reference::evaluate(g, (&graph_input, Tensor { shape: onnx_shape.clone(), v: x }))?;
+        let env = onnx.run((&graph_input, Tensor { shape: onnx_shape.clone(), v: x }))?;
         let trace = sim.trace(&codes).map_err(|e| ImportError::file(file, format!("the simulator refuses input {s} (please report this): {e}")))?;
         for (l, k) in net.layers.iter().zip(&index) {
             let Some((tensor, shape)) = &l.onnx else { continue };

@@ -1,7 +1,8 @@
 //! The ONNX graph's own semantics, evaluated exactly: every node the import
 //! reads, computed on [`Dyadic`] values from the operators' definitions
 //! (ONNX's operator specification and QONNX's `Quant`), independently of
-//! fptgen's layers. The import's proof ([`super::proof`]) compares fptgen's
+//! fptgen's layers (the nodes that read only constants, the weights'
+//! `Quant`s, once). The import's proof ([`super::proof`]) compares fptgen's
 //! simulator on the imported model with this evaluation.
 //!
 //! Tensors keep ONNX's shapes with a batch dimension of 1 (`[1, n]`,
@@ -25,21 +26,48 @@ pub struct Tensor {
     pub v: Vec<Dyadic>,
 }
 
-/// Evaluates every node of the graph in file order (ONNX's topological
-/// order) with the graph input `input` given, and returns every tensor.
-pub fn evaluate(g: &Graph<'_>, input: (&str, Tensor)) -> Result<HashMap<String, Tensor>, ImportError> {
-    let mut env: HashMap<String, Tensor> = HashMap::new();
-    env.insert(input.0.to_string(), input.1);
-    for node in &g.proto.node {
-        if node.op_type == "Constant" {
-            continue;
+/// The graph prepared for evaluation: the nodes that read no activation
+/// (weight `Quant`s) evaluated once.
+pub struct Reference<'a, 'g> {
+    g: &'a Graph<'g>,
+    fixed: HashMap<String, Tensor>,
+}
+
+impl<'a, 'g> Reference<'a, 'g> {
+    /// Evaluates the graph's constant part.
+    pub fn new(g: &'a Graph<'g>) -> Result<Reference<'a, 'g>, ImportError> {
+        let mut r = Reference { g, fixed: HashMap::new() };
+        for node in g.proto.node.iter().filter(|n| n.op_type != "Constant" && !n.input.iter().any(|i| g.is_activation(i))) {
+            let y = r.node(node, &HashMap::new())?;
+            r.fixed.extend(node.output.first().map(|o| (o.clone(), y)));
         }
+        Ok(r)
+    }
+
+    /// Evaluates every node that reads an activation, in file order
+    /// (ONNX's topological order), with the graph input `input` given, and
+    /// returns every activation tensor.
+    pub fn run(&self, input: (&str, Tensor)) -> Result<HashMap<String, Tensor>, ImportError> {
+        let g = self.g;
+        let mut env: HashMap<String, Tensor> = HashMap::new();
+        env.insert(input.0.to_string(), input.1);
+        for node in g.proto.node.iter().filter(|n| n.op_type != "Constant" && n.input.iter().any(|i| g.is_activation(i))) {
+            let y = self.node(node, &env)?;
+            env.extend(node.output.first().map(|o| (o.clone(), y)));
+        }
+        Ok(env)
+    }
+
+    /// Evaluates `node` with its inputs from `env`, the constant part, or
+    /// the graph's constants.
+    fn node(&self, node: &NodeProto, env: &HashMap<String, Tensor>) -> Result<Tensor, ImportError> {
+        let g = self.g;
         let err = |m: String| ImportError::node(g.file, node, format!("exact evaluation: {m}"));
         let mut args = Vec::new();
         for name in &node.input {
             if name.is_empty() {
                 args.push(None);
-            } else if let Some(t) = env.get(name) {
+            } else if let Some(t) = env.get(name).or_else(|| self.fixed.get(name)) {
                 args.push(Some(t.clone()));
             } else if let Some((shape, values)) = g.constant(name)? {
                 let v = values.iter().map(|&x| Dyadic::from_f64(x)).collect::<Option<Vec<_>>>().ok_or_else(|| err(format!("constant '{name}' is not finite")))?;
@@ -48,12 +76,8 @@ pub fn evaluate(g: &Graph<'_>, input: (&str, Tensor)) -> Result<HashMap<String, 
                 return Err(err(format!("its input '{name}' is neither computed before it nor a constant")));
             }
         }
-        let y = eval_node(node, &args).map_err(err)?;
-        if let Some(out) = node.output.first() {
-            env.insert(out.clone(), y);
-        }
+        eval_node(node, &args).map_err(err)
     }
-    Ok(env)
 }
 
 fn arg<'t>(args: &'t [Option<Tensor>], k: usize) -> Result<&'t Tensor, String> {
