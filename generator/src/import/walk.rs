@@ -160,6 +160,9 @@ impl<'g> Walk<'g, '_> {
                 return Err(ImportError::node(g.file, node, "an Add of a constant is imported only as the bias right after a MatMul, Gemm or Conv"));
             }
             let y = self.value(node, acts[1])?;
+            if x.src == y.src {
+                return Err(ImportError::node(g.file, node, "adds a tensor to itself; fptgen's add reads two different layers"));
+            }
             let (lowering, shape, end) = residual_add::lower(g, node, (&x.shape, x.format), (&y.shape, y.format))?;
             let onnx = Some((end.to_string(), shape.clone()));
             let (src, format) = match lowering {
@@ -177,6 +180,13 @@ impl<'g> Walk<'g, '_> {
         }
         if is_standard(node, "Concat") {
             return self.concat(node, &acts);
+        }
+        if is_standard(node, "Relu") || is_quant(node) {
+            return Err(ImportError::node(
+                g.file,
+                node,
+                "is imported only as part of the layer before it: right after a MatMul, Gemm, Conv, BatchNormalization or Add (or its bias Add, Relu or Quant) whose output only it reads",
+            ));
         }
         Err(ImportError::node(
             g.file,
