@@ -5,16 +5,17 @@
 //! messages ([`onnx`], hand-written prost structs), indexed ([`graph`]),
 //! walked from the input to the output in topological order ([`walk`])
 //! and mapped to dense and conv2d ([`mac`], with the `Relu` and `Quant`
-//! after them: [`tail`]), batchnorm ([`batchnorm`]), maxpool2d, flatten,
-//! concat and add layers ([`network`]), with the exact rewrites of
+//! after them: [`tail`]), batchnorm ([`batchnorm`]), concat ([`concat`](mod@concat)),
+//! maxpool2d, flatten and add layers ([`network`]), with the exact rewrites of
 //! [`lower`] (1x1 convolutions, residual additions) and the `Quant` nodes'
 //! formats from [`quant`], rendered as a model file and weights
 //! ([`yaml`]). Before anything is written the model file is checked by
 //! fptgen's own loader and the loaded network is proven equal, in fptgen's
 //! simulator on random inputs, to the ONNX graph's exact evaluation
-//! ([`proof`], [`reference`] on [`dyadic`] values).
+//! ([`proof`], [`reference`](mod@reference) on [`dyadic`] values).
 
 pub mod batchnorm;
+pub mod concat;
 pub mod dyadic;
 pub mod error;
 pub mod graph;

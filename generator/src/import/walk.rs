@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 use fptgen_sim::fixed::Format;
 
 use super::batchnorm;
+use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
 use super::lower::residual_add::{self, Lowering};
@@ -195,46 +196,15 @@ impl<'g> Walk<'g, '_> {
         ))
     }
 
-    /// A `Concat` of activations along the channels (images) or values
-    /// (vectors), all of one format: fptgen's `concat`.
+    /// A `Concat` of activations: fptgen's `concat` ([`concat::shape`]).
     fn concat(&mut self, node: &'g NodeProto, acts: &[&'g str]) -> Result<(), ImportError> {
-        let err = |m: String| ImportError::node(self.g.file, node, m);
         if acts.len() != node.input.len() {
-            return Err(err("concatenates a constant; only activations are imported".into()));
+            return Err(ImportError::node(self.g.file, node, "concatenates a constant; only activations are imported"));
         }
         let parts: Vec<Value> = acts.iter().map(|a| self.value(node, a)).collect::<Result<_, _>>()?;
-        let axis = Graph::int_attr(node, "axis", 1);
-        let shape = match parts[0].shape {
-            Shape::Image(h, w, _) if axis == 1 || axis == -3 => {
-                let mut c = 0;
-                for p in &parts {
-                    match p.shape {
-                        Shape::Image(ph, pw, pc) if (ph, pw) == (h, w) => c += pc,
-                        _ => return Err(err(format!("concatenates {:?} with {:?}: images of one height and width are imported", parts[0].shape, p.shape))),
-                    }
-                }
-                Shape::Image(h, w, c)
-            }
-            Shape::Vector(_, None) if axis == 1 || axis == -1 => {
-                let mut n = 0;
-                for p in &parts {
-                    match p.shape {
-                        Shape::Vector(pn, None) => n += pn,
-                        _ => return Err(err("concatenates a vector with an image or a flattened image".into())),
-                    }
-                }
-                Shape::Vector(n, None)
-            }
-            _ => return Err(err(format!("axis {axis} of {:?}: the channel axis (1) of images or vectors is imported", parts[0].shape))),
-        };
-        let format = parts[0].format;
-        if let Some(p) = parts.iter().find(|p| p.format != format) {
-            return Err(err(format!("concatenates the formats {format} and {}: fptgen's concat holds one format", p.format)));
-        }
         let srcs: Vec<Src> = parts.iter().map(|p| p.src).collect();
-        if srcs.iter().enumerate().any(|(i, s)| srcs[..i].contains(s)) {
-            return Err(err("concatenates a tensor with itself; fptgen reads each input once".into()));
-        }
+        let sized: Vec<(Src, &Shape, Format)> = parts.iter().map(|p| (p.src, &p.shape, p.format)).collect();
+        let (shape, format) = concat::shape(self.g, node, &sized)?;
         let out = self.g.output(node)?;
         let src = self.push("cat", "", node, srcs, Kind::Concat, Some((out.to_string(), shape.clone())));
         self.cover(node, out, Value { src, shape, format })
