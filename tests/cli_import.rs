@@ -217,6 +217,11 @@ fn refuses_a_batchnorm_that_has_no_fixed_point_form() {
 }
 
 #[test]
+fn refuses_a_1x1_convolution_whose_3x3_lowering_would_read_other_pixels() {
+    refused(&fixture("bad_1x1_even"), &["node 'conv_1x1_even' (Conv)", "stride-2 1x1", "6x6", "odd pixels"]);
+}
+
+#[test]
 fn refuses_a_directory_it_did_not_create() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
