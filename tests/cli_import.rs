@@ -1,6 +1,8 @@
 //! `fptgen import` of QONNX models, checked against QONNX itself.
 //!
-//! Each fixture of `tests/fixtures/qonnx/` (dense networks and a CNN) (made by `make_fixtures.py make`
+//! Each fixture of `tests/fixtures/qonnx/` (dense networks, a CNN, a
+//! residual CNN with 1x1 convolutions, batch norms and a concat, and a
+//! residual dense network) (made by `make_fixtures.py make`
 //! with onnx.helper and QONNX `Quant` nodes) is imported with the CLI; 1,000
 //! seeded random inputs on the input format's grid (its extremes and zero
 //! first; images transposed to ONNX's NCHW for QONNX) run through QONNX's own executor (`make_fixtures.py run`:
@@ -126,12 +128,20 @@ fn cnn_with_valid_and_strided_same_convs_pooling_and_flatten_equals_qonnx() {
     check_against_qonnx("cnn");
 }
 
+/// Residual additions (fptgen's add, and concat + 3x3 conv with a relu),
+/// 1x1 convolutions of strides 1 and 2 (lowered to padded 3x3), two
+/// BatchNormalizations (one right after a conv), a Concat of two branches.
+#[test]
+fn residual_cnn_with_1x1_convs_batchnorm_and_concat_equals_qonnx() {
+    check_against_qonnx("resnet");
+}
+
 /// The imported designs are generated and co-simulated in Verilator bit
 /// for bit against the simulator, with the predicted cycles.
 #[test]
 fn imported_designs_cosimulate() {
     common::require("verilator");
-    for name in ["mlp_relu", "gemm_modes", "cnn"] {
+    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet", "mlp_residual"] {
         let dir = tempfile::tempdir().unwrap();
         let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
@@ -186,6 +196,29 @@ fn refuses_padding_that_is_not_tensorflows_same() {
 #[test]
 fn refuses_a_dynamic_shape() {
     refused(&fixture("bad_dynamic"), &["bad_dynamic.onnx", "input 'x'", "dynamic size"]);
+}
+
+/// The same between vectors: a residual Add with a Relu (concat + [I I]
+/// dense), a BatchNormalization of a vector, a Concat of two dense
+/// branches and its Add without a Relu to a third (fptgen's add).
+#[test]
+fn residual_mlp_with_vector_batchnorm_concat_and_adds_equals_qonnx() {
+    check_against_qonnx("mlp_residual");
+}
+
+#[test]
+fn refuses_an_add_whose_formats_make_the_rewrite_inexact() {
+    refused(&fixture("bad_add_formats"), &["node 'add_mixed' (Add)", "formats", "concat + 3x3 convolution"]);
+}
+
+#[test]
+fn refuses_a_batchnorm_that_has_no_fixed_point_form() {
+    refused(&fixture("bad_bn"), &["node 'bn_sqrt2' (BatchNormalization)", "channel 1", "sqrt(2)", "not a dyadic rational"]);
+}
+
+#[test]
+fn refuses_a_1x1_convolution_whose_3x3_lowering_would_read_other_pixels() {
+    refused(&fixture("bad_1x1_even"), &["node 'conv_1x1_even' (Conv)", "stride-2 1x1", "6x6", "odd pixels"]);
 }
 
 #[test]

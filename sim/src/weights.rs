@@ -70,7 +70,19 @@ pub fn load_from(model: &Model, path: &Path, conversion: Conversion) -> Result<P
         )
         .into());
     }
-    let mut arrays = tensor::read_npz(path)?;
+    from_arrays(model, path, tensor::read_npz(path)?, conversion)
+}
+
+/// Converts the arrays of an archive (as [`tensor::read_npz`] returns them)
+/// into parameters for `model`, exactly as [`load_from`] does; `path` names
+/// the archive in errors. `fptgen import` uses it on the archive it is about
+/// to write.
+pub fn from_arrays(
+    model: &Model,
+    path: &Path,
+    mut arrays: std::collections::BTreeMap<String, Array>,
+    conversion: Conversion,
+) -> Result<Params, Error> {
     let mut layers = Vec::new();
     // The whole tensors of split layers, by archive name.
     let mut whole: std::collections::HashMap<String, Vec<i128>> = std::collections::HashMap::new();

@@ -23,6 +23,11 @@ impl ImportError {
         ImportError { file: file.to_path_buf(), node: None, message: message.into() }
     }
 
+    /// An error about the node `(name, op_type)`.
+    pub fn named(file: &Path, node: &(String, String), message: impl Into<String>) -> ImportError {
+        ImportError { file: file.to_path_buf(), node: Some(node.clone()), message: message.into() }
+    }
+
     /// An error about `node`.
     pub fn node(file: &Path, node: &NodeProto, message: impl Into<String>) -> ImportError {
         ImportError { file: file.to_path_buf(), node: Some((node.name.clone(), node.op_type.clone())), message: message.into() }

@@ -16,6 +16,7 @@ pub struct Graph<'a> {
     constants: HashMap<&'a str, Result<(Vec<usize>, Vec<f64>), String>>,
     consumers: HashMap<&'a str, Vec<&'a NodeProto>>,
     producers: HashMap<&'a str, &'a NodeProto>,
+    activations: std::collections::HashSet<&'a str>,
 }
 
 /// A constant tensor: its shape and values.
@@ -50,7 +51,16 @@ impl<'a> Graph<'a> {
                 consumers.entry(i.as_str()).or_default().push(n);
             }
         }
-        Ok(Graph { file, proto, constants, consumers, producers })
+        // Activations: the graph inputs that are not constants, and every
+        // output of a node that reads one (nodes are in topological order).
+        let mut activations: std::collections::HashSet<&str> =
+            proto.input.iter().map(|i| i.name.as_str()).filter(|n| !constants.contains_key(n)).collect();
+        for n in &proto.node {
+            if n.input.iter().any(|i| activations.contains(i.as_str())) {
+                activations.extend(n.output.iter().map(String::as_str));
+            }
+        }
+        Ok(Graph { file, proto, constants, consumers, producers, activations })
     }
 
     /// Whether tensor `name` is a constant (an initializer or a
@@ -74,18 +84,28 @@ impl<'a> Graph<'a> {
         self.producers.get(name).copied()
     }
 
-    /// The one node that reads tensor `name`; `None` when it is the graph's
-    /// output and nothing reads it. More readers than one is an error
-    /// (branching graphs are not imported yet), naming the first.
-    pub fn sole_consumer(&self, name: &str) -> Result<Option<&'a NodeProto>, ImportError> {
-        match self.consumers.get(name).map(Vec::as_slice) {
-            None | Some([]) => Ok(None),
-            Some([n]) => Ok(Some(n)),
-            Some([n, ..]) => Err(ImportError::node(
-                self.file,
-                n,
-                format!("tensor '{name}' is read by several nodes; graphs with branches are not imported yet"),
-            )),
+    /// Whether tensor `name` is computed from the graph input (an
+    /// activation), not from constants only (weights and their `Quant`s).
+    pub fn is_activation(&self, name: &str) -> bool {
+        self.activations.contains(name)
+    }
+
+    /// The nodes that read tensor `name`, in file order.
+    pub fn consumers(&self, name: &str) -> &[&'a NodeProto] {
+        self.consumers.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The node that reads tensor `name`, if exactly one does and `name`
+    /// is not a graph output: the node a layer may absorb (a bias `Add`,
+    /// a `Relu`, an activation `Quant`). A tensor read by several nodes or
+    /// leaving the graph ends the layer there.
+    pub fn only_consumer(&self, name: &str) -> Option<&'a NodeProto> {
+        if self.proto.output.iter().any(|o| o.name == name) {
+            return None;
+        }
+        match self.consumers(name) {
+            [n] => Some(n),
+            _ => None,
         }
     }
 

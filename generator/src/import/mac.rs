@@ -11,6 +11,8 @@ use super::graph::Graph;
 use super::network::{Kind, Mac};
 use super::onnx::NodeProto;
 use super::quant;
+use super::lower::conv1x1;
+use super::tail::{tail, Tail};
 use super::walk::{is_quant, is_standard, Shape};
 
 /// A constant tensor's format, shape and codes: a `Quant` of a constant
@@ -82,28 +84,18 @@ fn conv_weights(g: &Graph<'_>, node: &NodeProto, (h, w, c): (usize, usize, usize
     };
     let (format, shape, codes) =
         quantized_constant(g, &node.input[1], node)?.ok_or_else(|| err(format!("its weights '{}' are neither a constant nor a Quant of one", node.input[1])))?;
-    let [f, wc, 3, 3] = shape[..] else { return Err(err(format!("weights of shape {shape:?}: only 3x3 kernels [filters, channels, 3, 3] are supported"))) };
+    let pads = ints("pads", vec![0, 0, 0, 0]);
+    let (f, wc, codes, same) = match shape[..] {
+        [f, wc, 3, 3] => (f, wc, codes, same_padding(g, node, (h, w), stride, &pads)?),
+        [f, wc, 1, 1] => {
+            conv1x1::check(h, w, stride, &pads).map_err(err)?;
+            (f, wc, conv1x1::pad_kernel(&codes), true)
+        }
+        _ => return Err(err(format!("weights of shape {shape:?}: only 3x3 and 1x1 kernels [filters, channels, k, k] are supported"))),
+    };
     if wc != c {
         return Err(err(format!("weights take {wc} channels but the layer gets {c}")));
     }
-    let pads = ints("pads", vec![0, 0, 0, 0]);
-    let auto = Graph::string_attr(node, "auto_pad", "NOTSET");
-    let same_pads = |n: usize| {
-        let out = n.div_ceil(stride);
-        let pad = ((out - 1) * stride + 3).saturating_sub(n) as i64;
-        (pad / 2, pad - pad / 2)
-    };
-    let ((t, b), (l, r)) = (same_pads(h), same_pads(w));
-    let same = match (auto.as_str(), pads.as_slice()) {
-        ("NOTSET" | "", [0, 0, 0, 0]) | ("VALID", _) => false,
-        ("NOTSET" | "", p) if p == [t, l, b, r] => true,
-        ("SAME_UPPER", _) => true,
-        _ => {
-            return Err(err(format!(
-                "pads {pads:?} (auto_pad {auto}) on a {h}x{w} input: fptgen pads 'same' as TensorFlow does ([{t}, {l}, {b}, {r}] here) or not at all ('valid')"
-            )))
-        }
-    };
     let out = if same { (h.div_ceil(stride), w.div_ceil(stride)) } else { (h.saturating_sub(3) / stride + 1, w.saturating_sub(3) / stride + 1) };
     if !same && (h < 3 || w < 3) {
         return Err(err(format!("a 'valid' 3x3 convolution of a {h}x{w} image")));
@@ -114,6 +106,28 @@ fn conv_weights(g: &Graph<'_>, node: &NodeProto, (h, w, c): (usize, usize, usize
         codes[((o * c + k) * 3 + ky) * 3 + kx]
     });
     Ok(Weights { format, codes: codes.collect(), inputs: c, outputs: f, kind: Geometry::Conv { stride, same, out } })
+}
+
+/// Whether a 3x3 `Conv`'s padding is TensorFlow's `same` (else `valid`);
+/// an error naming the pads it would need when it is neither.
+fn same_padding(g: &Graph<'_>, node: &NodeProto, (h, w): (usize, usize), stride: usize, pads: &[i64]) -> Result<bool, ImportError> {
+    let auto = Graph::string_attr(node, "auto_pad", "NOTSET");
+    let same_pads = |n: usize| {
+        let out = n.div_ceil(stride);
+        let pad = ((out - 1) * stride + 3).saturating_sub(n) as i64;
+        (pad / 2, pad - pad / 2)
+    };
+    let ((t, b), (l, r)) = (same_pads(h), same_pads(w));
+    match (auto.as_str(), pads) {
+        ("NOTSET" | "", [0, 0, 0, 0]) | ("VALID", _) => Ok(false),
+        ("NOTSET" | "", p) if p == [t, l, b, r] => Ok(true),
+        ("SAME_UPPER", _) => Ok(true),
+        _ => Err(ImportError::node(
+            g.file,
+            node,
+            format!("pads {pads:?} (auto_pad {auto}) on a {h}x{w} input: fptgen pads 'same' as TensorFlow does ([{t}, {l}, {b}, {r}] here) or not at all ('valid')"),
+        )),
+    }
 }
 
 /// The dense or conv layer of `node` reading `x` (of `shape`, in
@@ -137,33 +151,21 @@ pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: 
         Some(c) => Some(bias_of(g, node, &c, n_out)?),
         None => None,
     };
-    let mut next = g.sole_consumer(end)?;
-    if let (None, Some(add)) = (&bias, next.filter(|n| is_standard(n, "Add"))) {
+    if let (None, Some(add)) = (&bias, g.only_consumer(end).filter(|n| is_standard(n, "Add"))) {
         let other = add.input.iter().find(|i| i.as_str() != end).cloned().unwrap_or_default();
-        bias = Some(bias_of(g, add, &other, n_out)?);
-        end = g.output(add)?;
-        next = g.sole_consumer(end)?;
-    }
-    let mut relu = false;
-    let mut output = None;
-    while let Some(n) = next {
-        if is_standard(n, "Relu") && !relu {
-            relu = true;
-        } else if is_quant(n) && output.is_none() {
-            output = Some(quant::format(g, n)?);
-        } else {
-            break;
+        if !g.is_activation(&other) {
+            bias = Some(bias_of(g, add, &other, n_out)?);
+            end = g.output(add)?;
         }
-        end = g.output(n)?;
-        next = g.sole_consumer(end)?;
     }
+    let Tail { relu, output, end } = tail(g, end)?;
     let (bias, b) = bias.unwrap_or((wts.format, vec![0; n_out]));
     let products = match wts.kind {
         Geometry::Dense => wts.inputs,
         Geometry::Conv { .. } => 9 * wts.inputs,
     };
     let accum = accumulator(wts.format, x_format, bias, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
-    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b };
+    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b, fold: None };
     Ok(match wts.kind {
         Geometry::Dense => (Kind::Dense(mac), Shape::Vector(n_out, None), end),
         Geometry::Conv { stride, same, out } => (Kind::Conv { mac, stride, same }, Shape::Image(out.0, out.1, n_out), end),

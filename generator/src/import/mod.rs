@@ -3,18 +3,30 @@
 //!
 //! The data flows one way: the file's bytes are decoded into the ONNX
 //! messages ([`onnx`], hand-written prost structs), indexed ([`graph`]),
-//! walked from the input to the output ([`walk`]) and mapped to dense,
-//! conv2d ([`mac`]), maxpool2d and flatten layers ([`network`]), with the
-//! `Quant` nodes' formats from [`quant`], rendered as
-//! a model file and weights ([`yaml`]), and the model file is checked by
-//! fptgen's own loader before anything is written.
+//! walked from the input to the output in topological order ([`walk`])
+//! and mapped to dense and conv2d ([`mac`], with the `Relu` and `Quant`
+//! after them: [`tail`]), batchnorm ([`batchnorm`]), concat ([`concat`](mod@concat)),
+//! maxpool2d, flatten and add layers ([`network`]), with the exact rewrites of
+//! [`lower`] (1x1 convolutions, residual additions) and the `Quant` nodes'
+//! formats from [`quant`], rendered as a model file and weights
+//! ([`yaml`]). Before anything is written the model file is checked by
+//! fptgen's own loader and the loaded network is proven equal, in fptgen's
+//! simulator on random inputs, to the ONNX graph's exact evaluation
+//! ([`proof`], [`reference`](mod@reference) on [`dyadic`] values).
 
+pub mod batchnorm;
+pub mod concat;
+pub mod dyadic;
 pub mod error;
 pub mod graph;
+pub mod lower;
 pub mod mac;
 pub mod network;
 pub mod onnx;
+pub mod proof;
 pub mod quant;
+pub mod reference;
+pub mod tail;
 pub mod walk;
 pub mod yaml;
 
@@ -45,10 +57,12 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let model_yaml = yaml::model_yaml(&net, &yaml::network_name(&stem), &source);
-    fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
+    let model = fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
         .map_err(|e| ImportError::file(path, format!("the imported model does not validate (please report this): {e}")))?;
-    let weights_npz = fptgen_sim::tensor::npz_bytes(&yaml::weight_arrays(&net))
-        .map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
+    let arrays = yaml::weight_arrays(&net);
+    proof::check(&graph, &net, &model, &arrays, proof::SAMPLES)?;
+    let weights_npz =
+        fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
     Ok(Imported { model_yaml, weights_npz, layers: net.layers.len() })
 }
 

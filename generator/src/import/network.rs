@@ -1,7 +1,10 @@
 //! The network as the import maps it, before it is written out: layers
-//! with their formats and parameter codes in fptgen's order.
+//! with their formats and parameter codes in fptgen's order, what each
+//! reads, and the ONNX tensor each one's output must equal.
 
 use fptgen_sim::fixed::Format;
+
+use super::walk::Shape;
 
 /// A network as the import maps it, before it is written out.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,17 +13,43 @@ pub struct Network {
     pub input_shape: Vec<usize>,
     /// The input's format (its `Quant`'s).
     pub input_format: Format,
-    /// The layers, input to output.
+    /// The ONNX tensor of the quantized input (the input `Quant`'s output).
+    pub input_tensor: String,
+    /// The layers, input to output, in an order where every layer comes
+    /// after the layers it reads.
     pub layers: Vec<Layer>,
+}
+
+/// What a layer reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Src {
+    /// The network input.
+    Input,
+    /// The output of layer `k` of [`Network::layers`].
+    Layer(usize),
 }
 
 /// One layer and the node it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
-    /// The node's operator and name, for the model file's comment.
-    pub source: String,
+    /// Its name in the model file (`fc1`, `conv2`, `add1_cat`, ...).
+    pub name: String,
+    /// The node it maps, as `(name, op_type)`.
+    pub node: (String, String),
+    /// What it reads, gathered in this order.
+    pub inputs: Vec<Src>,
     /// What it computes.
     pub kind: Kind,
+    /// The ONNX tensor its output equals and that tensor's shape as fptgen
+    /// holds it, if one does (a rewrite's inner layer has none).
+    pub onnx: Option<(String, Shape)>,
+}
+
+impl Layer {
+    /// The node as the model file's comment writes it: `Conv 'conv1'`.
+    pub fn source(&self) -> String {
+        format!("{} '{}'", self.node.1, self.node.0)
+    }
 }
 
 /// The kinds of layer the import writes.
@@ -41,6 +70,16 @@ pub enum Kind {
     MaxPool,
     /// `flatten`.
     Flatten,
+    /// `batchnorm`.
+    BatchNorm(Bn),
+    /// `concat` of the layer's inputs.
+    Concat,
+    /// `add` of its two inputs (fptgen lowers it at load), cast to `output`
+    /// (`None`: the exact sum's format).
+    Add {
+        /// The output format, if not the exact sum's.
+        output: Option<Format>,
+    },
 }
 
 /// The parameters and formats of a dense or conv layer.
@@ -64,4 +103,42 @@ pub struct Mac {
     pub w: Vec<i128>,
     /// Bias codes.
     pub b: Vec<i128>,
+    /// Folding `[pe, simd]` if the import sets it (a rewrite's layer, folded
+    /// as fptgen folds its own lowering of the same operator); else
+    /// fptgen's default.
+    pub fold: Option<[usize; 2]>,
+}
+
+/// The parameters and formats of a batch norm: per channel
+/// `y = cast<output>(act(shift + scale * x))`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bn {
+    /// Channels (the last dimension).
+    pub channels: usize,
+    /// Whether a `Relu` follows.
+    pub relu: bool,
+    /// Scale format.
+    pub scale: Format,
+    /// Shift format.
+    pub shift: Format,
+    /// Accumulator format (holds every `shift + scale * x` exactly).
+    pub accum: Format,
+    /// Output format.
+    pub output: Format,
+    /// Scale codes.
+    pub scale_codes: Vec<i128>,
+    /// Shift codes.
+    pub shift_codes: Vec<i128>,
+}
+
+impl Kind {
+    /// The format of the layer's output, given its input's.
+    pub fn output_format(&self, input: Format) -> Format {
+        match self {
+            Kind::Dense(m) | Kind::Conv { mac: m, .. } => m.output,
+            Kind::BatchNorm(b) => b.output,
+            Kind::Add { output } => output.unwrap_or_else(|| fptgen_sim::layers::add::sum_format(input).unwrap_or(input)),
+            Kind::MaxPool | Kind::Flatten | Kind::Concat => input,
+        }
+    }
 }

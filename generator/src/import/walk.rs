@@ -1,17 +1,29 @@
-//! The walk from the graph's input to its output, mapping a chain of
-//! layers: an input `Quant`, then per layer `MatMul`, `Gemm` or `Conv`
-//! (3x3; [`super::mac`]), `MaxPool` 2x2, and `Flatten` or `Reshape` to a
-//! vector, between them.
+//! The walk over the graph from its input to its output, in the file's
+//! (topological) node order, mapping every node that reads an activation:
+//! the input `Quant`; `MatMul`, `Gemm` and `Conv` (3x3, or 1x1 lowered to
+//! 3x3; [`super::mac`]) with the bias, `Relu` and `Quant` after them;
+//! `BatchNormalization` ([`super::batchnorm`]); `MaxPool` 2x2; `Flatten`
+//! or `Reshape` to a vector; `Concat`; and an `Add` of two activations
+//! ([`super::lower::residual_add`]). A tensor read by several nodes (a
+//! branch) is the output of a layer that several layers read, as in
+//! fptgen's graphs (`inputs:`).
 //!
 //! ONNX images are NCHW, fptgen's `[h, w, c]`: the input shape is
 //! permuted, and a flattened image's values are in fptgen's (h, w, c)
 //! order, so the dense layer after it takes its weight columns in that
 //! order.
 
+use std::collections::{HashMap, HashSet};
+
+use fptgen_sim::fixed::Format;
+
+use super::batchnorm;
+use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
+use super::lower::residual_add::{self, Lowering};
 use super::mac::mac_layer;
-use super::network::{Kind, Layer, Network};
+use super::network::{Kind, Layer, Network, Src};
 use super::onnx::NodeProto;
 use super::quant;
 
@@ -22,11 +34,21 @@ const QUANT_DOMAINS: [&str; 2] = ["qonnx.custom_op.general", "onnx.brevitas"];
 /// order of a flattened image's values (fptgen's index to ONNX's index)
 /// until a dense layer takes it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Shape {
+pub enum Shape {
     /// A vector, and for a flattened image fptgen's index to ONNX's.
     Vector(usize, Option<Vec<usize>>),
     /// An image `[h, w, c]`.
     Image(usize, usize, usize),
+}
+
+impl Shape {
+    /// The shape of fptgen dimensions `[n]` or `[h, w, c]`.
+    pub fn from_dims(dims: &[usize]) -> Shape {
+        match *dims {
+            [h, w, c] => Shape::Image(h, w, c),
+            _ => Shape::Vector(dims.iter().product(), None),
+        }
+    }
 }
 
 /// QONNX's `Quant`, or `IntQuant` (its newer name, the same function).
@@ -38,68 +60,203 @@ pub(super) fn is_quant(n: &NodeProto) -> bool {
 pub(super) fn is_standard(n: &NodeProto, op: &str) -> bool {
     n.op_type == op && (n.domain.is_empty() || n.domain == "ai.onnx")
 }
+/// An activation tensor as fptgen holds it.
+#[derive(Clone)]
+struct Value {
+    src: Src,
+    shape: Shape,
+    format: Format,
+}
+
+/// The walk's state: the activations mapped so far and the layers.
+struct Walk<'g, 'a> {
+    g: &'a Graph<'g>,
+    values: HashMap<&'g str, Value>,
+    /// Tensors inside a layer (absorbed nodes' outputs).
+    covered: HashSet<&'g str>,
+    layers: Vec<Layer>,
+    counts: HashMap<&'static str, usize>,
+}
+
+impl<'g> Walk<'g, '_> {
+    /// The mapped activation `name` that `node` reads.
+    fn value(&self, node: &NodeProto, name: &str) -> Result<Value, ImportError> {
+        self.values.get(name).cloned().ok_or_else(|| {
+            ImportError::node(self.g.file, node, format!("reads '{name}', which is not the output of an imported layer (a tensor inside a layer, or a node out of order)"))
+        })
+    }
+
+    /// Adds a layer named `<prefix><k>` (plus `suffix`); returns its source.
+    fn push(&mut self, prefix: &'static str, suffix: &str, node: &NodeProto, inputs: Vec<Src>, kind: Kind, onnx: Option<(String, Shape)>) -> Src {
+        let k = *self.counts.entry(prefix).and_modify(|k| *k += 1).or_insert(1);
+        let name = format!("{prefix}{k}{suffix}");
+        if !suffix.is_empty() {
+            *self.counts.get_mut(prefix).expect("counted") -= 1;
+        }
+        self.layers.push(Layer { name, node: (node.name.clone(), node.op_type.clone()), inputs, kind, onnx });
+        Src::Layer(self.layers.len() - 1)
+    }
+
+    /// Records that the nodes from `node` to tensor `end` are one layer
+    /// whose output is `end`.
+    fn cover(&mut self, node: &'g NodeProto, end: &'g str, value: Value) -> Result<(), ImportError> {
+        let mut n = node;
+        loop {
+            let out = self.g.output(n)?;
+            self.covered.insert(out);
+            if out == end {
+                break;
+            }
+            n = self.g.only_consumer(out).ok_or_else(|| ImportError::node(self.g.file, n, "a layer's nodes are not a chain (please report this)"))?;
+        }
+        self.values.insert(end, value);
+        Ok(())
+    }
+
+    /// Maps one node that reads an activation.
+    fn node(&mut self, node: &'g NodeProto) -> Result<(), ImportError> {
+        let g = self.g;
+        let acts: Vec<&'g str> = node.input.iter().map(String::as_str).filter(|i| g.is_activation(i)).collect();
+        let x = self.value(node, acts[0])?;
+        if is_standard(node, "Flatten") || is_standard(node, "Reshape") {
+            check_to_vector(g, node)?;
+            let out = g.output(node)?;
+            let value = match x.shape {
+                Shape::Image(h, w, c) => {
+                    // fptgen index (y, x, k) holds ONNX's (k, y, x).
+                    let order: Vec<usize> = (0..h * w * c).map(|j| (j % c) * h * w + j / c).collect();
+                    let shape = Shape::Vector(h * w * c, Some(order));
+                    let src = self.push("flatten", "", node, vec![x.src], Kind::Flatten, Some((out.to_string(), shape.clone())));
+                    Value { src, shape, format: x.format }
+                }
+                Shape::Vector(..) => x,
+            };
+            return self.cover(node, out, value);
+        }
+        if is_standard(node, "MaxPool") {
+            let Shape::Image(h, w, c) = x.shape else { return Err(ImportError::node(g.file, node, "pools a vector")) };
+            check_pool(g, node, h, w)?;
+            let (out, shape) = (g.output(node)?, Shape::Image(h / 2, w / 2, c));
+            let src = self.push("pool", "", node, vec![x.src], Kind::MaxPool, Some((out.to_string(), shape.clone())));
+            return self.cover(node, out, Value { src, shape, format: x.format });
+        }
+        if is_standard(node, "MatMul") || is_standard(node, "Gemm") || is_standard(node, "Conv") {
+            let (kind, shape, end) = mac_layer(g, node, acts[0], &x.shape, x.format)?;
+            let format = kind.output_format(x.format);
+            let prefix = if matches!(kind, Kind::Conv { .. }) { "conv" } else { "fc" };
+            let src = self.push(prefix, "", node, vec![x.src], kind, Some((end.to_string(), shape.clone())));
+            return self.cover(node, end, Value { src, shape, format });
+        }
+        if is_standard(node, "BatchNormalization") {
+            if acts.len() != 1 || node.input[0] != acts[0] {
+                return Err(ImportError::node(g.file, node, "only a batch norm of one activation with constant parameters is imported"));
+            }
+            let (kind, end) = batchnorm::layer(g, node, &x.shape, x.format)?;
+            let format = kind.output_format(x.format);
+            let src = self.push("bn", "", node, vec![x.src], kind, Some((end.to_string(), x.shape.clone())));
+            return self.cover(node, end, Value { src, shape: x.shape, format });
+        }
+        if is_standard(node, "Add") {
+            if acts.len() != 2 {
+                return Err(ImportError::node(g.file, node, "an Add of a constant is imported only as the bias right after a MatMul, Gemm or Conv"));
+            }
+            let y = self.value(node, acts[1])?;
+            if x.src == y.src {
+                return Err(ImportError::node(g.file, node, "adds a tensor to itself; fptgen's add reads two different layers"));
+            }
+            let (lowering, shape, end) = residual_add::lower(g, node, (&x.shape, x.format), (&y.shape, y.format))?;
+            let onnx = Some((end.to_string(), shape.clone()));
+            let (src, format) = match lowering {
+                Lowering::Add(kind) => {
+                    let format = kind.output_format(x.format);
+                    (self.push("add", "", node, vec![x.src, y.src], kind, onnx), format)
+                }
+                Lowering::ConcatThen(kind) => {
+                    let format = kind.output_format(x.format);
+                    let cat = self.push("add", "_cat", node, vec![x.src, y.src], Kind::Concat, None);
+                    (self.push("add", "", node, vec![cat], kind, onnx), format)
+                }
+            };
+            return self.cover(node, end, Value { src, shape, format });
+        }
+        if is_standard(node, "Concat") {
+            return self.concat(node, &acts);
+        }
+        if is_standard(node, "Relu") || is_quant(node) {
+            return Err(ImportError::node(
+                g.file,
+                node,
+                "is imported only as part of the layer before it: right after a MatMul, Gemm, Conv, BatchNormalization or Add (or its bias Add, Relu or Quant) whose output only it reads",
+            ));
+        }
+        Err(ImportError::node(
+            g.file,
+            node,
+            "no mapping to fptgen's layers (imported: Quant, IntQuant, MatMul, Gemm, Conv 3x3 and 1x1, BatchNormalization, MaxPool 2x2, Add, Concat, Relu, Flatten, Reshape)",
+        ))
+    }
+
+    /// A `Concat` of activations: fptgen's `concat` ([`concat::shape`]).
+    fn concat(&mut self, node: &'g NodeProto, acts: &[&'g str]) -> Result<(), ImportError> {
+        if acts.len() != node.input.len() {
+            return Err(ImportError::node(self.g.file, node, "concatenates a constant; only activations are imported"));
+        }
+        let parts: Vec<Value> = acts.iter().map(|a| self.value(node, a)).collect::<Result<_, _>>()?;
+        let srcs: Vec<Src> = parts.iter().map(|p| p.src).collect();
+        let sized: Vec<(Src, &Shape, Format)> = parts.iter().map(|p| (p.src, &p.shape, p.format)).collect();
+        let (shape, format) = concat::shape(self.g, node, &sized)?;
+        let out = self.g.output(node)?;
+        let src = self.push("cat", "", node, srcs, Kind::Concat, Some((out.to_string(), shape.clone())));
+        self.cover(node, out, Value { src, shape, format })
+    }
+}
+
 /// Maps the graph to a [`Network`], or says which node cannot be mapped and why.
 pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
-    let (input, mut shape) = graph_input(g)?;
-    let first = g.sole_consumer(input)?.ok_or_else(|| ImportError::file(g.file, format!("nothing reads the input '{input}'")))?;
-    if !is_quant(first) {
-        return Err(ImportError::node(g.file, first, "reads the graph input, which must be quantized first by a QONNX Quant node"));
-    }
+    let (input, shape) = graph_input(g)?;
+    let first = match g.consumers(input) {
+        [] => return Err(ImportError::file(g.file, format!("nothing reads the input '{input}'"))),
+        [n] if is_quant(n) => *n,
+        [n, ..] => return Err(ImportError::node(g.file, n, "reads the graph input, which must be quantized first by one QONNX Quant node")),
+    };
     let input_format = quant::format(g, first)?;
     let input_shape = match shape {
         Shape::Vector(n, _) => vec![n],
         Shape::Image(h, w, c) => vec![h, w, c],
     };
-    let mut cur = g.output(first)?;
-    let mut format = input_format;
-    let mut layers = Vec::new();
-    let mut last = first;
-    while let Some(node) = g.sole_consumer(cur)? {
-        let layer = |kind| Layer { source: format!("{} '{}'", node.op_type, node.name), kind };
-        if is_standard(node, "Flatten") || is_standard(node, "Reshape") {
-            check_to_vector(g, node)?;
-            if let Shape::Image(h, w, c) = shape {
-                // fptgen index (y, x, k) holds ONNX's (k, y, x).
-                let order = (0..h * w * c).map(|j| (j % c) * h * w + j / c).collect();
-                shape = Shape::Vector(h * w * c, Some(order));
-                layers.push(layer(Kind::Flatten));
-            }
-            cur = g.output(node)?;
-        } else if is_standard(node, "MaxPool") {
-            let Shape::Image(h, w, c) = shape else { return Err(ImportError::node(g.file, node, "pools a vector")) };
-            check_pool(g, node, h, w)?;
-            shape = Shape::Image(h / 2, w / 2, c);
-            layers.push(layer(Kind::MaxPool));
-            cur = g.output(node)?;
-        } else if is_standard(node, "MatMul") || is_standard(node, "Gemm") || is_standard(node, "Conv") {
-            let (kind, next_shape, end) = mac_layer(g, node, cur, &shape, format)?;
-            format = match &kind {
-                Kind::Dense(m) | Kind::Conv { mac: m, .. } => m.output,
-                _ => format,
-            };
-            (shape, cur) = (next_shape, end);
-            layers.push(layer(kind));
-        } else {
-            return Err(ImportError::node(
-                g.file,
-                node,
-                "no mapping to fptgen's layers (imported: Quant, IntQuant, MatMul, Gemm, Conv 3x3, MaxPool 2x2, Add of a bias, Relu, Flatten, Reshape)",
-            ));
+    let input_tensor = g.output(first)?;
+    let mut walk = Walk { g, values: HashMap::new(), covered: HashSet::new(), layers: Vec::new(), counts: HashMap::new() };
+    walk.covered.insert(input_tensor);
+    walk.values.insert(input_tensor, Value { src: Src::Input, shape, format: input_format });
+    for node in &g.proto.node {
+        let reads = node.input.iter().any(|i| g.is_activation(i));
+        if !reads || std::ptr::eq(node, first) || node.output.iter().any(|o| walk.covered.contains(o.as_str())) {
+            continue;
         }
-        last = node;
+        walk.node(node)?;
     }
-    match g.proto.output.as_slice() {
-        [o] if o.name == cur => {}
-        [o] => return Err(ImportError::file(g.file, format!("the chain from the input ends at '{cur}', not at the graph output '{}'", o.name))),
+    let layers = walk.layers;
+    let out = match g.proto.output.as_slice() {
+        [o] => o.name.as_str(),
         outs => return Err(ImportError::file(g.file, format!("the graph has {} outputs; one is supported", outs.len()))),
+    };
+    let last = layers.len().checked_sub(1).map(Src::Layer);
+    let Some(value) = walk.values.get(out).filter(|v| Some(v.src) == last) else {
+        return Err(ImportError::file(g.file, format!("the graph output '{out}' is not the output of the last imported layer")));
+    };
+    let last = &layers[layers.len() - 1];
+    if let Shape::Vector(_, Some(_)) = value.shape {
+        return Err(ImportError::named(g.file, &last.node, "the network ends in a flattened image, whose order differs between ONNX (c, h, w) and fptgen (h, w, c)"));
     }
-    if let Shape::Vector(_, Some(_)) = shape {
-        return Err(ImportError::node(g.file, last, "the network ends in a flattened image, whose order differs between ONNX (c, h, w) and fptgen (h, w, c)"));
+    for (k, l) in layers.iter().enumerate().take(layers.len() - 1) {
+        if !layers[k + 1..].iter().any(|m| m.inputs.contains(&Src::Layer(k))) {
+            return Err(ImportError::named(g.file, &l.node, "its output reaches neither the graph output nor another layer"));
+        }
     }
     if !layers.iter().any(|l| matches!(l.kind, Kind::Dense(_) | Kind::Conv { .. })) {
         return Err(ImportError::file(g.file, "the graph has no MatMul, Gemm or Conv layer"));
     }
-    Ok(Network { input_shape, input_format, layers })
+    Ok(Network { input_shape, input_format, input_tensor: input_tensor.to_string(), layers })
 }
 
 /// The graph's one non-constant input and its shape: `[batch, n]` or
