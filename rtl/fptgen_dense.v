@@ -401,19 +401,24 @@ generate
         reg [PE*B_W-1:0] c_b_reg [0:T];
         integer k;
 
+        // (The flags that reach the stall and output logic are reset, so
+        // that synthesis keeps them in flip-flops, not in a shift-register
+        // LUT with its slower clock-to-out.)
         always @(posedge clk) begin
             if (rst) begin
                 c_valid_reg <= {(T + 2){1'b0}};
+                c_last_reg <= {(T + 2){1'b0}};
+                c_done_reg <= {(T + 2){1'b0}};
             end else if (!stall) begin
                 c_valid_reg <= {c_valid_reg[T:0], s1_valid_reg};
+                c_last_reg <= {c_last_reg[T:0], s1_last_reg};
+                c_done_reg <= {c_done_reg[T:0], s1_done_reg};
             end
         end
 
         always @(posedge clk) begin
             if (!stall) begin
                 c_first_reg <= {c_first_reg[T:0], s1_first_reg};
-                c_last_reg <= {c_last_reg[T:0], s1_last_reg};
-                c_done_reg <= {c_done_reg[T:0], s1_done_reg};
                 c_nf_reg[0] <= s1_nf_reg;
                 for (k = 1; k <= T + 1; k = k + 1) begin
                     c_nf_reg[k] <= c_nf_reg[k-1];

@@ -21,7 +21,8 @@
  *  [baseline: EVAL_START, EVAL, BASE_DONE: L_base]
  *   then N members, each after a BOUNDARY cycle:
  *   BOUNDARY     1         memory holds committed values: pause or serve here
- *   DRAW         1         draw noise (antithetic: even members only)
+ *   DRAW         1         the noise drawn on the edge entering DRAW
+ *                          (antithetic: even members only)
  *   PERTURB      tg        write clamp(w + (+-e << sigma))
  *   EVAL_START   1         start the sample buffer, clear the loss
  *   EVAL         E - W     M samples, one every II cycles; ends when the
@@ -247,7 +248,14 @@ assign op_perturb = state_reg == S_PERTURB;
 assign op_restore = state_reg == S_RESTORE;
 assign op_update = state_reg == S_UPDATE;
 assign negate = antithetic && odd;
-assign draw = state_reg == S_DRAW && !(antithetic && odd);
+// The noise is drawn on the edge that ends BOUNDARY (when DRAW follows),
+// so that during DRAW the blocks already hold it and the top level can
+// register the first block's perturbation for PERTURB.
+// (BOUNDARY goes to DRAW when it neither pauses nor serves and a member
+// is left: the conditions of its case below, without the whole next-state
+// logic on this path.)
+assign draw = state_reg == S_BOUNDARY && !pause_reg && !(ext_in_valid && !served_reg) &&
+              member_reg != N_C && !(antithetic && odd);
 assign acc_en = state_reg == S_ACCUM && !(antithetic && !odd);
 assign grad_clear = state_reg == S_GROUP;
 assign signal = signal_reg;

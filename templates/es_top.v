@@ -275,6 +275,15 @@ always @(posedge clk) begin
     step_reg <= step_next;
 end
 
+// The noise of the block the perturbation serves in the next cycle,
+// registered (as the step above): the blocks draw on the edge that enters
+// DRAW, so DRAW selects block 0's new value for PERTURB.
+reg [EW-1:0] noise_sel_reg;
+
+always @(posedge clk) begin
+    noise_sel_reg <= noise_flat[blk_next*EW +: EW];
+end
+
 fptgen_es_update #(
     .P_W(PW),
     .E_W(EW),
@@ -284,7 +293,7 @@ fptgen_es_update #(
     .param(sel_param),
     .lo(lo),
     .hi(hi),
-    .noise(noise_flat[blk*EW +: EW]),
+    .noise(noise_sel_reg),
     .negate(negate),
     .step(step_reg),
     .perturbed(perturbed),

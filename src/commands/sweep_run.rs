@@ -21,7 +21,7 @@ pub fn run(out: &Path, index: usize) -> anyhow::Result<()> {
         println!("  design {}: {} LUTs, {} FFs, {} DSP, {} BRAM36 (estimated {how})", p.design.as_deref().unwrap_or(""), a.luts, a.ffs, a.dsps, a.bram36);
     }
     if let Some(t) = &p.time {
-        println!("  {} cycles per iteration ({} groups)", t.cycles_per_iteration, t.groups);
+        println!("  {} cycles per iteration ({} group{})", t.cycles_per_iteration, t.groups, if t.groups == 1 { "" } else { "s" });
     }
     if let Some(q) = &p.training {
         let acc = q.accuracy.map(|a| format!(", accuracy {:.2}%", 100.0 * a)).unwrap_or_default();
