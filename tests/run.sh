@@ -34,7 +34,7 @@ verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p
 ccache --version | sed -n 1p
-sbatch --version
+slurmd -V
 
 # The LiteRT interpreter (sim/tests/litert_int8.rs, the independent check of
 # the int8 arithmetic against TFLite's reference kernels) comes from PyPI; its
