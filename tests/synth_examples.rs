@@ -88,6 +88,25 @@ fn jet_tagging_synthesizes_with_its_trainer() {
     check("jet_tagging", true);
 }
 
+/// The timing budget also holds for a feedback-rule trainer: tiny with
+/// `--rule dfa` (its step unit with stochastic rounding, the delta and
+/// walk logic) fits the 5 ns clock by the estimate.
+#[test]
+fn tiny_with_the_dfa_trainer_meets_its_clock() {
+    require("yosys");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/tiny/model.yaml");
+    let (code, out, err) = fptgen(&["synth", model.to_str().expect("utf8"), "--rule", "dfa", "-o", "out"], dir.path());
+    assert_eq!(code, 0, "synth tiny --rule dfa:\n{out}\n{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/reports/synth.json")).expect("synth.json")).expect("json");
+    let names: Vec<&str> = r["modules"].as_array().expect("modules").iter().map(|m| m["name"].as_str().expect("name")).collect();
+    assert!(names.contains(&"fptgen_fb_step") && !names.contains(&"fptgen_itb"), "the dfa trainer, not ES: {names:?}");
+    let t = &r["timing"];
+    let (delay, clock) = (t["delay_ns"].as_f64().expect("delay_ns"), r["clock_period_ns"].as_f64().expect("clock_period_ns"));
+    assert!(delay > 0.0 && delay <= clock, "tiny --rule dfa: the worst path takes {delay:.2} ns, over the {clock} ns clock: {t}");
+}
+
 #[test]
 fn synth_refuses_bad_overrides() {
     let dir = tempfile::tempdir().expect("tempdir");
