@@ -155,27 +155,7 @@ localparam integer T = (LEVELS + 1) / 2;
 localparam integer TW = (P_W + LEVELS < A_W - SHIFT) ? P_W + LEVELS : A_W - SHIFT;
 localparam integer TREE_NODES = tree_offset(SIMD, LEVELS + 1);
 
-// Nodes of level `level` of the tree over n leaves, and the index of its
-// first node when the levels are numbered in a row from the leaves up.
-function integer tree_nodes;
-    input integer n;
-    input integer level;
-    begin
-        tree_nodes = (n + (1 << level) - 1) >> level;
-    end
-endfunction
-
-function integer tree_offset;
-    input integer n;
-    input integer level;
-    integer v;
-    begin
-        tree_offset = 0;
-        for (v = 0; v < level; v = v + 1) begin
-            tree_offset = tree_offset + tree_nodes(n, v);
-        end
-    end
-endfunction
+// (tree_nodes and tree_offset, the tree's layout: fptgen_clog2.vh)
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
@@ -320,6 +300,34 @@ wire              fin_valid;
 wire              fin_last;
 wire              fin_done;
 wire [NF_W-1:0]   fin_nf;
+// Per PE: the raw bias of the fold being accumulated (b_bias) and its cast
+// to the accumulator (bias_acc), and the neuron's final sum (fin_acc)
+wire [PE*B_W-1:0] b_bias;
+wire [PE*A_W-1:0] bias_acc;
+wire [PE*A_W-1:0] fin_acc;
+
+generate
+    genvar q;
+    for (q = 0; q < PE; q = q + 1) begin : g_cast
+        wire [B_W-1:0] b = b_bias[q*B_W +: B_W];
+        wire [A_W-1:0] sum = fin_acc[q*A_W +: A_W];
+        wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && sum[A_W-1]) ? {A_W{1'b0}} : sum;
+
+        fptgen_cast #(
+            .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
+        ) u_bias_cast (
+            .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
+            .out(bias_acc[q*A_W +: A_W])
+        );
+
+        fptgen_cast #(
+            .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
+        ) u_out_cast (
+            .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
+            .out(y_fold[q*Y_W +: Y_W])
+        );
+    end
+endgenerate
 
 generate
     genvar p, l, j, i;
@@ -330,21 +338,13 @@ generate
         assign fin_last = s1_last_reg;
         assign fin_done = s1_done_reg;
         assign fin_nf = s1_nf_reg;
+        assign b_bias = b_rd;
 
         for (p = 0; p < PE; p = p + 1) begin : g_pe
             reg  [A_W-1:0] acc_reg;
             wire [A_W-1:0] chain [0:SIMD];
-            wire [A_W-1:0] bias_acc;
-            wire [B_W-1:0] b = b_rd[p*B_W +: B_W];
 
-            fptgen_cast #(
-                .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
-            ) u_bias_cast (
-                .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
-                .out(bias_acc)
-            );
-
-            assign chain[0] = s1_first_reg ? bias_acc : acc_reg;
+            assign chain[0] = s1_first_reg ? bias_acc[p*A_W +: A_W] : acc_reg;
 
             for (l = 0; l < SIMD; l = l + 1) begin : g_lane
                 wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
@@ -379,14 +379,7 @@ generate
                 end
             end
 
-            wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && chain[SIMD][A_W-1]) ? {A_W{1'b0}} : chain[SIMD];
-
-            fptgen_cast #(
-                .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
-            ) u_out_cast (
-                .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
-                .out(y_fold[p*Y_W +: Y_W])
-            );
+            assign fin_acc[p*A_W +: A_W] = chain[SIMD];
         end
     end else begin : g_tree
         // Control of the stages after s1: stage 0 holds the registered
@@ -434,6 +427,7 @@ generate
         assign fin_last = c_last_reg[T+1];
         assign fin_done = c_done_reg[T+1];
         assign fin_nf = c_nf_reg[T+1];
+        assign b_bias = c_b_reg[T];
 
         for (p = 0; p < PE; p = p + 1) begin : g_pe
             // Every level of the tree, level 0 (the products) first; node n
@@ -500,31 +494,15 @@ generate
             wire [A_W+TW:0]  root_x = {{(A_W + 1){root[TW-1]}}, root};
             wire [A_W+TW:0]  root_sh = root_x << SHIFT;
             wire             unused_root_sh = ^root_sh[A_W+TW:A_W];
-            wire [B_W-1:0]   b = c_b_reg[T][p*B_W +: B_W];
-            wire [A_W-1:0]   bias_acc;
             reg  [A_W-1:0]   acc_reg;
-
-            fptgen_cast #(
-                .IN_W(B_W + 1), .IN_F(B_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
-            ) u_bias_cast (
-                .in({B_S != 0 ? b[B_W-1] : 1'b0, b}),
-                .out(bias_acc)
-            );
 
             always @(posedge clk) begin
                 if (c_valid_reg[T] && !stall) begin
-                    acc_reg <= (c_first_reg[T] ? bias_acc : acc_reg) + root_sh[A_W-1:0];
+                    acc_reg <= (c_first_reg[T] ? bias_acc[p*A_W +: A_W] : acc_reg) + root_sh[A_W-1:0];
                 end
             end
 
-            wire [A_W-1:0] act = (RELU != 0 && A_S != 0 && acc_reg[A_W-1]) ? {A_W{1'b0}} : acc_reg;
-
-            fptgen_cast #(
-                .IN_W(A_W + 1), .IN_F(A_F), .OUT_W(Y_W), .OUT_F(Y_F), .OUT_SIGNED(Y_S), .QUANT(Y_Q), .OVF(Y_O)
-            ) u_out_cast (
-                .in({A_S != 0 ? act[A_W-1] : 1'b0, act}),
-                .out(y_fold[p*Y_W +: Y_W])
-            );
+            assign fin_acc[p*A_W +: A_W] = acc_reg;
         end
     end
 endgenerate

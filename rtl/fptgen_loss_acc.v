@@ -47,27 +47,7 @@ localparam integer SUM_W = E_W + LEVELS;   // the exact sum of OUTPUTS terms
 localparam integer L_W = (SUM_W > 32 ? SUM_W : 32) + 1;
 localparam integer NODES = tree_offset(OUTPUTS, LEVELS + 1);
 
-// Nodes of level `level` of the tree over n leaves, and the index of its
-// first node when the levels are numbered in a row from the leaves up.
-function integer tree_nodes;
-    input integer n;
-    input integer level;
-    begin
-        tree_nodes = (n + (1 << level) - 1) >> level;
-    end
-endfunction
-
-function integer tree_offset;
-    input integer n;
-    input integer level;
-    integer v;
-    begin
-        tree_offset = 0;
-        for (v = 0; v < level; v = v + 1) begin
-            tree_offset = tree_offset + tree_nodes(n, v);
-        end
-    end
-endfunction
+// (tree_nodes and tree_offset, the tree's layout: fptgen_clog2.vh)
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
