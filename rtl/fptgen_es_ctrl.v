@@ -5,25 +5,30 @@
  * docs/training.md's algorithm on the unchanged inference pipeline, and
  * arbitrates the pipeline between training and inference requests. It
  * drives, through strobes, the rest of the trainer (generated per network):
- * the parameter cursor (fptgen_param_cursor), the
- * incremental-training blocks (fptgen_itb), the shared perturb/update unit
+ * the parameter cursor (fptgen_param_cursor), the ring of
+ * incremental-training blocks (fptgen_itb_ring), the shared perturb/update unit
  * (fptgen_es_update), the sample buffer (fptgen_sample_buf) and the loss
  * accumulator (fptgen_loss_acc).
  *
  * One group of tg = min(P, T - g*P) parameters (block j serves parameter
  * g*P + j); "serial" phases take one block per cycle, j = 0..tg-1, at the
  * cursor, which then returns to the group's first parameter (rewind), except
- * after the update, when it moves on to the next group's:
+ * after the update, when it moves on to the next group's. The blocks are a
+ * ring (fptgen_itb_ring) that rotates past one unit in "passes" of P
+ * rotations (rot), block j at the unit in rotation j: a pass that writes
+ * the memory (PERTURB, UPDATE) takes P + 1 cycles, a lead cycle (block 0
+ * at the unit) and then block j's write in cycle j + 1 (j < tg; block j is
+ * then in the ring's head register):
  *
- *   GROUP        1 cycle   clear the gradient accumulators, save the cursor
- *   READ         tg        read the committed parameters into the blocks
+ *   GROUP        1 cycle   save the cursor
+ *   READ         tg        read the committed parameters
  *   READ_WAIT    1         the last read lands
  *  [baseline: EVAL_START, EVAL, BASE_DONE: L_base]
  *   then N members, each after a BOUNDARY cycle:
  *   BOUNDARY     1         memory holds committed values: pause or serve here
- *   DRAW         1         the noise drawn on the edge entering DRAW
- *                          (antithetic: even members only)
- *   PERTURB      tg        write clamp(w + (+-e << sigma))
+ *   PERTURB      P + 1     a pass: the blocks draw their noise (antithetic:
+ *                          even members only; member 0 also clears the
+ *                          gradients), write clamp(w + (+-e << sigma))
  *   EVAL_START   1         start the sample buffer, clear the loss
  *   EVAL         E - W     M samples, one every II cycles; ends when the
  *                          M-th output has been taken
@@ -31,12 +36,14 @@
  *   RESTORE      tg        write w back
  *   SIGNAL       1         s = fitness signal, registered
  *   PO2          1         Q(s) (fptgen_po2 of s), registered by the top level
- *   ACCUM        1         every block adds Q(s) * e (antithetic: odd only)
+ *   ACCUM        P or 1    a pass: every block adds Q(s) * e; antithetic:
+ *                          odd members only, even ones take 1 cycle
  *   BOUNDARY     1         (the (N+1)-th, before the update)
- *   UPDATE       tg        write clamp(w - R(G / 2^lr_shift))
+ *   UPDATE       P + 1     a pass: write clamp(w - R(G / 2^lr_shift))
  *   NEXT_GROUP   1         next group, or next iteration, or DONE
  *
- * so a group takes N * (2*tg + E + 6) + 2*tg + 4 cycles, plus E + 2 with
+ * so a group takes N * (P + tg + E + 5) + A + P + tg + 5 cycles, A the
+ * ACCUM cycles (N * P; antithetic N/2 * (P + 1)), plus E + 2 with
  * baseline fitness, where E = D + (M - 1) * II + latency + 1 + W, D being
  * the cycles from EVAL_START to the pipeline taking sample 0
  * (fptgen_sample_buf: 1, or WORDS + 2). The generator's report.json states the sum per
@@ -117,18 +124,18 @@ module fptgen_es_ctrl #(
     output wire           cur_save,
 
     // Blocks
-    output wire           seed,          // reseed the noise sources
+    output wire           seed,          // reseed the noise sources (in the next pass)
     output wire [clog2(P):0] active,     // tg: blocks in use in this group (0..P)
+    output wire           rot,           // the ring rotates: the block at its unit is done
+    output wire           draw,          // ... and draws noise if active
+    output wire           clear,         // ... and clears its gradient
+    output wire           acc_en,        // ... and accumulates Q(signal) * e if active
     output wire [clog2(P)-1:0] blk,      // block of the serial phase (0..P-1)
-    output wire [clog2(P)-1:0] blk_next, // blk in the next cycle (for registers that prefetch)
     output wire           op_read,       // read the parameter at the cursor into block blk
     output wire           op_perturb,    // write block blk's perturbed value
     output wire           op_restore,    // write block blk's committed value
     output wire           op_update,     // write block blk's updated value
     output wire           negate,        // perturb with -e (odd antithetic member)
-    output wire           draw,          // active blocks draw noise
-    output wire           acc_en,        // active blocks accumulate Q(signal) * e
-    output wire           grad_clear,    // clear the gradient accumulators
     output wire [32:0]    signal
 );
 
@@ -163,6 +170,8 @@ localparam [NW-1:0] N_C = N_C_I[NW-1:0];
 localparam integer P_C_I = P;
 localparam [TGW-1:0] P_C = P_C_I[TGW-1:0];
 localparam [TGW-1:0] LAST_TG = LAST_TG_I[TGW-1:0];
+localparam integer LAST_J_I = P - 1;
+localparam [JW-1:0] LAST_J = LAST_J_I[JW-1:0];
 localparam integer LAST_M_I = M - 1;
 localparam [MW-1:0] LAST_M = LAST_M_I[MW-1:0];
 localparam integer SV_W = 32;
@@ -182,7 +191,6 @@ localparam [4:0] S_IDLE       = 5'd0,
                  S_EVAL       = 5'd7,
                  S_BASE_DONE  = 5'd8,
                  S_BOUNDARY   = 5'd9,
-                 S_DRAW       = 5'd10,
                  S_PERTURB    = 5'd11,
                  S_RESTORE    = 5'd12,
                  S_SIGNAL     = 5'd13,
@@ -201,6 +209,7 @@ reg [31:0]     iter_reg, iter_next, iters_reg, iters_next;
 reg [GW-1:0]   group_reg, group_next;
 reg [NW-1:0]   member_reg, member_next;
 reg [JW-1:0]   j_reg, j_next;
+reg            lead_reg, lead_next;        // a writing pass's lead cycle
 reg [LWW-1:0]  wait_reg, wait_next;
 reg [MW-1:0]   outs_reg, outs_next;
 reg            base_eval_reg, base_eval_next;  // the running evaluation is the baseline
@@ -220,6 +229,11 @@ wire [TGW-1:0] j_ext = {{(TGW - JW){1'b0}}, j_reg};
 wire           j_last = j_ext + 1'b1 == tg;
 wire           antithetic = FITNESS == 0;
 wire           odd = member_reg[0];
+wire           j_end = j_reg == LAST_J;    // a pass's last block
+wire           j_on = j_ext < tg;          // block j is in use
+wire           draws = !(antithetic && odd);
+wire           accumulates = !(antithetic && !odd);
+wire           write_pass = state_reg == S_PERTURB || state_reg == S_UPDATE;
 
 assign ext_mode = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED ||
                   state_reg == S_SERVE || state_reg == S_DRAIN;
@@ -234,7 +248,7 @@ assign st_iteration = iter_reg;
 assign st_group = group_reg;
 assign st_member = member_reg;
 assign st_last_loss = last_loss_reg;
-assign ev_loss = state_reg == S_ACCUM;
+assign ev_loss = state_reg == S_ACCUM && j_reg == {JW{1'b0}};
 assign ev_base = state_reg == S_BOUNDARY && base_eval_reg;
 
 assign play = state_reg == S_EVAL_START;
@@ -242,26 +256,18 @@ assign loss_clear = state_reg == S_EVAL_START;
 assign seed = state_reg == S_INIT;
 assign active = tg;
 assign blk = j_reg;
-assign blk_next = j_next;
+assign rot = (write_pass && (lead_reg || !j_end)) || (state_reg == S_ACCUM && accumulates);
+assign draw = state_reg == S_PERTURB && draws;
+assign clear = state_reg == S_PERTURB && member_reg == {NW{1'b0}};
+assign acc_en = state_reg == S_ACCUM && accumulates;
 assign op_read = state_reg == S_READ;
-assign op_perturb = state_reg == S_PERTURB;
+assign op_perturb = state_reg == S_PERTURB && !lead_reg && j_on;
 assign op_restore = state_reg == S_RESTORE;
-assign op_update = state_reg == S_UPDATE;
+assign op_update = state_reg == S_UPDATE && !lead_reg && j_on;
 assign negate = antithetic && odd;
-// The noise is drawn on the edge that ends BOUNDARY (when DRAW follows),
-// so that during DRAW the blocks already hold it and the top level can
-// register the first block's perturbation for PERTURB.
-// (BOUNDARY goes to DRAW when it neither pauses nor serves and a member
-// is left: the conditions of its case below, without the whole next-state
-// logic on this path.)
-assign draw = state_reg == S_BOUNDARY && !pause_reg && !(ext_in_valid && !served_reg) &&
-              member_reg != N_C && !(antithetic && odd);
-assign acc_en = state_reg == S_ACCUM && !(antithetic && !odd);
-assign grad_clear = state_reg == S_GROUP;
 assign signal = signal_reg;
 
-wire serial = state_reg == S_READ || state_reg == S_PERTURB || state_reg == S_RESTORE ||
-              state_reg == S_UPDATE;
+wire serial = op_read || op_perturb || op_restore || op_update;
 assign cur_clear = state_reg == S_INIT;
 assign cur_save = state_reg == S_GROUP;
 // After a serial phase the cursor returns to the group's first parameter,
@@ -277,6 +283,7 @@ always @* begin
     group_next = group_reg;
     member_next = member_reg;
     j_next = j_reg;
+    lead_next = lead_reg;
     outs_next = outs_reg;
     wait_next = wait_reg;
     base_eval_next = base_eval_reg;
@@ -372,7 +379,8 @@ always @* begin
             end else begin
                 served_next = 1'b0;
                 j_next = {JW{1'b0}};
-                state_next = member_reg == N_C ? S_UPDATE : S_DRAW;
+                lead_next = 1'b1;
+                state_next = member_reg == N_C ? S_UPDATE : S_PERTURB;
             end
         end
         S_PAUSED: begin
@@ -392,13 +400,13 @@ always @* begin
                 after_next = S_BOUNDARY;
             end
         end
-        S_DRAW: begin
-            state_next = S_PERTURB;
-        end
         S_PERTURB: begin
-            j_next = j_reg + 1'b1;
-            if (j_last) begin
-                state_next = S_EVAL_START;
+            lead_next = 1'b0;
+            if (!lead_reg) begin
+                j_next = j_reg + 1'b1;
+                if (j_end) begin
+                    state_next = S_EVAL_START;
+                end
             end
         end
         S_RESTORE: begin
@@ -418,16 +426,23 @@ always @* begin
             state_next = S_PO2;
         end
         S_PO2: begin
+            j_next = {JW{1'b0}};
             state_next = S_ACCUM;
         end
         S_ACCUM: begin
-            member_next = member_reg + 1'b1;
-            state_next = S_BOUNDARY;
+            j_next = j_reg + 1'b1;
+            if (!accumulates || j_end) begin
+                member_next = member_reg + 1'b1;
+                state_next = S_BOUNDARY;
+            end
         end
         S_UPDATE: begin
-            j_next = j_reg + 1'b1;
-            if (j_last) begin
-                state_next = S_NEXT_GROUP;
+            lead_next = 1'b0;
+            if (!lead_reg) begin
+                j_next = j_reg + 1'b1;
+                if (j_end) begin
+                    state_next = S_NEXT_GROUP;
+                end
             end
         end
         S_NEXT_GROUP: begin
@@ -461,6 +476,7 @@ always @(posedge clk) begin
         group_reg <= {GW{1'b0}};
         member_reg <= {NW{1'b0}};
         j_reg <= {JW{1'b0}};
+        lead_reg <= 1'b0;
         wait_reg <= {LWW{1'b0}};
         outs_reg <= {MW{1'b0}};
         base_eval_reg <= 1'b0;
@@ -482,6 +498,7 @@ always @(posedge clk) begin
         group_reg <= group_next;
         member_reg <= member_next;
         j_reg <= j_next;
+        lead_reg <= lead_next;
         wait_reg <= wait_next;
         outs_reg <= outs_next;
         base_eval_reg <= base_eval_next;

@@ -1,23 +1,26 @@
 /*
- * fptgen RTL library: incremental-training block (ITB) of the ES trainer.
+ * fptgen RTL library: the update unit of the ES trainer's incremental-
+ * training blocks (ITB).
  *
- * One block serves one trainable parameter at a time (docs/training.md,
- * "Hardware"):
- *   - draw latches a noise value e from NOISE_BITS fresh LFSR bits
- *     (rademacher: e = bit ? +1 : -1; uniform: 2u + 1 with u the bits as
- *     a two's complement number, the odd values -(2^b - 1) .. 2^b - 1,
- *     zero mean); noise shows e sign-extended by one bit;
- *   - acc_en adds Q(s) * e to the saturating 32-bit gradient accumulator G:
- *     with EXACT = 0, Q(s) = +-2^exp from fptgen_po2 and the product is a
- *     shift (rademacher noise: the shared one-hot 2^exp, added or
- *     subtracted); with EXACT = 1 it is a multiplication by s;
- *   - clear zeroes G.
+ * A block is one trainable parameter's noise value e and gradient
+ * accumulator G (docs/training.md, "Hardware"). The blocks are storage in
+ * a ring (fptgen_itb_ring) that rotates past this one unit, which computes
+ * the block's next values from its current ones (combinational):
+ *   - draw replaces e by a value made of NOISE_BITS fresh LFSR bits
+ *     (rademacher: e = bit ? +1 : -1; uniform: 2u + 1 with u the bits as a
+ *     two's complement number, the odd values -(2^b - 1) .. 2^b - 1, zero
+ *     mean);
+ *   - acc_en adds Q(s) * e (the current e, before a draw in the same step)
+ *     to the saturating 32-bit G: with EXACT = 0, Q(s) = +-2^exp from
+ *     fptgen_po2 and the product is a shift (rademacher noise: the shared
+ *     one-hot 2^exp, added or subtracted); with EXACT = 1 it is a
+ *     multiplication by s;
+ *   - clear zeroes G (before acc_en).
  * The perturbation and the update themselves (the rounded step
  * R(G / 2^lr_shift), and the result clamped to the parameter's range) are
- * computed once for all blocks by fptgen_es_update, since the blocks write
- * the parameter memory one at a time. All intermediate values
- * are wide enough to be exact; every saturation and rounding is an
- * fptgen_cast.
+ * computed by fptgen_es_step and fptgen_es_update, since the blocks write
+ * the parameter memory one at a time. All intermediate values are wide
+ * enough to be exact; every saturation and rounding is an fptgen_cast.
  */
 
 `resetall
@@ -34,24 +37,23 @@ module fptgen_itb #(
     // Fitness signal width (>= 2)
     parameter integer S_W = 33
 ) (
-    input  wire               clk,
-    input  wire               rst,
-
+    // The block's noise value: e_in now, e_out after the step
     input  wire [NOISE_BITS-1:0] noise_bits,
     input  wire               draw,
-    // the noise value plus one sign bit
-    output wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2):0] noise,
+    input  wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2)-1:0] e_in,
+    output wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2)-1:0] e_out,
 
+    // The block's gradient accumulator: grad_in now, grad_out after the step
     input  wire               acc_en,
     input  wire [S_W-1:0]     signal,
     input  wire               sig_zero,
     input  wire               sig_neg,
-    // fptgen_po2's exponent of the signal
+    // fptgen_po2's exponent and one-hot of the signal
     input  wire [clog2(S_W)-1:0] sig_exp,
     input  wire [S_W-1:0]     sig_onehot,
     input  wire               clear,
-
-    output wire [31:0]        grad
+    input  wire [31:0]        grad_in,
+    output wire [31:0]        grad_out
 );
 
 `include "fptgen_clog2.vh"
@@ -71,42 +73,28 @@ endgenerate
 
 // ---------------------------------------------------------------------------
 // Noise value
-reg [E_W-1:0] e_reg;
-
 generate
     if (UNIFORM != 0) begin : g_uniform
-        always @(posedge clk) begin
-            if (draw) begin
-                e_reg <= {noise_bits, 1'b1};  // 2u + 1
-            end
-        end
+        assign e_out = draw ? {noise_bits, 1'b1} : e_in;  // 2u + 1
     end else begin : g_rademacher
-        always @(posedge clk) begin
-            if (draw) begin
-                e_reg <= noise_bits[0] ? 2'b01 : 2'b11;
-            end
-        end
+        assign e_out = draw ? (noise_bits[0] ? 2'b01 : 2'b11) : e_in;
     end
 endgenerate
 
-wire signed [E_W:0] e_ext = {e_reg[E_W-1], e_reg};
-
-assign noise = e_ext;
-
 // ---------------------------------------------------------------------------
 // Gradient accumulator
-
-reg  [31:0]            grad_reg;
-wire signed [GS_W-1:0] grad_ext = {{(GS_W - 32){grad_reg[31]}}, grad_reg};
+wire signed [GS_W-1:0] grad_ext = {{(GS_W - 32){grad_in[31]}}, grad_in};
 wire signed [GS_W-1:0] grad_sum;
 
 generate
     if (EXACT != 0) begin : g_exact
+        wire signed [E_W:0] e_ext = {e_in[E_W-1], e_in};
         wire signed [T_W-1:0] term = $signed(signal) * e_ext;
         assign grad_sum = grad_ext + {{(GS_W - T_W){term[T_W-1]}}, term};
         wire unused_po2 = ^{sig_zero, sig_neg, sig_exp, sig_onehot};
     end else if (UNIFORM != 0) begin : g_po2_uniform
-        // e * 2^exp: the block's own shifter.
+        // e * 2^exp: a shifter.
+        wire signed [E_W:0] e_ext = {e_in[E_W-1], e_in};
         wire signed [T_W-1:0] shifted = $signed({{(T_W - E_W - 1){e_ext[E_W]}}, e_ext}) <<< sig_exp;
         wire signed [T_W-1:0] term = sig_zero ? {T_W{1'b0}} : (sig_neg ? -shifted : shifted);
         assign grad_sum = grad_ext + {{(GS_W - T_W){term[T_W-1]}}, term};
@@ -114,31 +102,23 @@ generate
     end else begin : g_po2_rademacher
         // e = +-1, so Q(s) * e = +-2^exp: add or subtract the shared
         // one-hot 2^exp (0 when s = 0): a + (b ^ neg) + neg, one adder.
-        wire neg = sig_neg ^ e_reg[E_W-1];
+        wire neg = sig_neg ^ e_in[E_W-1];
         wire [GS_W-1:0] mag = {{(GS_W - S_W){1'b0}}, sig_onehot};
         assign grad_sum = grad_ext + $signed(mag ^ {GS_W{neg}}) + $signed({{(GS_W - 1){1'b0}}, neg});
         wire unused_signal = ^{signal, sig_zero, sig_exp};
     end
 endgenerate
 
-wire [31:0] grad_next;
+wire [31:0] grad_sat;
 
 fptgen_cast #(
     .IN_W(GS_W), .IN_F(0), .OUT_W(32), .OUT_F(0), .OUT_SIGNED(1), .QUANT(0), .OVF(1)
 ) u_grad_sat (
     .in(grad_sum),
-    .out(grad_next)
+    .out(grad_sat)
 );
 
-always @(posedge clk) begin
-    if (rst || clear) begin
-        grad_reg <= 32'd0;
-    end else if (acc_en) begin
-        grad_reg <= grad_next;
-    end
-end
-
-assign grad = grad_reg;
+assign grad_out = clear ? 32'd0 : (acc_en ? grad_sat : grad_in);
 
 endmodule
 

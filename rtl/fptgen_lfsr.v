@@ -1,9 +1,12 @@
 /*
- * fptgen RTL library: LFSR noise source of the ES training blocks.
+ * fptgen RTL library: an LFSR noise source with its own state register (the
+ * feedback trainers' random signs; the ES trainer keeps its blocks' states in
+ * fptgen_itb_ring).
  *
- * A Galois LFSR of WIDTH bits that shifts right. One step outputs the low
- * bit o = s[0], then s = (s >> 1) ^ (o ? TAPS : 0), with the maximal-length
- * masks of docs/training.md (8: 0xB8, 16: 0xB400, 32: 0xA3000000). A noise
+ * A Galois LFSR of WIDTH bits that shifts right (the steps are
+ * fptgen_lfsr_advance's: one outputs the low bit o = s[0], then
+ * s = (s >> 1) ^ (o ? TAPS : 0), with the maximal-length masks of
+ * docs/training.md). A noise
  * value takes BITS fresh output bits, the first in the least significant
  * position, so consecutive values never share bits.
  *
@@ -29,51 +32,32 @@ module fptgen_lfsr #(
     output wire [BITS-1:0] value
 );
 
-localparam [31:0] TAPS32 = (WIDTH == 8)  ? 32'h0000_00B8 :
-                           (WIDTH == 16) ? 32'h0000_B400 :
-                                           32'hA300_0000;
-localparam [WIDTH-1:0] TAPS = TAPS32[WIDTH-1:0];
-
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
+// (fptgen_lfsr_advance checks WIDTH and BITS.)
 generate
-    if (WIDTH != 8 && WIDTH != 16 && WIDTH != 32) begin : g_error_width_not_8_16_32
-        fptgen_param_error_lfsr_width_not_8_16_32 error_inst ();
-    end
-    if (BITS < 1 || BITS > WIDTH) begin : g_error_bits_not_1_to_width
-        fptgen_param_error_lfsr_bits_not_1_to_width error_inst ();
-    end
     if (SEED == {WIDTH{1'b0}}) begin : g_error_seed_zero
         fptgen_param_error_lfsr_seed_zero error_inst ();
     end
 endgenerate
 
-reg [WIDTH-1:0] state_reg;
+reg  [WIDTH-1:0] state_reg;
+wire [WIDTH-1:0] state_next;
 
-// BITS steps from state s: {state after them, their output bits}.
-function [WIDTH+BITS-1:0] advance;
-    input [WIDTH-1:0] s;
-    integer k;
-    reg [WIDTH-1:0] t;
-    reg [BITS-1:0] o;
-    begin
-        t = s;
-        for (k = 0; k < BITS; k = k + 1) begin
-            o[k] = t[0];
-            t = {1'b0, t[WIDTH-1:1]} ^ (t[0] ? TAPS : {WIDTH{1'b0}});
-        end
-        advance = {t, o};
-    end
-endfunction
-
-wire [WIDTH+BITS-1:0] stepped = advance(state_reg);
-assign value = stepped[BITS-1:0];
+fptgen_lfsr_advance #(
+    .WIDTH(WIDTH),
+    .BITS(BITS)
+) u_advance (
+    .state(state_reg),
+    .next(state_next),
+    .value(value)
+);
 
 always @(posedge clk) begin
     if (rst) begin
         state_reg <= SEED;
     end else if (next) begin
-        state_reg <= stepped[WIDTH+BITS-1:BITS];
+        state_reg <= state_next;
     end
 end
 

@@ -5,8 +5,9 @@
  * Network {= n.name =} with its on-chip ES trainer (docs/training.md, "Hardware").
  *
  * The inference pipeline ({= n.name =}_net: II {= n.ii =}, latency {= n.latency =} cycles) and:
- *   - {= t.p =} incremental-training block(s) (fptgen_itb) with {= t.lfsr_width =}-bit LFSR noise
- *     sources (fptgen_lfsr, {% if t.uniform == 1 %}uniform, {= t.noise_bits =} bits{% else %}rademacher{% endif %} per value);
+ *   - {= t.p =} incremental-training block(s) with {= t.lfsr_width =}-bit LFSR noise sources
+ *     ({% if t.uniform == 1 %}uniform, {= t.noise_bits =} bits{% else %}rademacher{% endif %} per value): storage in a ring (fptgen_itb_ring)
+ *     that rotates past one update unit (fptgen_itb);
  *   - one perturb/update unit (fptgen_es_step, fptgen_es_update, sigma {= t.sigma =}, lr_shift {= t.lr_shift =});
  *   - the loss accumulator (fptgen_loss_acc) and the {% if t.exact == 1 %}exact{% else %}power-of-two{% endif %} fitness signal;
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
@@ -59,8 +60,9 @@ localparam [P*LW-1:0] SEEDS = {= t.seeds_literal() =};
 wire ext_mode, ext_accept, ld_enable, play, loss_clear;
 wire cur_clear, cur_rewind, cur_step, cur_save, seed;
 wire [{= t.block_w =}:0] active;
-wire [{= t.block_w - 1 =}:0] blk, blk_next;
-wire op_read, op_perturb, op_restore, op_update, negate, draw, acc_en, grad_clear;
+wire [{= t.block_w - 1 =}:0] blk;
+wire rot, draw, ring_clear, acc_en;
+wire op_read, op_perturb, op_restore, op_update, negate;
 wire ev_loss, ev_base;
 wire [32:0] signal;
 wire [31:0] loss;
@@ -110,16 +112,16 @@ fptgen_es_ctrl #(
     .cur_save(cur_save),
     .seed(seed),
     .active(active),
+    .rot(rot),
+    .draw(draw),
+    .clear(ring_clear),
+    .acc_en(acc_en),
     .blk(blk),
-    .blk_next(blk_next),
     .op_read(op_read),
     .op_perturb(op_perturb),
     .op_restore(op_restore),
     .op_update(op_update),
     .negate(negate),
-    .draw(draw),
-    .acc_en(acc_en),
-    .grad_clear(grad_clear),
     .signal(signal)
 );
 
@@ -169,49 +171,38 @@ always @(posedge clk) begin
     po2_onehot_reg <= po2_onehot;
 end
 
-wire [P*EW-1:0] noise_flat;
-wire [P*32-1:0] grad_flat;
+// The blocks: block j serves parameter g*P + j of group g. The ring's
+// head holds the block whose parameter the serial phase writes (blk) in a
+// writing pass; next_grad is the gradient of the block after it.
+wire [EW-1:0] head_noise;
+wire [31:0] head_grad, next_grad;
 
-generate
-    genvar j;
-    for (j = 0; j < P; j = j + 1) begin : g_block
-        localparam integer J = j;
-        wire on = {1'b0, J[{= t.block_w - 1 =}:0]} < active;
-        wire [{= t.noise_bits - 1 =}:0] bits;
-
-        fptgen_lfsr #(
-            .WIDTH(LW),
-            .SEED(SEEDS[j*LW +: LW]),
-            .BITS({= t.noise_bits =})
-        ) u_lfsr (
-            .clk(clk),
-            .rst(rst || seed),
-            .next(draw && on),
-            .value(bits)
-        );
-
-        fptgen_itb #(
-            .UNIFORM({= t.uniform =}),
-            .NOISE_BITS({= t.noise_bits =}),
-            .EXACT({= t.exact =}),
-            .S_W(33)
-        ) u_itb (
-            .clk(clk),
-            .rst(rst),
-            .noise_bits(bits),
-            .draw(draw && on),
-            .noise(noise_flat[j*EW +: EW]),
-            .acc_en(acc_en && on),
-            .signal(signal),
-            .sig_zero(po2_zero_reg),
-            .sig_neg(po2_neg_reg),
-            .sig_exp(po2_exp_reg),
-            .sig_onehot(po2_onehot_reg),
-            .clear(grad_clear),
-            .grad(grad_flat[j*32 +: 32])
-        );
-    end
-endgenerate
+fptgen_itb_ring #(
+    .P(P),
+    .LW(LW),
+    .SEEDS(SEEDS),
+    .UNIFORM({= t.uniform =}),
+    .NOISE_BITS({= t.noise_bits =}),
+    .EXACT({= t.exact =}),
+    .S_W(33)
+) u_ring (
+    .clk(clk),
+    .rst(rst),
+    .seed(seed),
+    .rot(rot),
+    .active(active),
+    .draw(draw),
+    .clear(ring_clear),
+    .acc_en(acc_en),
+    .signal(signal),
+    .sig_zero(po2_zero_reg),
+    .sig_neg(po2_neg_reg),
+    .sig_exp(po2_exp_reg),
+    .sig_onehot(po2_onehot_reg),
+    .noise(head_noise),
+    .grad(head_grad),
+    .next_grad(next_grad)
+);
 
 // ---------------------------------------------------------------------------
 // Parameter cursor: the current parameter of the training order in the
@@ -256,32 +247,21 @@ fptgen_param_cursor #(
 
 wire [PW-1:0] perturbed, updated;
 
-// The step of the block the update unit serves in the next cycle,
-// R(grad / 2^lr_shift), registered, so that the P-way selection and the
-// rounding are off the update's path (the gradients hold from ACCUM to the
-// end of UPDATE, and the controller's BOUNDARY cycle before UPDATE selects
-// block 0).
+// The step of the block the update writes in the next cycle (the one at
+// the ring's unit), R(grad / 2^lr_shift), registered, so that the rounding
+// is off the update's path.
 wire [{= t.step_w() - 1 =}:0] step_next;
 reg  [{= t.step_w() - 1 =}:0] step_reg;
 
 fptgen_es_step #(
     .LR_SHIFT({= t.lr_shift =})
 ) u_step (
-    .grad(grad_flat[blk_next*32 +: 32]),
+    .grad(next_grad),
     .step(step_next)
 );
 
 always @(posedge clk) begin
     step_reg <= step_next;
-end
-
-// The noise of the block the perturbation serves in the next cycle,
-// registered (as the step above): the blocks draw on the edge that enters
-// DRAW, so DRAW selects block 0's new value for PERTURB.
-reg [EW-1:0] noise_sel_reg;
-
-always @(posedge clk) begin
-    noise_sel_reg <= noise_flat[blk_next*EW +: EW];
 end
 
 fptgen_es_update #(
@@ -293,7 +273,7 @@ fptgen_es_update #(
     .param(sel_param),
     .lo(lo),
     .hi(hi),
-    .noise(noise_sel_reg),
+    .noise(head_noise),
     .negate(negate),
     .step(step_reg),
     .perturbed(perturbed),
@@ -307,7 +287,7 @@ assign mon_valid = ev_loss || ev_base || op_update;
 assign mon_kind = op_update ? 2'd2 : (ev_base ? 2'd1 : 2'd0);
 assign mon_index = op_update ? {% if t.index_w() > t.block_w %}{{{= t.index_w() - t.block_w =}{1'b0}}, blk}{% else %}blk{% endif %} : {% if t.index_w() > t.member_w %}{{{= t.index_w() - t.member_w =}{1'b0}}, st_member}{% else %}st_member{% endif %};
 assign mon_param = updated;
-assign mon_grad = grad_flat[blk*32 +: 32];
+assign mon_grad = head_grad;
 
 {% include "trainer_net.v" %}
 

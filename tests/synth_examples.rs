@@ -37,7 +37,7 @@ fn check(example: &str, trainer: bool) {
     assert_eq!(top["inclusive"], *total, "top module vs design hierarchy totals");
     // The trainer's blocks are there when the model has a training section.
     let names: Vec<&str> = r["modules"].as_array().expect("modules").iter().map(|m| m["name"].as_str().expect("name")).collect();
-    for m in ["fptgen_es_ctrl", "fptgen_itb", "fptgen_lfsr", "fptgen_loss_acc", "fptgen_po2"] {
+    for m in ["fptgen_es_ctrl", "fptgen_itb_ring", "fptgen_itb", "fptgen_lfsr_advance", "fptgen_loss_acc", "fptgen_po2"] {
         assert_eq!(names.contains(&m), trainer, "{m} in {names:?}");
     }
     // Shares against the part's capacity.

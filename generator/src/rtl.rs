@@ -22,8 +22,9 @@ pub const PARAM_MEM: RtlFile = ("fptgen_param_mem.v", include_str!("../../rtl/fp
 /// The ES trainer's part of the library, added to designs with a
 /// `training:` section.
 pub const TRAINER: &[RtlFile] = &[
-    ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
+    ("fptgen_lfsr_advance.v", include_str!("../../rtl/fptgen_lfsr_advance.v")),
     ("fptgen_itb.v", include_str!("../../rtl/fptgen_itb.v")),
+    ("fptgen_itb_ring.v", include_str!("../../rtl/fptgen_itb_ring.v")),
     ("fptgen_po2.v", include_str!("../../rtl/fptgen_po2.v")),
     ("fptgen_es_step.v", include_str!("../../rtl/fptgen_es_step.v")),
     ("fptgen_es_update.v", include_str!("../../rtl/fptgen_es_update.v")),
@@ -40,6 +41,7 @@ pub const SGM: RtlFile = ("fptgen_fb_sgm.v", include_str!("../../rtl/fptgen_fb_s
 /// The feedback-rule trainer's files (with the sample buffer, LFSR and
 /// cursor it shares with the ES trainer).
 pub const FEEDBACK: &[RtlFile] = &[
+    ("fptgen_lfsr_advance.v", include_str!("../../rtl/fptgen_lfsr_advance.v")),
     ("fptgen_lfsr.v", include_str!("../../rtl/fptgen_lfsr.v")),
     ("fptgen_round_shift.v", include_str!("../../rtl/fptgen_round_shift.v")),
     ("fptgen_fb_delta.v", include_str!("../../rtl/fptgen_fb_delta.v")),

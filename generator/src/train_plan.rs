@@ -2,9 +2,12 @@
 //! (`templates/es_top.v` with `rtl/fptgen_es_ctrl.v` and its blocks), and
 //! the trainer's exact schedule.
 //!
-//! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. A group of
-//! `tg` parameters takes `N * (2*tg + E + 6) + 2*tg + 4` cycles (plus
-//! `E + 2` with `baseline` fitness), where `E` is one evaluation of the M
+//! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. With P
+//! blocks (a ring that rotates past one unit in passes of P cycles), a
+//! group of `tg` parameters takes `N * (P + tg + E + 5) + A + P + tg + 5`
+//! cycles, `A` the cycles of the N accumulation passes (`N * P`;
+//! antithetic: `N/2 * (P + 1)`, the even members' take one cycle), plus
+//! `E + 2` with `baseline` fitness, where `E` is one evaluation of the M
 //! buffered samples: the pipeline takes sample 0 D cycles after the buffer
 //! starts (1, or words + 2 for an input vector stored as several words),
 //! the buffer presents each next sample II cycles after the last was
@@ -156,8 +159,12 @@ impl TrainHwPlan {
     /// Cycles of a group of `tg` parameters.
     pub fn group_cycles(&self, tg: u64) -> u64 {
         let n = self.n as u64;
+        let p = self.p as u64;
         let base = if self.fitness == 1 { self.eval_cycles + 2 } else { 0 };
-        n * (2 * tg + self.eval_cycles + 6) + 2 * tg + 4 + base
+        // The accumulation passes: antithetic (fitness 0) members
+        // accumulate in pairs, the even member's ACCUM is one cycle.
+        let accum = if self.fitness == 0 { n / 2 * (p + 1) } else { n * p };
+        n * (p + tg + self.eval_cycles + 5) + accum + p + tg + 5 + base
     }
 
     /// The index width of `mon_index` (member or block).

@@ -1,5 +1,7 @@
-//! `rtl/fptgen_itb.v` (with `rtl/fptgen_po2.v`, `rtl/fptgen_es_step.v` and `rtl/fptgen_es_update.v`,
-//! as the trainer connects them) in Verilator against the ES block of
+//! `rtl/fptgen_itb.v`, the training blocks' update unit, holding one block
+//! in two registers (with `rtl/fptgen_po2.v`, `rtl/fptgen_es_step.v` and
+//! `rtl/fptgen_es_update.v`, as the trainer connects them), in Verilator
+//! against the ES block of
 //! docs/training.md, written here independently: noise values, perturbation
 //! with clamping to runtime bounds, the saturating gradient accumulator under
 //! power-of-two and exact loss quantization, and the rounded, clamped update.
@@ -135,7 +137,8 @@ fn itb_matches_the_reference() {
         Set { p_w: 12, p_s: false, sym: false, uniform: false, noise_bits: 1, sigma: 0, lr: -1, exact: false },
     ];
     let dir = scratch("rtl_itb");
-    // Top: per set its own fptgen_po2, fptgen_itb and fptgen_es_update (the
+    // Top: per set its own fptgen_po2, fptgen_itb with the block's noise and
+    // gradient registers (a ring of one block), and fptgen_es_update (the
     // parameter sign- or zero-extended to a signed code, the outputs
     // truncated back, the bounds the set's format's).
     let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule itb_top (\n    input wire clk,\n    input wire rst");
@@ -152,17 +155,21 @@ fn itb_matches_the_reference() {
         write!(
             v,
             "wire z{i}, n{i};\nwire [5:0] x{i};\nwire [32:0] oh{i};\nwire [{}:0] e{i};\nwire [{sm}:0] pw{i}, uw{i};\n\
+             reg [{em}:0] er{i}; wire [{em}:0] en{i}; reg [31:0] gr{i}; wire [31:0] gn{i};\n\
+             always @(posedge clk) begin er{i} <= en{i}; gr{i} <= rst ? 32'd0 : gn{i}; end\n\
+             assign e{i} = {{er{i}[{em}], er{i}}};\nassign grad{i} = gr{i};\n\
              fptgen_po2 #(.S_W(33)) po{i} (.s(sig{i}), .zero(z{i}), .neg(n{i}), .exp(x{i}), .onehot(oh{i}));\n\
              fptgen_itb #(.UNIFORM({}), .NOISE_BITS({}), .EXACT({})) itb{i} (\n\
-             .clk(clk), .rst(rst), .noise_bits(nb{i}), .draw(draw{i}), .noise(e{i}),\n\
-             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .sig_onehot(oh{i}), .clear(clr{i}), .grad(grad{i}));\n\
+             .noise_bits(nb{i}), .draw(draw{i}), .e_in(er{i}), .e_out(en{i}),\n\
+             .acc_en(acc{i}), .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .sig_onehot(oh{i}), .clear(clr{i}),\n\
+             .grad_in(gr{i}), .grad_out(gn{i}));\n\
              wire [{stw}:0] st{i};\n\
              fptgen_es_step #(.LR_SHIFT({lr})) stp{i} (.grad(grad{i}), .step(st{i}));\n\
              fptgen_es_update #(.P_W({sw}), .E_W({ew}), .SIGMA({}), .LR_SHIFT({lr})) up{i} (\n\
              .param({ext}), .lo({}), .hi({}), .noise(e{i}), .negate(neg{i}), .step(st{i}), .perturbed(pw{i}), .updated(uw{i}));\n\
              assign pert{i} = pw{i}[{pm}:0];\nassign upd{i} = uw{i}[{pm}:0];\n",
             ew - 1, u8::from(s.uniform), s.noise_bits, u8::from(s.exact), s.sigma, s.sw_hex(s.min()), s.sw_hex(s.max()),
-            sm = sw - 1, pm = s.p_w - 1, lr = s.lr, stw = 32 + (-s.lr).max(0)
+            sm = sw - 1, pm = s.p_w - 1, lr = s.lr, stw = 32 + (-s.lr).max(0), em = ew - 2
         )
         .unwrap();
         if sw > s.p_w {

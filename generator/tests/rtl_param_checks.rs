@@ -98,6 +98,7 @@ const CASES: &[Case] = &[
     Case { module: "fptgen_es_update", bad: &[("SIGMA", 32, "fptgen_param_error_es_update_out_of_range")] },
     Case { module: "fptgen_es_step", bad: &[("LR_SHIFT", 32, "fptgen_param_error_es_step_out_of_range")] },
     Case { module: "fptgen_itb", bad: &[("NOISE_BITS", 2, "fptgen_param_error_itb_out_of_range")] },
+    Case { module: "fptgen_itb_ring", bad: &[("SEEDS", 0, "fptgen_param_error_itb_ring_out_of_range")] },
     Case {
         module: "fptgen_fb_layer",
         bad: &[
@@ -116,12 +117,12 @@ const CASES: &[Case] = &[
         module: "fptgen_round_shift",
         bad: &[("SHIFT", 65, "fptgen_param_error_round_shift_out_of_range"), ("RND_W", 2, "fptgen_param_error_round_shift_rnd_w_mismatch")],
     },
+    Case { module: "fptgen_lfsr", bad: &[("SEED", 0, "fptgen_param_error_lfsr_seed_zero")] },
     Case {
-        module: "fptgen_lfsr",
+        module: "fptgen_lfsr_advance",
         bad: &[
             ("WIDTH", 12, "fptgen_param_error_lfsr_width_not_8_16_32"),
             ("BITS", 0, "fptgen_param_error_lfsr_bits_not_1_to_width"),
-            ("SEED", 0, "fptgen_param_error_lfsr_seed_zero"),
         ],
     },
     Case { module: "fptgen_loss_acc", bad: &[("Y_W", 65, "fptgen_param_error_loss_acc_out_of_range")] },
