@@ -17,6 +17,10 @@ pub struct Graph<'a> {
     consumers: HashMap<&'a str, Vec<&'a NodeProto>>,
     producers: HashMap<&'a str, &'a NodeProto>,
     activations: std::collections::HashSet<&'a str>,
+    /// The version of QONNX's operator set (domain
+    /// `qonnx.custom_op.general`) the file imports, 1 if it names none:
+    /// QONNX's executor runs `Trunc` version 1 below 2, version 2 from 2.
+    pub qonnx_opset: i64,
 }
 
 /// A constant tensor: its shape and values.
@@ -60,7 +64,7 @@ impl<'a> Graph<'a> {
                 activations.extend(n.output.iter().map(String::as_str));
             }
         }
-        Ok(Graph { file, proto, constants, consumers, producers, activations })
+        Ok(Graph { file, proto, constants, consumers, producers, activations, qonnx_opset: 1 })
     }
 
     /// Whether tensor `name` is a constant (an initializer or a
