@@ -54,9 +54,7 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
     let mut graph = graph::Graph::new(path, g)?;
-    if let Some(o) = proto.opset_import.iter().find(|o| o.domain == "qonnx.custom_op.general") {
-        graph.qonnx_opset = o.version;
-    }
+    graph.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
     let net = walk::network(&graph)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

@@ -149,7 +149,8 @@ mod tests {
         let path = fixture(name);
         let bytes = std::fs::read(&path).unwrap();
         let proto = onnx::decode(&bytes).unwrap();
-        let g = Graph::new(&path, proto.graph.as_ref().unwrap()).unwrap();
+        let mut g = Graph::new(&path, proto.graph.as_ref().unwrap()).unwrap();
+        g.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
         let mut net = walk::network(&g).unwrap();
         mutate(&mut net);
         let text = yaml::model_yaml(&net, name, name).replace("\nlayers:\n", &format!("\n{top}layers:\n"));
@@ -216,6 +217,7 @@ mod tests {
     fn the_casts_and_the_bipolar_and_trunc_rewrites_are_proven() {
         prove("casts_cnn", |_| {}).unwrap();
         prove("bipolar_trunc", |_| {}).unwrap();
+        prove("trunc_v2", |_| {}).unwrap();
     }
 
     #[test]

@@ -77,7 +77,7 @@ impl<'a, 'g> Reference<'a, 'g> {
             }
         }
         if node.op_type == "Trunc" {
-            return trunc(node, &args, g.qonnx_opset).map_err(err);
+            return trunc(node, &args, g.opset(node)).map_err(err);
         }
         eval_node(node, &args).map_err(err)
     }

@@ -2,7 +2,7 @@
 //! power-of-two `scale` `s = 2^-F`, zero point 0, and an input whose values
 //! are multiples of `s` (at most `F` fraction bits), so that QONNX's first
 //! step `X = round(x / s)` is exact. QONNX's executor runs the version of
-//! the file's QONNX operator set:
+//! the file's operator set of the node's domain (1 if the file names none):
 //!
 //! - **version 1** (`trunc_v1`, opset 1): `y = rounding_mode(X / 2^k) · s`
 //!   with `k = input_bit_width - output_bit_width`, not clipped: the real
@@ -45,17 +45,18 @@ fn bit_width(g: &Graph<'_>, node: &NodeProto, k: usize, what: &str) -> Result<i3
 }
 
 /// The layer of the `Trunc` `node` reading `x` (of `shape`), as QONNX's
-/// version `g.qonnx_opset` of it computes.
+/// version of it ([`Graph::opset`]) computes.
 pub fn lower(g: &Graph<'_>, node: &NodeProto, shape: &Shape, x: Format) -> Result<Kind, ImportError> {
     let err = |m: String| ImportError::node(g.file, node, m);
-    let v2 = g.qonnx_opset >= 2;
+    let opset = g.opset(node);
+    let v2 = opset >= 2;
     let want = if v2 { 6 } else { 5 };
     if node.input.len() != want {
         return Err(err(format!(
-            "has {} inputs; Trunc version {} (the file's QONNX opset {}) takes {want}",
+            "has {} inputs; Trunc version {} (the file's opset {opset} of {}) takes {want}",
             node.input.len(),
             if v2 { 2 } else { 1 },
-            g.qonnx_opset
+            node.domain
         )));
     }
     let f = quant::po2_input(g, node, 1, "scale")?;
