@@ -1,8 +1,9 @@
 //! `fptgen import` of QONNX models, checked against QONNX itself.
 //!
 //! Each fixture of `tests/fixtures/qonnx/` (dense networks, a CNN, a
-//! residual CNN with 1x1 convolutions, batch norms and a concat, and a
-//! residual dense network) (made by `make_fixtures.py make`
+//! residual CNN with 1x1 convolutions, batch norms and a concat, a
+//! residual dense network, standalone Relu and Quant nodes and joins of two
+//! formats, BipolarQuant and Trunc) (made by `make_fixtures.py make`
 //! with onnx.helper and QONNX `Quant` nodes) is imported with the CLI; 1,000
 //! seeded random inputs on the input format's grid (its extremes and zero
 //! first; images transposed to ONNX's NCHW for QONNX) run through QONNX's own executor (`make_fixtures.py run`:
@@ -141,7 +142,7 @@ fn residual_cnn_with_1x1_convs_batchnorm_and_concat_equals_qonnx() {
 #[test]
 fn imported_designs_cosimulate() {
     common::require("verilator");
-    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet", "mlp_residual"] {
+    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet", "mlp_residual", "casts_cnn", "bipolar_trunc"] {
         let dir = tempfile::tempdir().unwrap();
         let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
@@ -206,9 +207,47 @@ fn residual_mlp_with_vector_batchnorm_concat_and_adds_equals_qonnx() {
     check_against_qonnx("mlp_residual");
 }
 
+/// An Add of two formats that neither holds (both widened by a cast).
 #[test]
-fn refuses_an_add_whose_formats_make_the_rewrite_inexact() {
-    refused(&fixture("bad_add_formats"), &["node 'add_mixed' (Add)", "formats", "concat + 3x3 convolution"]);
+fn add_of_two_formats_is_widened_and_equals_qonnx() {
+    check_against_qonnx("add_formats");
+}
+
+/// Standalone Relu and Quant nodes (after a tensor with two readers, after
+/// the input Quant, after another Quant between two layers) and the
+/// widening casts before an Add and a Concat of different formats.
+#[test]
+fn standalone_relu_and_quant_and_widened_joins_equal_qonnx() {
+    check_against_qonnx("casts_cnn");
+}
+
+/// BipolarQuant weights (scales 2^-2 and 1) and a BipolarQuant of an
+/// activation (two batch norms: a step and a sign), and Trunc version 1
+/// (QONNX opset 1: FLOOR and ROUND, not clipped).
+#[test]
+fn bipolar_quant_and_trunc_v1_equal_qonnx() {
+    check_against_qonnx("bipolar_trunc");
+}
+
+/// Trunc version 2 (QONNX opset 2: an output scale, clipped).
+#[test]
+fn trunc_v2_equals_qonnx() {
+    check_against_qonnx("trunc_v2");
+}
+
+#[test]
+fn refuses_a_trunc_of_values_finer_than_its_scale() {
+    refused(&fixture("bad_trunc_fine"), &["node 'trunc_fine' (Trunc)", "4 fraction bits", "double rounding"]);
+}
+
+#[test]
+fn refuses_a_bipolar_quant_whose_scale_is_not_a_power_of_two() {
+    refused(&fixture("bad_bipolar_scale"), &["node 'bipolar_third' (BipolarQuant)", "scale 0.333", "not a power of two"]);
+}
+
+#[test]
+fn refuses_a_join_whose_common_format_needs_more_than_64_bits() {
+    refused(&fixture("bad_wide_formats"), &["node 'cat_wide' (Concat)", "ap_fixed<40,40", "ap_fixed<40,0", "more than 64 bits"]);
 }
 
 #[test]

@@ -17,12 +17,22 @@ pub struct Graph<'a> {
     consumers: HashMap<&'a str, Vec<&'a NodeProto>>,
     producers: HashMap<&'a str, &'a NodeProto>,
     activations: std::collections::HashSet<&'a str>,
+    /// The operator sets the file imports (domain to version; ONNX's
+    /// `ModelProto.opset_import`).
+    pub opsets: HashMap<String, i64>,
 }
 
 /// A constant tensor: its shape and values.
 pub type Constant<'g> = (&'g [usize], &'g [f64]);
 
 impl<'a> Graph<'a> {
+    /// The version of `node`'s domain that QONNX's executor runs it in: the
+    /// file's, else QONNX's preferred 1 (`get_preferred_qonnx_opset`);
+    /// `Trunc` is version 1 below 2, version 2 from 2.
+    pub fn opset(&self, node: &NodeProto) -> i64 {
+        self.opsets.get(&node.domain).copied().unwrap_or(1)
+    }
+
     /// Indexes `proto`: its initializers and `Constant` nodes' values, and
     /// the readers of every tensor. A constant whose values cannot be read
     /// (an element type fptgen does not read) is an error only when the
@@ -60,7 +70,7 @@ impl<'a> Graph<'a> {
                 activations.extend(n.output.iter().map(String::as_str));
             }
         }
-        Ok(Graph { file, proto, constants, consumers, producers, activations })
+        Ok(Graph { file, proto, constants, consumers, producers, activations, opsets: HashMap::new() })
     }
 
     /// Whether tensor `name` is a constant (an initializer or a

@@ -13,10 +13,11 @@ use super::onnx::NodeProto;
 use super::quant;
 use super::lower::conv1x1;
 use super::tail::{tail, Tail};
-use super::walk::{is_quant, is_standard, Shape};
+use super::walk::{is_bipolar, is_quant, is_standard, Shape};
 
-/// A constant tensor's format, shape and codes: a `Quant` of a constant
-/// (QONNX's quantized weights), or a constant whose values are exact in
+/// A constant tensor's format, shape and codes: a `Quant` or
+/// `BipolarQuant` of a constant (QONNX's quantized weights; bipolar weights
+/// `±2^-F` in `ap_fixed<2, 2-F>`), or a constant whose values are exact in
 /// some fixed-point format.
 fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<Option<(Format, Vec<usize>, Vec<i128>)>, ImportError> {
     if let Some((shape, values)) = g.constant(name)? {
@@ -24,6 +25,12 @@ fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<O
             .ok_or_else(|| ImportError::node(g.file, reader, format!("constant '{name}' is not exact in a fixed-point format of at most 64 bits")))?;
         let codes = quant::codes(g, reader, f, values)?;
         return Ok(Some((f, shape.to_vec(), codes)));
+    }
+    if let Some(q) = g.producer(name).filter(|q| is_bipolar(q)) {
+        let Some((shape, values)) = g.constant(q.input.first().map_or("", String::as_str))? else { return Ok(None) };
+        let frac = quant::po2_input(g, q, 1, "scale")?;
+        let f = quant::bipolar_format(frac).ok_or_else(|| ImportError::node(g.file, q, format!("its scale 2^{} gives no ap_fixed format", -frac)))?;
+        return Ok(Some((f, shape.to_vec(), quant::bipolar_codes(values))));
     }
     let Some(q) = g.producer(name).filter(|q| is_quant(q)) else { return Ok(None) };
     let Some((shape, values)) = g.constant(q.input.first().map_or("", String::as_str))? else { return Ok(None) };

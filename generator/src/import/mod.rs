@@ -7,8 +7,9 @@
 //! and mapped to dense and conv2d ([`mac`], with the `Relu` and `Quant`
 //! after them: [`tail`]), batchnorm ([`batchnorm`]), concat ([`concat`](mod@concat)),
 //! maxpool2d, flatten and add layers ([`network`]), with the exact rewrites of
-//! [`lower`] (1x1 convolutions, residual additions) and the `Quant` nodes'
-//! formats from [`quant`], rendered as a model file and weights
+//! [`lower`] (1x1 convolutions, residual additions, casts for a standalone
+//! `Relu` or `Quant` and for joins of two formats, `BipolarQuant`, `Trunc`)
+//! and the `Quant` nodes' formats from [`quant`], rendered as a model file and weights
 //! ([`yaml`]). Before anything is written the model file is checked by
 //! fptgen's own loader and the loaded network is proven equal, in fptgen's
 //! simulator on random inputs, to the ONNX graph's exact evaluation
@@ -52,7 +53,8 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let bytes = std::fs::read(path).map_err(|e| ImportError::file(path, e.to_string()))?;
     let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
-    let graph = graph::Graph::new(path, g)?;
+    let mut graph = graph::Graph::new(path, g)?;
+    graph.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
     let net = walk::network(&graph)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

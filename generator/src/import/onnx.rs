@@ -13,6 +13,20 @@ pub struct ModelProto {
     /// The graph.
     #[prost(message, optional, tag = "7")]
     pub graph: Option<GraphProto>,
+    /// The operator sets (domain and version) the graph uses.
+    #[prost(message, repeated, tag = "8")]
+    pub opset_import: Vec<OperatorSetIdProto>,
+}
+
+/// `OperatorSetIdProto`: a domain and its version.
+#[derive(Clone, PartialEq, Message)]
+pub struct OperatorSetIdProto {
+    /// The domain (empty: ONNX's own).
+    #[prost(string, tag = "1")]
+    pub domain: String,
+    /// The version.
+    #[prost(int64, tag = "2")]
+    pub version: i64,
 }
 
 /// `GraphProto`: nodes in topological order, constants and interface.

@@ -149,7 +149,8 @@ mod tests {
         let path = fixture(name);
         let bytes = std::fs::read(&path).unwrap();
         let proto = onnx::decode(&bytes).unwrap();
-        let g = Graph::new(&path, proto.graph.as_ref().unwrap()).unwrap();
+        let mut g = Graph::new(&path, proto.graph.as_ref().unwrap()).unwrap();
+        g.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
         let mut net = walk::network(&g).unwrap();
         mutate(&mut net);
         let text = yaml::model_yaml(&net, name, name).replace("\nlayers:\n", &format!("\n{top}layers:\n"));
@@ -203,6 +204,34 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.contains("node 'res_add2' (Add)") && err.contains("not exact"), "{err}");
+    }
+
+    fn bn_of<'n>(net: &'n mut Network, layer: &str) -> &'n mut crate::import::network::Bn {
+        match &mut net.layers.iter_mut().find(|l| l.name == layer).unwrap().kind {
+            Kind::BatchNorm(b) => b,
+            _ => panic!("{layer} is not a batch norm"),
+        }
+    }
+
+    #[test]
+    fn the_casts_and_the_bipolar_and_trunc_rewrites_are_proven() {
+        prove("casts_cnn", |_| {}).unwrap();
+        prove("bipolar_trunc", |_| {}).unwrap();
+        prove("trunc_v2", |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_wrong_widening_cast_is_refused_naming_the_node() {
+        // cast3 widens conv1's output for 'add_mixed': made to give 0.
+        let err = prove("casts_cnn", |net| bn_of(net, "cast3").scale_codes.fill(0)).unwrap_err();
+        assert!(err.contains("node 'add_mixed' (Add)") && err.contains("not exact"), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_bipolar_sign_is_refused_naming_the_node() {
+        // bipolar1 maps the step to -s and s: its shift made 0 (0 and 2s).
+        let err = prove("bipolar_trunc", |net| bn_of(net, "bipolar1").shift_codes.fill(0)).unwrap_err();
+        assert!(err.contains("node 'bipolar_act' (BipolarQuant)") && err.contains("not exact"), "{err}");
     }
 
     #[test]

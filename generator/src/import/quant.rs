@@ -65,20 +65,64 @@ pub fn format(g: &Graph<'_>, node: &NodeProto) -> Result<Format, ImportError> {
     if bits.fract() != 0.0 || !(1.0..=64.0).contains(&bits) {
         return Err(err(format!("bit width {bits}: an integer from 1 to 64 is supported")));
     }
-    let width = bits as u32;
+    clipped_format(node, bits as u32, frac, "ROUND").map_err(err)
+}
+
+/// The format of QONNX's clip to the `width`-bit integer range (the node's
+/// `signed` and `narrow` attributes) and rounding (its `rounding_mode`,
+/// `default` if it names none) at scale `2^-frac`: the saturating cast of
+/// `Quant` and of `Trunc` version 2.
+pub fn clipped_format(node: &NodeProto, width: u32, frac: i32, default: &str) -> Result<Format, String> {
     let signed = Graph::int_attr(node, "signed", 1) != 0;
     let narrow = Graph::int_attr(node, "narrow", 0) != 0;
     if width == 1 && signed {
-        return Err(err("a signed 1-bit Quant is bipolar (+-1) in QONNX, which has no ap_fixed format".into()));
+        return Err("a signed 1-bit Quant is bipolar (+-1) in QONNX, which has no ap_fixed format (QONNX's BipolarQuant is imported)".into());
     }
     if narrow && !signed {
-        return Err(err(format!("narrow unsigned range 0..{} has no ap_fixed format", (1u128 << width) - 2)));
+        return Err(format!("narrow unsigned range 0..{} has no ap_fixed format", (1u128 << width) - 2));
     }
-    let mode = Graph::string_attr(node, "rounding_mode", "ROUND");
-    let quant = rounding(&mode).ok_or_else(|| err(format!("rounding mode {mode} has no ap_fixed quantization mode (ROUND, HALF_EVEN, FLOOR, DOWN, HALF_UP, HALF_DOWN do)")))?;
+    let quant = mode(node, default)?;
     let overflow = if narrow { Overflow::SatSym } else { Overflow::Sat };
     let int_bits = width as i32 - frac;
-    Format::new(signed, width, int_bits, quant, overflow).map_err(|e| err(format!("gives no ap_fixed format: {e}")))
+    Format::new(signed, width, int_bits, quant, overflow).map_err(|e| format!("gives no ap_fixed format: {e}"))
+}
+
+/// The `ap_fixed` quantization mode of `node`'s `rounding_mode`
+/// (`default` if it names none).
+pub fn mode(node: &NodeProto, default: &str) -> Result<Quant, String> {
+    let mode = Graph::string_attr(node, "rounding_mode", default);
+    rounding(&mode).ok_or_else(|| format!("rounding mode {mode} has no ap_fixed quantization mode (ROUND, HALF_EVEN, FLOOR, DOWN, HALF_UP, HALF_DOWN do)"))
+}
+
+/// `F` of input `k` of `node`, a constant power of two `2^-F` (one value,
+/// or a tensor of equal values); `what` names it in errors.
+pub fn po2_input(g: &Graph<'_>, node: &NodeProto, k: usize, what: &str) -> Result<i32, ImportError> {
+    let v = scalar_input(g, node, k, what)?;
+    po2_frac_bits(v).ok_or_else(|| ImportError::node(g.file, node, format!("{what} {v} is not a power of two; only power-of-two scales map to an ap_fixed format")))
+}
+
+/// Input `k` of `node`: a constant of one value (a scalar, or a tensor of
+/// equal values); `what` names it in errors.
+pub fn scalar_input(g: &Graph<'_>, node: &NodeProto, k: usize, what: &str) -> Result<f64, ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    let name = node.input.get(k).map_or("", String::as_str);
+    let (_, v) = g.constant(name)?.ok_or_else(|| err(format!("its {what} '{name}' is not a constant")))?;
+    match v {
+        [] => Err(err(format!("its {what} is empty"))),
+        [first, rest @ ..] if rest.iter().all(|x| x == first) => Ok(*first),
+        _ => Err(err(format!("its {what} differs between channels; only one {what} per tensor is supported"))),
+    }
+}
+
+/// The format of QONNX's `BipolarQuant` values `±2^-frac`: `ap_fixed<2, 2-frac>`.
+pub fn bipolar_format(frac: i32) -> Option<Format> {
+    Format::new(true, 2, 2 - frac, Quant::Trn, Overflow::Sat).ok()
+}
+
+/// The codes of `BipolarQuant` of `values`: 1 where `x >= 0`, else -1
+/// (QONNX's `np.where(x >= 0, 1, -1)`; NaN gives -1).
+pub fn bipolar_codes(values: &[f64]) -> Vec<i128> {
+    values.iter().map(|&x| if x >= 0.0 { 1 } else { -1 }).collect()
 }
 
 /// `F` such that `scale == 2^-F` exactly, if `scale` is a positive power of two.

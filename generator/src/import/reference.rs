@@ -76,6 +76,9 @@ impl<'a, 'g> Reference<'a, 'g> {
                 return Err(err(format!("its input '{name}' is neither computed before it nor a constant")));
             }
         }
+        if node.op_type == "Trunc" {
+            return trunc(node, &args, g.opset(node)).map_err(err);
+        }
         eval_node(node, &args).map_err(err)
     }
 }
@@ -97,6 +100,7 @@ fn eval_node(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String
     };
     match node.op_type.as_str() {
         "Quant" | "IntQuant" => quant(node, args),
+        "BipolarQuant" => bipolar_quant(args),
         "Relu" => map(&|a| Some(if a.m < 0 { Dyadic::ZERO } else { a })),
         "Identity" => Ok(x.clone()),
         "Add" => broadcast(x, arg(args, 1)?, Dyadic::add),
@@ -159,6 +163,75 @@ fn quant(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
         Ok(Dyadic::code(code, f))
     };
     Ok(Tensor { shape: x.shape.clone(), v: x.v.iter().map(|&a| q(a)).collect::<Result<_, _>>()? })
+}
+
+/// Input `k` of `args` as one value (a scalar, or a tensor of equal values).
+fn scalar(args: &[Option<Tensor>], k: usize) -> Result<Dyadic, String> {
+    let t = arg(args, k)?;
+    match t.v.as_slice() {
+        [a, rest @ ..] if rest.iter().all(|b| b == a) => Ok(*a),
+        _ => Err(format!("input {k} is not one value")),
+    }
+}
+
+/// QONNX's `BipolarQuant` (`bipolar_quant.py`, `binary_quant`):
+/// `where(x >= 0, 1, -1) · scale`.
+fn bipolar_quant(args: &[Option<Tensor>]) -> Result<Tensor, String> {
+    let (x, scale) = (arg(args, 0)?, scalar(args, 1)?);
+    let minus = Dyadic::ZERO.sub(scale).ok_or(OVERFLOW)?;
+    Ok(Tensor { shape: x.shape.clone(), v: x.v.iter().map(|a| if a.m >= 0 { scale } else { minus }).collect() })
+}
+
+/// `2^-F` as `F`, if `d` is a positive power of two.
+fn po2(d: Dyadic) -> Option<i32> {
+    let d = d.normalized();
+    (d.m == 1).then_some(d.e)
+}
+
+/// QONNX's `Trunc` (`trunc.py`), for a power-of-two `scale` `2^-F` and
+/// zero point 0. Version 1 (`trunc_v1`, QONNX opset 1): `X = round(x /
+/// scale)` (numpy: ties to even), `y = rounding_mode(X / 2^(in_bw -
+/// out_bw)) · scale`, no clipping. Version 2 (`trunc_v2`, opset 2 and
+/// later): `X` as before, divided by `trunc_scale = 2^round(log2(out_scale
+/// / scale))`, clipped to the `signed`, `narrow`, `out_bw` integer range,
+/// rounded with the mode, times `out_scale` (here a power of two).
+fn trunc(node: &NodeProto, args: &[Option<Tensor>], opset: i64) -> Result<Tensor, String> {
+    let x = arg(args, 0)?;
+    let f = po2(scalar(args, 1)?).ok_or("only a power-of-two scale is evaluated")?;
+    if scalar(args, 2)?.m != 0 {
+        return Err("only zero point 0 is evaluated".into());
+    }
+    let bits = |k: usize| scalar(args, k).and_then(|d| d.at(0).filter(|b| (1..=64).contains(b)).ok_or_else(|| format!("input {k}: only integer bit widths 1..64 are evaluated")));
+    let mode = Graph::string_attr(node, "rounding_mode", "FLOOR").to_ascii_uppercase();
+    let whole = |a: Dyadic| round(Dyadic { m: a.m, e: a.e - f }, "ROUND");
+    let v: Vec<Dyadic> = if opset < 2 {
+        let k = i32::try_from(bits(3)? - bits(4)?).map_err(|_| OVERFLOW)?;
+        x.v.iter().map(|&a| Ok(Dyadic::code(round(Dyadic { m: whole(a)?, e: k }, &mode)?, f))).collect::<Result<_, String>>()?
+    } else {
+        let fo = po2(scalar(args, 4)?).ok_or("only a power-of-two output scale is evaluated")?;
+        let b = bits(5)? as u32;
+        let (signed, narrow) = (int(node, "signed", 1) != 0, int(node, "narrow", 0) != 0);
+        let (lo, hi): (i128, i128) = match (signed, narrow) {
+            (true, false) => (-(1 << (b - 1)), (1 << (b - 1)) - 1),
+            (true, true) => (-(1 << (b - 1)) + 1, (1 << (b - 1)) - 1),
+            (false, false) => (0, (1 << b) - 1),
+            (false, true) => (0, (1 << b) - 2),
+        };
+        // trunc_scale = 2^(f - fo): X / trunc_scale = X · 2^(fo - f).
+        let q = |a: Dyadic| -> Result<Dyadic, String> {
+            let y = Dyadic { m: whole(a)?, e: f - fo };
+            let code = if y < Dyadic::code(lo, 0) {
+                lo
+            } else if y > Dyadic::code(hi, 0) {
+                hi
+            } else {
+                round(y, &mode)?
+            };
+            Ok(Dyadic::code(code, fo))
+        };
+        x.v.iter().map(|&a| q(a)).collect::<Result<_, String>>()?
+    };
+    Ok(Tensor { shape: x.shape.clone(), v })
 }
 
 /// `y` rounded to an integer as QONNX's rounding mode does (numpy's

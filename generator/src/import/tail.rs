@@ -24,8 +24,14 @@ pub struct Tail<'g> {
 }
 
 /// Absorbs the `Relu` and the `Quant` after tensor `end`.
-pub fn tail<'g>(g: &Graph<'g>, mut end: &'g str) -> Result<Tail<'g>, ImportError> {
-    let (mut relu, mut output) = (false, None);
+pub fn tail<'g>(g: &Graph<'g>, end: &'g str) -> Result<Tail<'g>, ImportError> {
+    tail_after(g, end, false, None)
+}
+
+/// Absorbs the `Relu` and the `Quant` after tensor `end` when a `Relu`
+/// (`relu`) or a `Quant` (`output`) has been absorbed already: at most one
+/// of each, for two `Quant` nodes in a row are two casts, not one.
+pub fn tail_after<'g>(g: &Graph<'g>, mut end: &'g str, mut relu: bool, mut output: Option<Format>) -> Result<Tail<'g>, ImportError> {
     while let Some(n) = g.only_consumer(end) {
         if is_standard(n, "Relu") && !relu {
             relu = true;

@@ -21,6 +21,7 @@ use super::batchnorm;
 use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
+use super::lower::{bipolar, cast, trunc};
 use super::lower::residual_add::{self, Lowering};
 use super::mac::mac_layer;
 use super::network::{Kind, Layer, Network, Src};
@@ -54,6 +55,16 @@ impl Shape {
 /// QONNX's `Quant`, or `IntQuant` (its newer name, the same function).
 pub(super) fn is_quant(n: &NodeProto) -> bool {
     (n.op_type == "Quant" || n.op_type == "IntQuant") && QUANT_DOMAINS.contains(&n.domain.as_str())
+}
+
+/// QONNX's `BipolarQuant`.
+pub(super) fn is_bipolar(n: &NodeProto) -> bool {
+    n.op_type == "BipolarQuant" && QUANT_DOMAINS.contains(&n.domain.as_str())
+}
+
+/// QONNX's `Trunc`.
+pub(super) fn is_trunc(n: &NodeProto) -> bool {
+    n.op_type == "Trunc" && QUANT_DOMAINS.contains(&n.domain.as_str())
 }
 
 /// An operator of ONNX's standard domain.
@@ -164,6 +175,7 @@ impl<'g> Walk<'g, '_> {
             if x.src == y.src {
                 return Err(ImportError::node(g.file, node, "adds a tensor to itself; fptgen's add reads two different layers"));
             }
+            let [x, y] = self.widen(node, [x, y])?;
             let (lowering, shape, end) = residual_add::lower(g, node, (&x.shape, x.format), (&y.shape, y.format))?;
             let onnx = Some((end.to_string(), shape.clone()));
             let (src, format) = match lowering {
@@ -179,21 +191,66 @@ impl<'g> Walk<'g, '_> {
             };
             return self.cover(node, end, Value { src, shape, format });
         }
+        if is_bipolar(node) {
+            let [step, sign] = bipolar::lower(g, node, &x.shape, x.format)?;
+            let out = g.output(node)?;
+            let format = sign.output_format(x.format);
+            let src = self.push("bipolar", "_step", node, vec![x.src], step, None);
+            let src = self.push("bipolar", "", node, vec![src], sign, Some((out.to_string(), x.shape.clone())));
+            return self.cover(node, out, Value { src, shape: x.shape, format });
+        }
+        if is_trunc(node) {
+            let kind = trunc::lower(g, node, &x.shape, x.format)?;
+            let out = g.output(node)?;
+            let format = kind.output_format(x.format);
+            let src = self.push("trunc", "", node, vec![x.src], kind, Some((out.to_string(), x.shape.clone())));
+            return self.cover(node, out, Value { src, shape: x.shape, format });
+        }
         if is_standard(node, "Concat") {
             return self.concat(node, &acts);
         }
         if is_standard(node, "Relu") || is_quant(node) {
-            return Err(ImportError::node(
-                g.file,
-                node,
-                "is imported only as part of the layer before it: right after a MatMul, Gemm, Conv, BatchNormalization or Add (or its bias Add, Relu or Quant) whose output only it reads",
-            ));
+            // One that follows no layer (its input has several readers, or
+            // is a layer's last Quant): an identity batch norm that casts.
+            let (kind, end) = cast::standalone(g, node, &x.shape, x.format)?;
+            let format = kind.output_format(x.format);
+            let src = self.push("cast", "", node, vec![x.src], kind, Some((end.to_string(), x.shape.clone())));
+            return self.cover(node, end, Value { src, shape: x.shape, format });
         }
         Err(ImportError::node(
             g.file,
             node,
-            "no mapping to fptgen's layers (imported: Quant, IntQuant, MatMul, Gemm, Conv 3x3 and 1x1, BatchNormalization, MaxPool 2x2, Add, Concat, Relu, Flatten, Reshape)",
+            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1, BatchNormalization, MaxPool 2x2, Add, Concat, Relu, Flatten, Reshape)",
         ))
+    }
+
+    /// The activations `parts` that `node` (an `Add` or `Concat`) joins,
+    /// each in one common format ([`cast::common_format`]): a part in
+    /// another format is read through a widening cast layer
+    /// (`cast<k>`, [`cast::identity`]), which changes no value.
+    fn widen<P>(&mut self, node: &NodeProto, parts: P) -> Result<P, ImportError>
+    where
+        P: AsMut<[Value]>,
+    {
+        let mut parts = parts;
+        let formats: Vec<Format> = parts.as_mut().iter().map(|p| p.format).collect();
+        if formats.iter().all(|f| *f == formats[0]) {
+            return Ok(parts);
+        }
+        if parts.as_mut().iter().any(|p| matches!(p.shape, Shape::Vector(_, Some(_)))) {
+            return Ok(parts); // refused by the Add or Concat itself
+        }
+        let common = cast::common_format(self.g, node, &formats)?;
+        for p in parts.as_mut() {
+            if p.format != common {
+                let kind = cast::identity(&p.shape, p.format, false, Some(common)).ok_or_else(|| {
+                    ImportError::node(self.g.file, node, format!("casting its input of format {} to {common} needs an accumulator of more than 64 bits", p.format))
+                })?;
+                p.src = self.push("cast", "", node, vec![p.src], kind, None);
+                p.format = common;
+            }
+        }
+        Ok(parts)
     }
 
     /// A `Concat` of activations: fptgen's `concat` ([`concat::shape`]).
@@ -202,6 +259,7 @@ impl<'g> Walk<'g, '_> {
             return Err(ImportError::node(self.g.file, node, "concatenates a constant; only activations are imported"));
         }
         let parts: Vec<Value> = acts.iter().map(|a| self.value(node, a)).collect::<Result<_, _>>()?;
+        let parts = self.widen(node, parts)?;
         let srcs: Vec<Src> = parts.iter().map(|p| p.src).collect();
         let sized: Vec<(Src, &Shape, Format)> = parts.iter().map(|p| (p.src, &p.shape, p.format)).collect();
         let (shape, format) = concat::shape(self.g, node, &sized)?;

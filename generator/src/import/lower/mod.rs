@@ -4,5 +4,8 @@
 //! the ONNX graph's exact evaluation on random inputs before anything is
 //! written ([`super::proof`]).
 
+pub mod bipolar;
+pub mod cast;
 pub mod conv1x1;
 pub mod residual_add;
+pub mod trunc;
