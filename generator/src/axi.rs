@@ -487,3 +487,43 @@ pub fn render(n: &NetworkPlan, a: &AxiPlan, gen: &GenInfo) -> Result<Vec<Generat
     files.push(GeneratedFile::text("vivado/package_ip.tcl", PackageIpTemplate { gen, a, n, rtl_files }.render()?));
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> NetworkPlan {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/tiny/model.yaml");
+        crate::plan::plan(&fptgen_sim::model::load(&path).expect("tiny"))
+    }
+
+    #[test]
+    fn tiny_streams_windows_and_registers() {
+        let a = AxiPlan::new(&tiny(), &AxiOptions::default()).expect("fits");
+        // 2 inputs and 2 outputs of 8 bits: one 16-bit transfer each way.
+        assert_eq!((a.bus_in, a.in_k, a.bus_out, a.out_k), (16, 1, 16, 1));
+        let t = a.trainer.as_ref().expect("trainer");
+        // fc1's weights: 1 word of 4 columns (2 address bits for the
+        // columns, 1 for the word: 32 bytes); its biases: 1 word of 2 (16 bytes).
+        let w: Vec<(u64, usize)> = t.windows.iter().map(|w| (w.base, w.shift)).collect();
+        assert_eq!(w, [(0x1000, 5), (0x1020, 4)]);
+        // The sample-load stream: a 16-bit word, then the 16-bit target.
+        assert_eq!((t.target_at, t.ld_bus), (16, 32));
+        assert_eq!(a.addr_w, 13);
+        let mut offsets: Vec<u32> = a.regs.iter().map(|r| r.offset).collect();
+        assert!(offsets.iter().all(|o| o % 4 == 0 && u64::from(*o) < WINDOW_BASE));
+        offsets.dedup();
+        assert_eq!(offsets.len(), a.regs.len());
+    }
+
+    #[test]
+    fn options_that_do_not_fit_are_refused() {
+        let n = tiny();
+        let split = AxiPlan::new(&n, &AxiOptions { width: Some(8), batch: 3 }).expect("fits");
+        assert_eq!((split.bus_in, split.in_k, split.out_k, split.batch), (8, 2, 2, 3));
+        for w in [0, 12, 1032] {
+            assert_eq!(AxiPlan::new(&n, &AxiOptions { width: Some(w), batch: 1 }), Err(AxiError::BadWidth(w)));
+        }
+        assert_eq!(AxiPlan::new(&n, &AxiOptions { width: None, batch: 0 }), Err(AxiError::ZeroBatch));
+    }
+}
