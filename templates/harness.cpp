@@ -6,13 +6,15 @@
  * {= a.module =} (s_axis, m_axis with TLAST checked, the AXI4-Lite ID registers printed
  * as "REG NAME VALUE" lines){% endif %}.
  *
- * usage: V{= n.name =} INPUTS.hex EXPECTED.hex SEED [TRACE.vcd]
+ * usage: V{= n.name =}{% if axi.is_some() %}_axi{% endif %} INPUTS.hex EXPECTED.hex SEED [TRACE.vcd]
  *   INPUTS.hex    one input vector per line, hex, element k at bits [k*{= n.x.width =} +: {= n.x.width =}]
  *   EXPECTED.hex  the simulator's output for each vector, same layout ({= n.y.width =}-bit elements)
  *
- * A vector streams as kInBeats beats of kInBeatBits bits (an image: one
- * pixel per beat, beat b = bits [b*kInBeatBits +: kInBeatBits] of the
- * vector), an output as kOutBeats beats.
+ * A vector streams as kCoreInBeats beats of kCoreInBits bits (an image: one
+ * pixel per beat, beat b = bits [b*kCoreInBits +: kCoreInBits] of the
+ * vector), each as kInPer transfers of the port (1 without the AXI wrapper),
+ * an output as kCoreOutBeats beats of kOutPer transfers; "beat" below counts
+ * transfers.
  *
  * Phase A streams the vectors with in_valid and out_ready held high (cycling
  * through them until at least kTimingVectors have passed, so the pipeline
