@@ -82,6 +82,8 @@ enum Command {
         quantize: bool,
         #[command(flatten)]
         overrides: commands::TrainingOverrides,
+        #[command(flatten)]
+        axi: commands::AxiArgs,
     },
     /// Estimate the generated design's resources with yosys.
     ///
@@ -167,6 +169,8 @@ enum Command {
         interrupt_rate: f64,
         #[command(flatten)]
         overrides: commands::TrainingOverrides,
+        #[command(flatten)]
+        axi: commands::AxiArgs,
     },
     /// Train the model's trainable parameters with evolution strategies,
     /// exactly as the on-chip training hardware does (docs/training.md).
@@ -440,15 +444,15 @@ fn main() -> ExitCode {
         Command::Simulate { model, inputs, output, input_kind, output_kind, quantize } => {
             commands::simulate::run(&model, &inputs, output.as_deref(), input_kind, output_kind, quantize)
         }
-        Command::Generate { model, output, quantize, overrides } => {
-            commands::generate::run(&model, &output, quantize, overrides)
+        Command::Generate { model, output, quantize, overrides, axi } => {
+            commands::generate::run(&model, &output, quantize, overrides, axi.options())
         }
         Command::Synth { model, output, quantize, overrides, trainer_only } => {
             commands::synth::run(&model, output.as_deref(), quantize, overrides, trainer_only)
         }
-        Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate, overrides } => {
+        Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate, overrides, axi } => {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
-            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train, overrides)
+            commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train, overrides, axi.options())
         }
         Command::Train { model, data, sgm: true, validation, limit, output, seed, noise, .. } => {
             commands::train_sgm::run(&model, &data, &commands::train_sgm::Options { validation, limit, output: output.as_deref(), seed, noise })

@@ -10,7 +10,15 @@
 
 #pragma once
 
+// FPTGEN_AXI (sim/build.sh --axi, --axi-train): the AXI wrapper is the top,
+// with aclk and the active-low aresetn.
+#ifdef FPTGEN_AXI
+#include "V{= n.name =}_axi.h"
+#define FPTGEN_CLK aclk
+#else
 #include "V{= n.name =}.h"
+#define FPTGEN_CLK clk
+#endif
 #include "verilated.h"
 #if VM_TRACE
 #include "verilated_vcd_c.h"
@@ -25,7 +33,11 @@
 
 namespace harness {
 
+#ifdef FPTGEN_AXI
+using Top = V{= n.name =}_axi;
+#else
 using Top = V{= n.name =};
+#endif
 using Words = std::vector<uint32_t>;  // little-endian 32-bit words
 
 // A hex string (most significant digit first) as `bits` bits.
@@ -154,7 +166,7 @@ struct Sim {
         ctx->traceEverOn(true);
 #endif
         top = new Top{ctx};
-        top->clk = 0;
+        top->FPTGEN_CLK = 0;
     }
     ~Sim() {
         delete top;
@@ -175,7 +187,7 @@ struct Sim {
     }
     void dump() {
 #if VM_TRACE
-        if (vcd) vcd->dump(2 * cycle + (top->clk ? 1 : 0));
+        if (vcd) vcd->dump(2 * cycle + (top->FPTGEN_CLK ? 1 : 0));
 #endif
     }
     // One rising edge. Inputs are set and evaluated while clk is low; the
@@ -183,18 +195,24 @@ struct Sim {
     void edge() {
         top->eval();
         dump();
-        top->clk = 1;
+        top->FPTGEN_CLK = 1;
         top->eval();
         dump();
         ++cycle;
-        top->clk = 0;
+        top->FPTGEN_CLK = 0;
         top->eval();
     }
-    // rst high for four edges (the harness sets the other inputs first).
+    // Reset asserted for four edges (the harness sets the other inputs first).
     void reset() {
+#ifdef FPTGEN_AXI
+        top->aresetn = 0;
+        for (int i = 0; i < 4; ++i) edge();
+        top->aresetn = 1;
+#else
         top->rst = 1;
         for (int i = 0; i < 4; ++i) edge();
         top->rst = 0;
+#endif
     }
     // The end of the simulation: closes the trace.
     void finish() {

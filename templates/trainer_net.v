@@ -24,6 +24,34 @@ fptgen_serialize #(
 );
 {%- endif %}
 
+// Host access (the AXI wrapper) to the trainable memories: only while
+// training is not busy (and not starting), when the cursor leaves them alone.
+wire host_on = !st_busy && !ctl_start;
+wire [{= t.tensors.len() - 1 =}:0] m_en, m_we;
+{%- for x in t.tensors %}
+wire host_is_{= x.index =} = host_on && host_sel == {= t.host().sel_w =}'d{= x.index =};
+assign m_en[{= x.index =}] = host_on ? (host_en && host_is_{= x.index =}) : tr_en[{= x.index =}];
+assign m_we[{= x.index =}] = host_on ? (host_en && host_we && host_is_{= x.index =}) : tr_we[{= x.index =}];
+wire [{= x.addr_w - 1 =}:0] {= x.port() =}_m_addr = host_on ? host_addr[{= x.addr_w - 1 =}:0] : {= x.port() =}_tr_addr;
+wire [{= x.col_w - 1 =}:0] {= x.port() =}_m_col = host_on ? host_col[{= x.col_w - 1 =}:0] : {= x.port() =}_tr_col;
+wire [{= x.width - 1 =}:0] {= x.port() =}_m_wdata = host_on ? host_wdata[{= x.width - 1 =}:0] : wdata[{= x.width - 1 =}:0];
+{%- endfor %}
+// The read column of the tensor host_sel selects (the wrapper holds
+// host_sel until it has taken the data), zero-extended.
+reg [{= t.host().data_w - 1 =}:0] host_rdata_mux;
+always @(*) begin
+    host_rdata_mux = {{= t.host().data_w =}{1'b0}};
+    case (host_sel)
+{%- for x in t.tensors %}
+        {= t.host().sel_w =}'d{= x.index =}: host_rdata_mux[{= x.width - 1 =}:0] = {= x.port() =}_tr_rdata;
+{%- endfor %}
+        default: host_rdata_mux = {{= t.host().data_w =}{1'b0}};
+    endcase
+end
+assign host_rdata = host_rdata_mux;
+// (bits of the widest tensor's port that narrower ones do not use)
+wire unused_host = ^{host_addr, host_col, host_wdata};
+
 {= n.name =}_net u_net (
     .clk(clk),
     .rst(rst),
@@ -39,11 +67,11 @@ fptgen_serialize #(
     .out_data(net_out_data),
     .out_valid(net_out_valid),
     .out_ready(ext_mode ? out_ready : 1'b1){% for x in t.tensors %},
-    .{= x.port() =}_tr_en(tr_en[{= x.index =}]),
-    .{= x.port() =}_tr_we(tr_we[{= x.index =}]),
-    .{= x.port() =}_tr_addr({= x.port() =}_tr_addr),
-    .{= x.port() =}_tr_col({= x.port() =}_tr_col),
-    .{= x.port() =}_tr_wdata(wdata[{= x.width - 1 =}:0]),
+    .{= x.port() =}_tr_en(m_en[{= x.index =}]),
+    .{= x.port() =}_tr_we(m_we[{= x.index =}]),
+    .{= x.port() =}_tr_addr({= x.port() =}_m_addr),
+    .{= x.port() =}_tr_col({= x.port() =}_m_col),
+    .{= x.port() =}_tr_wdata({= x.port() =}_m_wdata),
     .{= x.port() =}_tr_rdata({= x.port() =}_tr_rdata){% endfor %}
 {%- if let Some(fb) = n.feedback %}{% for l in fb.layers %},
     .tap_{= l.name =}_x(tap_{= l.name =}_x),

@@ -23,3 +23,15 @@
     output wire st_paused,
     output wire st_done,
     output wire [31:0] st_iteration,
+    // host access to the trainable memories (the AXI wrapper's weight
+    // windows), served only while st_busy is low: with host_en high on a
+    // rising edge, column host_col of word host_addr of tensor host_sel
+    // (training order) is read, and written with host_wdata if host_we is
+    // high; host_rdata shows the value before the write after that edge
+    input  wire host_en,
+    input  wire host_we,
+    input  wire [{= t.host().sel_w - 1 =}:0] host_sel,
+    input  wire [{= t.host().addr_w - 1 =}:0] host_addr,
+    input  wire [{= t.host().col_w - 1 =}:0] host_col,
+    input  wire [{= t.host().data_w - 1 =}:0] host_wdata,
+    output wire [{= t.host().data_w - 1 =}:0] host_rdata,

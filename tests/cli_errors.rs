@@ -235,3 +235,34 @@ impl Case {
         self.weights(arrays);
     }
 }
+
+#[test]
+fn axi_options_that_do_not_fit_name_the_option_and_write_nothing() {
+    let c = Case::new(MODEL);
+    c.weights(&good_weights());
+    let mnist = common::root().join("examples/mnist/model.yaml");
+    let mnist = mnist.to_str().expect("utf8");
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (vec!["generate", "model.yaml", "-o", "out", "--axi", "--axi-width", "12"], vec!["--axi-width is 12", "multiple of 8 from 8 to 1024"]),
+        (vec!["generate", "model.yaml", "-o", "out", "--axi", "--axi-width", "2048"], vec!["--axi-width is 2048"]),
+        (vec!["generate", "model.yaml", "-o", "out", "--axi", "--axi-batch", "0"], vec!["'--axi-batch <N>'", "from 1 to"]),
+        (vec!["generate", "model.yaml", "-o", "out", "--axi-batch", "2"], vec!["--axi"]),
+        // mnist's 784 inputs of 8 bits: 6272 bits, over AXI4-Stream's 1024.
+        (vec!["generate", mnist, "-o", "out", "--axi"], vec!["6272 bits", "1024-bit limit", "--axi-width"]),
+        (vec!["cosim", mnist, "-o", "out", "--axi"], vec!["6272 bits", "--axi-width"]),
+        (vec!["cosim", "model.yaml", "-o", "out", "--axi", "--axi-width", "7"], vec!["--axi-width is 7"]),
+    ];
+    for (args, words) in cases {
+        let (code, _, err) = c.run(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with("error"), "{args:?}: {err}");
+        for w in words {
+            assert!(err.contains(w), "{args:?}: expected {w:?} in {err}");
+        }
+        assert!(!c.dir.path().join("out").exists(), "{args:?} wrote out/");
+    }
+    // The same options that fit are accepted.
+    let (code, _, err) = c.run(&["generate", "model.yaml", "-o", "out", "--axi", "--axi-width", "8", "--axi-batch", "4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(c.dir.path().join("out/rtl/net_axi.v").is_file());
+}

@@ -3,7 +3,7 @@
 //! section, then Icarus Verilog in its IEEE 1364-2001 mode parses and
 //! elaborates every generated `.v` file, the design from its top and every
 //! module as a root of its own (the library modules with their default
-//! parameters), with and without `FPTGEN_DUMP_FINAL` (the define of the
+//! parameters; the AXI wrapper of tiny, `--axi`, too), with and without `FPTGEN_DUMP_FINAL` (the define of the
 //! training co-simulation's build). Any error or warning fails the test with
 //! iverilog's message.
 //!
@@ -86,9 +86,12 @@ fn modules(text: &str) -> Vec<String> {
     names
 }
 
-/// Generates `model` into `out` and checks every `.v` file.
-fn check_design(model: &Path, out: &Path, dir: &Path) {
-    let (code, stdout, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", out.to_str().expect("utf8")], dir);
+/// Generates `model` into `out` (with the options `extra`) and checks
+/// every `.v` file.
+fn check_design(model: &Path, out: &Path, dir: &Path, extra: &[&str]) {
+    let mut args = vec!["generate", model.to_str().expect("utf8"), "-o", out.to_str().expect("utf8")];
+    args.extend_from_slice(extra);
+    let (code, stdout, err) = fptgen(&args, dir);
     assert_eq!(code, 0, "generate {} failed:\n{stdout}\n{err}", model.display());
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).expect("report.json")).expect("json");
@@ -148,10 +151,18 @@ fn generated_verilog_is_verilog_2001() {
     let dir = tempfile::tempdir().expect("tempdir");
     for example in ["tiny", "jet_tagging", "mnist", "int8_head"] {
         let model = root().join(format!("examples/{example}/model.yaml"));
-        check_design(&model, &dir.path().join(format!("{example}-out")), dir.path());
+        check_design(&model, &dir.path().join(format!("{example}-out")), dir.path(), &[]);
         let untrained = untrained_copy(dir.path(), example);
-        check_design(&untrained, &dir.path().join(format!("{example}-untrained-out")), dir.path());
+        check_design(&untrained, &dir.path().join(format!("{example}-untrained-out")), dir.path(), &[]);
     }
+    // The AXI wrapper (its top is a root like any module's), around an ES
+    // trainer, a feedback-rule trainer and the inference-only tiny, with
+    // transfers split (--axi-width 8).
+    let tiny = root().join("examples/tiny/model.yaml");
+    check_design(&tiny, &dir.path().join("tiny-axi"), dir.path(), &["--axi"]);
+    check_design(&tiny, &dir.path().join("tiny-dfa-axi"), dir.path(), &["--axi", "--rule", "dfa", "--axi-width", "8"]);
+    let untrained = dir.path().join("tiny-untrained/model.yaml");
+    check_design(&untrained, &dir.path().join("tiny-untrained-axi"), dir.path(), &["--axi", "--axi-width", "8"]);
 }
 
 #[test]

@@ -135,6 +135,23 @@ pub enum BuildKind {
     Trace,
     /// The training harness (designs with a trainer).
     Train,
+    /// The inference harness through the AXI wrapper (`generate --axi`).
+    Axi,
+    /// The training harness through the AXI wrapper.
+    AxiTrain,
+}
+
+impl BuildKind {
+    /// The harness executable of design `name`, relative to the design.
+    pub fn exe(self, name: &str) -> PathBuf {
+        match self {
+            BuildKind::Plain => PathBuf::from(format!("sim/obj/V{name}")),
+            BuildKind::Trace => PathBuf::from(format!("sim/obj_trace/V{name}")),
+            BuildKind::Train => PathBuf::from(format!("sim/obj_train/V{name}")),
+            BuildKind::Axi => PathBuf::from(format!("sim/obj_axi/V{name}_axi")),
+            BuildKind::AxiTrain => PathBuf::from(format!("sim/obj_axi_train/V{name}_axi")),
+        }
+    }
 }
 
 /// Builds the design generated in `dir` with Verilator (`sim/build.sh`);
@@ -152,6 +169,14 @@ pub fn build(dir: &Path, kind: BuildKind) -> Result<PathBuf, CosimError> {
         BuildKind::Train => {
             cmd.arg("--train");
             "sim/obj_train"
+        }
+        BuildKind::Axi => {
+            cmd.arg("--axi");
+            "sim/obj_axi"
+        }
+        BuildKind::AxiTrain => {
+            cmd.arg("--axi-train");
+            "sim/obj_axi_train"
         }
     };
     let out = cmd.output().map_err(|err| CosimError::Io { path: dir.join("sim/build.sh"), err })?;
@@ -189,6 +214,21 @@ pub fn run_inputs(
     seed: u64,
     trace: Option<&Path>,
 ) -> Result<CosimResult, CosimError> {
+    let kind = if trace.is_some() { BuildKind::Trace } else { BuildKind::Plain };
+    run_harness(dir, plan, net, inputs, seed, trace, kind).map(|(r, _)| r)
+}
+
+/// [`run_inputs`] with the harness of `kind` (`Plain`, `Trace` or `Axi`);
+/// also returns the harness's standard output.
+pub fn run_harness(
+    dir: &Path,
+    plan: &NetworkPlan,
+    net: &Network,
+    inputs: &[Vec<i128>],
+    seed: u64,
+    trace: Option<&Path>,
+    kind: BuildKind,
+) -> Result<(CosimResult, String), CosimError> {
     let dir = &std::path::absolute(dir).map_err(|err| CosimError::Io { path: dir.to_path_buf(), err })?;
     let expected = net.infer_batch(inputs)?;
     let m = net.model();
@@ -203,8 +243,8 @@ pub fn run_inputs(
     // The harness writes the trace inside the design; it is moved to the
     // user's path (which must not exist) only when the run has finished.
     let trace_tmp = trace.map(|_| fptgen_sim::files::temp_name(&dir.join("sim/run/trace.vcd")));
-    let obj = build(dir, if trace.is_some() { BuildKind::Trace } else { BuildKind::Plain })?;
-    let exe = obj.join(format!("V{}", plan.name));
+    build(dir, kind)?;
+    let exe = kind.exe(&plan.name);
     let mut cmd = Command::new(dir.join(&exe));
     cmd.current_dir(dir).args(["sim/run/inputs.hex", "sim/run/expected.hex", &seed.to_string()]);
     if let Some(t) = &trace_tmp {
@@ -231,7 +271,7 @@ pub fn run_inputs(
             .and_then(|v| v.parse().ok())
             .unwrap_or(-1)
     };
-    Ok(CosimResult {
+    let r = CosimResult {
         vectors: inputs.len(),
         mismatches: field("mismatches").max(0) as usize,
         ii: field("ii"),
@@ -239,5 +279,6 @@ pub fn run_inputs(
         predicted_ii: plan.ii,
         predicted_latency: plan.latency,
         first_mismatch,
-    })
+    };
+    Ok((r, stdout))
 }

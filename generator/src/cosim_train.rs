@@ -106,7 +106,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CosimError + '_ {
     move |err| CosimError::Io { path: path.to_path_buf(), err }
 }
 
-fn hex(vals: &[i128], f: fptgen_sim::fixed::Format) -> String {
+pub(crate) fn hex(vals: &[i128], f: fptgen_sim::fixed::Format) -> String {
     let mut b = Bits::new();
     for &r in vals {
         b.push(f.bits(r), f.width());
@@ -203,7 +203,7 @@ fn expected_events(records: &[GroupRecord], t: &TrainHwPlan) -> Vec<Event> {
     v
 }
 
-fn describe(e: &Event) -> String {
+pub(crate) fn describe(e: &Event) -> String {
     match e {
         Event::Loss { it, group, member, loss } => {
             format!("iteration {it} group {group} member {member}: st_last_loss = {loss}")
@@ -257,29 +257,8 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     let training = model.training.ok_or_else(|| CosimError::Harness("the model has no training: section".into()))?;
     let training = fptgen_sim::model::Training { iterations: opts.iterations, ..training };
 
-    // Buffer: random inputs, random targets in the output format.
-    let inputs = stimulus(net, m, opts.seed);
-    let yf = model.output_format();
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.wrapping_add(1));
-    let targets: Vec<Vec<i128>> = (0..m)
-        .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
-        .collect();
-    let requests = stimulus(net, 64, opts.seed ^ 0x5eed_5eed);
+    let (inputs, targets, requests) = write_buffer(dir, net, m, opts.seed)?;
     let run_dir = dir.join("sim/run");
-    std::fs::create_dir_all(run_dir.join("mem")).map_err(io(&run_dir))?;
-    let mut text = String::new();
-    for (x, y) in inputs.iter().zip(&targets) {
-        text += &format!("{} {}\n", hex(x, model.input_format), hex(y, yf));
-    }
-    let request_text: String = requests.iter().map(|x| hex(x, model.input_format) + "\n").collect();
-    crate::output::add_files(
-        dir,
-        crate::output::COSIM,
-        &[
-            crate::render::GeneratedFile::text("sim/run/buffer.hex", text),
-            crate::render::GeneratedFile::text("sim/run/requests.hex", request_text),
-        ],
-    )?;
 
     // The simulator.
     let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
@@ -389,8 +368,43 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     Ok(result)
 }
 
+/// The training co-simulation's stimulus: `m` random samples (inputs and
+/// targets in the output format) and 64 requests, seeded by `seed`,
+/// written to `sim/run/buffer.hex` and `sim/run/requests.hex`.
+pub(crate) type Stimulus = (Vec<Vec<i128>>, Vec<Vec<i128>>, Vec<Vec<i128>>);
+
+/// Writes [`Stimulus`] for the design in `dir` and returns it.
+pub(crate) fn write_buffer(dir: &Path, net: &Network, m: usize, seed: u64) -> Result<Stimulus, CosimError> {
+    let model = net.model();
+    // Buffer: random inputs, random targets in the output format.
+    let inputs = stimulus(net, m, seed);
+    let yf = model.output_format();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
+    let targets: Vec<Vec<i128>> = (0..m)
+        .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
+        .collect();
+    let requests = stimulus(net, 64, seed ^ 0x5eed_5eed);
+    let run_dir = dir.join("sim/run");
+    std::fs::create_dir_all(run_dir.join("mem")).map_err(io(&run_dir))?;
+    let mut text = String::new();
+    for (x, y) in inputs.iter().zip(&targets) {
+        text += &format!("{} {}\n", hex(x, model.input_format), hex(y, yf));
+    }
+    let request_text: String = requests.iter().map(|x| hex(x, model.input_format) + "\n").collect();
+    crate::output::add_files(
+        dir,
+        crate::output::COSIM,
+        &[
+            crate::render::GeneratedFile::text("sim/run/buffer.hex", text),
+            crate::render::GeneratedFile::text("sim/run/requests.hex", request_text),
+        ],
+    )?;
+
+    Ok((inputs, targets, requests))
+}
+
 /// ES: the simulator's records, as events and changes.
-fn es_expectation(
+pub(crate) fn es_expectation(
     net: &Network,
     training: fptgen_sim::model::Training,
     buffer: Buffer,
@@ -416,9 +430,9 @@ fn es_expectation(
 }
 
 /// An answer from the log: request, iteration, group, output hex.
-type Answer = (usize, u64, u64, String);
+pub(crate) type Answer = (usize, u64, u64, String);
 
-fn check_answers(
+pub(crate) fn check_answers(
     net: &Network,
     changes: &[((u64, u64), Vec<(ParamRef, i128)>)],
     answers: &[Answer],
@@ -464,7 +478,7 @@ fn check_answers(
 /// Compares the final contents of every trainable memory, dumped by the
 /// harness, with the simulator's trained parameters `params`, column by
 /// column through the memory's layout; returns the parameters compared.
-fn check_final_memories(dir: &Path, plan: &NetworkPlan, model: &Model, params: &Params, what: &str) -> Result<usize, CosimError> {
+pub(crate) fn check_final_memories(dir: &Path, plan: &NetworkPlan, model: &Model, params: &Params, what: &str) -> Result<usize, CosimError> {
     let mut count = 0;
     // A plan's layer is the model's layer of the same name (a folded batch
     // norm has none, and is never trainable).

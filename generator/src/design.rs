@@ -44,6 +44,14 @@ pub enum DesignError {
         /// What is wrong.
         reason: String,
     },
+    /// AXI options that do not fit the design.
+    #[error("{file}: {err}")]
+    Axi {
+        /// The model file.
+        file: String,
+        /// What does not fit.
+        err: crate::axi::AxiError,
+    },
     /// The on-chip trainer does not take an image output yet.
     #[error("{file}: the network's output is an image ({shape}); the on-chip trainer takes networks whose output is a vector only so far (end the network with flatten and dense, generate it without its training: section, or train it with fptgen train-es)")]
     TrainerImages {
@@ -131,4 +139,29 @@ pub fn write_design(model: &Model, params: &Params, out: &Path) -> Result<Networ
     let files = render(&fparams, &n, &gen_info(model))?;
     output::write_dir(out, output::DESIGN, &files)?;
     Ok(n)
+}
+
+/// The AXI wrapper's plan for `model` with `params` and `opts`, or the
+/// error naming the option that does not fit (checked before anything is
+/// written).
+pub fn axi_plan(model: &Model, params: &Params, opts: &crate::axi::AxiOptions) -> Result<crate::axi::AxiPlan, DesignError> {
+    supported(model)?;
+    let (mut n, _) = lower(model, params);
+    load_sgm(model, &mut n)?;
+    crate::axi::AxiPlan::new(&n, opts).map_err(|err| DesignError::Axi { file: model.source.display().to_string(), err })
+}
+
+/// [`write_design`], with the AXI wrapper ([`crate::axi`]) when `axi` is
+/// given: its options are checked before anything is written.
+pub fn write_design_with(model: &Model, params: &Params, out: &Path, axi: Option<&crate::axi::AxiOptions>) -> Result<(NetworkPlan, Option<crate::axi::AxiPlan>), DesignError> {
+    supported(model)?;
+    let (mut n, fparams) = lower(model, params);
+    load_sgm(model, &mut n)?;
+    let a = match axi {
+        Some(o) => Some(crate::axi::AxiPlan::new(&n, o).map_err(|err| DesignError::Axi { file: model.source.display().to_string(), err })?),
+        None => None,
+    };
+    let files = crate::render::render_with(&fparams, &n, &gen_info(model), a.as_ref())?;
+    output::write_dir(out, output::DESIGN, &files)?;
+    Ok((n, a))
 }

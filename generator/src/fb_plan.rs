@@ -312,6 +312,11 @@ pub struct FbHwPlan {
 }
 
 impl FbHwPlan {
+    /// The host port's widths ([`crate::train_plan::host_widths`]).
+    pub fn host(&self) -> crate::train_plan::HostWidths {
+        crate::train_plan::host_widths(&self.tensors)
+    }
+
     /// Cycles before iteration 0's first sample boundary (the controller
     /// waits for requests in flight).
     pub const START_CYCLES: u64 = 1;

@@ -11,8 +11,10 @@
 //! register-to-register path from yosys's netlist, and [`sweep`] evaluates the ES trainer
 //! over a grid of populations and block counts.
 
+pub mod axi;
 pub mod bits;
 pub mod cosim;
+pub mod cosim_axi;
 pub mod cosim_feedback;
 pub mod cosim_train;
 pub mod design;

@@ -130,6 +130,87 @@ struct HarnessTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
     tied_inputs: Vec<String>,
+    /// The stream ports' names.
+    p: HarnessPorts,
+    /// Output beats per vector of the design's top.
+    core_out_beats: usize,
+    /// Port transfers per beat and their bits.
+    in_per: usize,
+    out_per: usize,
+    in_bus: usize,
+    out_bus: usize,
+    /// The AXI wrapper, when the harness drives it.
+    axi: Option<&'a crate::axi::AxiPlan>,
+}
+
+/// The names of the stream ports a harness drives.
+struct HarnessPorts {
+    in_data: &'static str,
+    in_valid: &'static str,
+    in_ready: &'static str,
+    out_data: &'static str,
+    out_valid: &'static str,
+    out_ready: &'static str,
+}
+
+/// Inputs the inference harness holds at 0: the trainer ports of a design
+/// without a trainer, or the trainer's controls.
+fn tied_inputs(n: &NetworkPlan) -> Vec<String> {
+    if n.training.is_some() {
+        ["ld_valid", "ctl_start", "ctl_pause", "ctl_resume", "cfg_iterations", "host_en"].map(String::from).to_vec()
+    } else {
+        n.layers
+            .iter()
+            .flat_map(|l| l.trainable().into_iter().map(move |m| (l, m)))
+            .flat_map(|(l, m)| ["tr_en", "tr_we", "tr_addr", "tr_col", "tr_wdata"].map(|s| format!("{}_{}_{s}", l.name, m.key)))
+            .collect()
+    }
+}
+
+/// The inference harness (`sim/harness.cpp`), or with `axi` the same
+/// harness through the AXI wrapper (`sim/axi_harness.cpp`).
+pub fn harness_cpp(n: &NetworkPlan, gen: &GenInfo, axi: Option<&crate::axi::AxiPlan>) -> Result<String, askama::Error> {
+    let t = match axi {
+        None => HarnessTemplate {
+            gen,
+            n,
+            tied_inputs: tied_inputs(n),
+            p: HarnessPorts {
+                in_data: "in_data",
+                in_valid: "in_valid",
+                in_ready: "in_ready",
+                out_data: "out_data",
+                out_valid: "out_valid",
+                out_ready: "out_ready",
+            },
+            core_out_beats: n.out_beats,
+            in_per: 1,
+            out_per: 1,
+            in_bus: n.in_bits() / n.in_port_beats,
+            out_bus: n.out_bits() / n.out_beats,
+            axi,
+        },
+        Some(a) => HarnessTemplate {
+            gen,
+            n,
+            tied_inputs: Vec::new(),
+            p: HarnessPorts {
+                in_data: "s_axis_tdata",
+                in_valid: "s_axis_tvalid",
+                in_ready: "s_axis_tready",
+                out_data: "m_axis_tdata",
+                out_valid: "m_axis_tvalid",
+                out_ready: "m_axis_tready",
+            },
+            core_out_beats: a.core_out_beats,
+            in_per: a.in_k,
+            out_per: a.out_k,
+            in_bus: a.bus_in,
+            out_bus: a.bus_out,
+            axi,
+        },
+    };
+    t.render()
 }
 
 #[derive(Template)]
@@ -183,6 +264,8 @@ struct BuildTemplate<'a> {
     gen: &'a GenInfo,
     n: &'a NetworkPlan,
     rtl_files: Vec<String>,
+    /// With the AXI wrapper's builds.
+    axi: bool,
 }
 
 #[derive(Template)]
@@ -328,6 +411,12 @@ pub fn report_md(n: &NetworkPlan, gen: &GenInfo) -> Result<GeneratedFile, askama
 /// Renders every file of the output directory for the plan `n` of a model
 /// with `params`.
 pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
+    render_with(params, n, gen, None)
+}
+
+/// [`render`], with the AXI wrapper's files ([`crate::axi::render`]) when
+/// `axi` is given.
+pub fn render_with(params: &Params, n: &NetworkPlan, gen: &GenInfo, axi: Option<&crate::axi::AxiPlan>) -> Result<Vec<GeneratedFile>, askama::Error> {
     let mut files = Vec::new();
     for (name, text) in library(n) {
         files.push(GeneratedFile::text(format!("rtl/{name}"), text.to_string()));
@@ -360,19 +449,11 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
             files.push(GeneratedFile::text(m.mem.file.clone(), m.image(&p.tensors[m.tensor])));
         }
     }
-    // Inputs the inference harness holds at 0: the trainer ports of a
-    // design without a trainer, or the trainer's controls.
-    let tied_inputs = if has_trainer {
-        ["ld_valid", "ctl_start", "ctl_pause", "ctl_resume", "cfg_iterations"].map(String::from).to_vec()
-    } else {
-        n.layers
-            .iter()
-            .flat_map(|l| l.trainable().into_iter().map(move |m| (l, m)))
-            .flat_map(|(l, m)| ["tr_en", "tr_we", "tr_addr", "tr_col", "tr_wdata"].map(|s| format!("{}_{}_{s}", l.name, m.key)))
-            .collect()
-    };
     files.push(GeneratedFile::text("sim/harness_common.h", HarnessCommonTemplate { gen, n }.render()?));
-    files.push(GeneratedFile::text("sim/harness.cpp", HarnessTemplate { gen, n, tied_inputs }.render()?));
+    files.push(GeneratedFile::text("sim/harness.cpp", harness_cpp(n, gen, None)?));
+    if let Some(a) = axi {
+        files.extend(crate::axi::render(n, a, gen)?);
+    }
     if let Some(h) = TrainHarness::of(n) {
         files.push(GeneratedFile::text("sim/train_harness.cpp", TrainHarnessTemplate { gen, n, h }.render()?));
     }
@@ -400,7 +481,7 @@ pub fn render(params: &Params, n: &NetworkPlan, gen: &GenInfo) -> Result<Vec<Gen
         };
         files.push(GeneratedFile::text(scope.script(), t.render()?));
     }
-    let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n) }.render()?);
+    let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n), axi: axi.is_some() }.render()?);
     build.executable = true;
     files.push(build);
     let report = Report {

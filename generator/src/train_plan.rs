@@ -150,6 +150,11 @@ pub struct TrainHwPlan {
 }
 
 impl TrainHwPlan {
+    /// The host port's widths ([`host_widths`]).
+    pub fn host(&self) -> HostWidths {
+        host_widths(&self.tensors)
+    }
+
     /// Width of the update's step `R(G / 2^lr_shift)` (`rtl/fptgen_es_step.v`):
     /// 33 bits, plus `-lr_shift` for a negative shift.
     pub fn step_w(&self) -> usize {
@@ -243,6 +248,31 @@ pub fn train_tensors(net: &NetworkPlan) -> Vec<TrainTensor> {
         }
     }
     tensors
+}
+
+/// Widths of a trainer top's host port (`host_*`: the AXI wrapper's access
+/// to the trainable memories): tensor select, word address, column and data,
+/// each the widest of any tensor (at least 1 bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HostWidths {
+    /// Bits of `host_sel` (a tensor's index in training order).
+    pub sel_w: usize,
+    /// Bits of `host_addr`.
+    pub addr_w: usize,
+    /// Bits of `host_col`.
+    pub col_w: usize,
+    /// Bits of `host_wdata` and `host_rdata`.
+    pub data_w: usize,
+}
+
+/// The host port's widths for `tensors`.
+pub fn host_widths(tensors: &[TrainTensor]) -> HostWidths {
+    HostWidths {
+        sel_w: clog2(tensors.len().max(2) as u64).max(1) as usize,
+        addr_w: tensors.iter().map(|t| t.addr_w).max().unwrap_or(1).max(1),
+        col_w: tensors.iter().map(|t| t.col_w).max().unwrap_or(1).max(1),
+        data_w: tensors.iter().map(|t| t.width as usize).max().unwrap_or(1).max(1),
+    }
 }
 
 /// How the sample buffer stores an input vector: `(words, word_w,

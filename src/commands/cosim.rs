@@ -32,6 +32,7 @@ pub fn run(
     quantize: bool,
     train: Option<TrainArgs>,
     overrides: super::TrainingOverrides,
+    axi: Option<fptgen_generator::axi::AxiOptions>,
 ) -> anyhow::Result<()> {
     if vectors == 0 {
         bail!("--vectors must be at least 1");
@@ -63,9 +64,19 @@ pub fn run(
     if train.is_some() && model.training.is_none() {
         bail!("{}: --train needs a `training:` section in the model", model.source.display());
     }
+    if let Some(o) = &axi {
+        if trace.is_some() {
+            bail!("--trace and --axi: the trace is of the design without its AXI wrapper; give one of them");
+        }
+        // Before anything is written: the options must fit.
+        design::axi_plan(&model, &params, o)?;
+    }
     let (dir, _tmp) = super::design_dir(out, &model.name)?;
-    let plan = design::write_design(&model, &params, &dir)?;
+    let (plan, axi_plan) = design::write_design_with(&model, &params, &dir, axi.as_ref())?;
     let net = Network::new(model, params)?;
+    if let Some(a) = &axi_plan {
+        return run_axi(&dir, &plan, a, &net, vectors, seed, train);
+    }
     let r = cosim::run(&dir, &plan, &net, vectors, seed, trace)?;
     println!("{}", r.summary());
     if let Some(m) = &r.first_mismatch {
@@ -87,6 +98,39 @@ pub fn run(
             seed,
         };
         let r = cosim_train::run_train(&dir, &plan, &net, opts)?;
+        println!("training: {}", r.summary());
+    }
+    Ok(())
+}
+
+/// `fptgen cosim --axi`: the same checks through the AXI wrapper.
+fn run_axi(
+    dir: &Path,
+    plan: &fptgen_generator::plan::NetworkPlan,
+    a: &fptgen_generator::axi::AxiPlan,
+    net: &Network,
+    vectors: usize,
+    seed: u64,
+    train: Option<TrainArgs>,
+) -> anyhow::Result<()> {
+    let r = fptgen_generator::cosim_axi::run(dir, plan, a, net, vectors, seed)?;
+    println!("AXI: {}", r.summary());
+    if let Some(m) = &r.first_mismatch {
+        bail!("output differs from the simulator: {m}");
+    }
+    // Each beat as one transfer: the wrapper adds no cycle.
+    if a.in_k == 1 && a.out_k == 1 && !r.passed() {
+        bail!(
+            "measured cycles through the AXI wrapper differ from the prediction: II {} vs {}, latency {} vs {}",
+            r.ii,
+            r.predicted_ii,
+            r.latency,
+            r.predicted_latency
+        );
+    }
+    if let Some(t) = train {
+        let opts = TrainCosimOptions { iterations: t.iterations, interrupt_permille: (t.interrupt_rate * 1000.0).round() as u32, seed };
+        let r = fptgen_generator::cosim_axi::run_train(dir, plan, a, net, opts)?;
         println!("training: {}", r.summary());
     }
     Ok(())

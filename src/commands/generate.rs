@@ -2,13 +2,14 @@
 
 use std::path::Path;
 
-use fptgen_generator::design::write_design;
+use fptgen_generator::axi::AxiOptions;
+use fptgen_generator::design::write_design_with;
 
-/// Runs `fptgen generate`.
-pub fn run(model: &Path, out: &Path, quantize: bool, overrides: super::TrainingOverrides) -> anyhow::Result<()> {
+/// Runs `fptgen generate` (with the AXI wrapper when `axi` is given).
+pub fn run(model: &Path, out: &Path, quantize: bool, overrides: super::TrainingOverrides, axi: Option<AxiOptions>) -> anyhow::Result<()> {
     let (mut model, params) = super::load(model, quantize)?;
     overrides.apply(&mut model)?;
-    let n = write_design(&model, &params, out)?;
+    let (n, a) = write_design_with(&model, &params, out, axi.as_ref())?;
     println!(
         "wrote {}: {} layers, II {} cycles, latency {} cycles ({:.1} ns), {:.0} inferences/s at {} ns",
         out.display(),
@@ -19,5 +20,11 @@ pub fn run(model: &Path, out: &Path, quantize: bool, overrides: super::TrainingO
         n.inferences_per_second(),
         n.clock_period_ns
     );
+    if let Some(a) = a {
+        println!(
+            "AXI wrapper rtl/{}.v: s_axis {} bits, m_axis {} bits, AXI4-Lite {} address bits; driver/ and vivado/package_ip.tcl",
+            a.module, a.bus_in, a.bus_out, a.addr_w
+        );
+    }
     Ok(())
 }

@@ -45,6 +45,32 @@ pub struct TrainingOverrides {
     pub sgm: Option<std::path::PathBuf>,
 }
 
+/// The AXI wrapper's options (`generate --axi`, `cosim --axi`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct AxiArgs {
+    /// Also generate the AXI wrapper rtl/<name>_axi.v (AXI4-Stream data,
+    /// AXI4-Lite registers and weights, the sample-load stream with a
+    /// trainer), its C driver and register map in driver/, and
+    /// vivado/package_ip.tcl; with cosim, co-simulate through it.
+    #[arg(long)]
+    pub axi: bool,
+    /// TDATA bits of the AXI4-Stream data ports (a multiple of 8 up to
+    /// 1024): a beat of the design's stream goes as ceil(bits / W)
+    /// transfers. Default: a beat padded to bytes (at most 1024 bits).
+    #[arg(long, value_name = "W", requires = "axi", value_parser = crate::args::count::<usize>(0, 1 << 20), allow_negative_numbers = true)]
+    pub axi_width: Option<usize>,
+    /// m_axis TLAST on the last transfer of every N-th output vector.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "axi", value_parser = crate::args::count::<u32>(1, u64::from(u32::MAX)), allow_negative_numbers = true)]
+    pub axi_batch: u32,
+}
+
+impl AxiArgs {
+    /// The options, when --axi is given.
+    pub fn options(&self) -> Option<fptgen_generator::axi::AxiOptions> {
+        self.axi.then_some(fptgen_generator::axi::AxiOptions { width: self.axi_width, batch: self.axi_batch })
+    }
+}
+
 /// `es`, `dfa`, `drtp` or `sgm`.
 fn parse_rule(s: &str) -> Result<Rule, String> {
     [Rule::Es, Rule::Dfa, Rule::Drtp, Rule::Sgm].into_iter().find(|r| r.name() == s).ok_or_else(|| format!("expected es, dfa, drtp or sgm, not {s:?}"))

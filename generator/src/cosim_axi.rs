@@ -1,0 +1,351 @@
+//! Co-simulation through the AXI wrapper (`fptgen cosim --axi`): the same
+//! checks as [`crate::cosim`] and [`crate::cosim_train`], with the harness
+//! driving only the wrapper's AXI4-Stream ports and its AXI4-Lite register
+//! map (through the generated C driver).
+//!
+//! Inference: every output bit and TLAST of both phases, and the
+//! registers that describe the design against the model. Training: the
+//! weights are first replaced through the weight windows by random codes
+//! (read back and compared by the harness), so the simulator trains from
+//! those; then the buffer goes in through the sample-load stream, training
+//! runs (with inference requests and pauses through the register map when
+//! interrupted), and fptgen compares the answers before the start and after
+//! the end exactly, the answers during training against the parameters
+//! committed between the states the harness polled around them, the event
+//! counters, the iteration, the last loss, a weight read held back while
+//! training was busy, and every trainable tensor read back at the end.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use fptgen_sim::network::Network;
+use fptgen_sim::train::eval::Buffer;
+use fptgen_sim::weights::Params;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::axi::AxiPlan;
+use crate::cosim::{build, stimulus, BuildKind, CosimError, CosimResult};
+use crate::cosim_train::{check_answers, check_final_memories, hex, write_buffer, Event, TrainCosimOptions};
+use crate::plan::NetworkPlan;
+
+fn mismatch(msg: String) -> CosimError {
+    CosimError::Mismatch(msg)
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CosimError + '_ {
+    move |err| CosimError::Io { path: path.to_path_buf(), err }
+}
+
+/// The `REG NAME VALUE` lines of a harness's output.
+fn registers(text: &str) -> HashMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next() == Some("REG")).then_some(())?;
+            let name = f.next()?.to_string();
+            Some((name, f.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+fn expect_reg(regs: &HashMap<String, u64>, name: &str, want: u64, what: &str) -> Result<(), CosimError> {
+    match regs.get(name) {
+        Some(&v) if v == want => Ok(()),
+        Some(&v) => Err(mismatch(format!("{what}: register {name} (s_axil_rdata) = {v:#x}, expected {want:#x}"))),
+        None => Err(CosimError::Harness(format!("{what}: the harness did not report register {name}"))),
+    }
+}
+
+/// fptgen's version as the `VERSION` register holds it.
+fn version() -> u64 {
+    let v: Vec<u64> = crate::VERSION.split('.').map(|s| s.parse().unwrap_or(0)).collect();
+    v.first().copied().unwrap_or(0) << 16 | v.get(1).copied().unwrap_or(0) << 8 | v.get(2).copied().unwrap_or(0)
+}
+
+/// Inference through the wrapper of the design in `dir` (generated with
+/// `a`): [`crate::cosim::run`]'s checks plus TLAST on every output
+/// transfer and the describing registers against the model. The measured
+/// cycles are comparable with the prediction only when every beat is one
+/// transfer (`a.in_k == a.out_k == 1`).
+pub fn run(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, vectors: usize, seed: u64) -> Result<CosimResult, CosimError> {
+    let inputs = stimulus(net, vectors, seed);
+    let (r, stdout) = crate::cosim::run_harness(dir, plan, net, &inputs, seed, None, BuildKind::Axi)?;
+    if r.first_mismatch.is_some() {
+        return Ok(r);
+    }
+    let regs = registers(&stdout);
+    let m = net.model();
+    let what = "AXI4-Lite";
+    let (xf, yf) = (m.input_format, m.output_format());
+    expect_reg(&regs, "ID", 0x4650_5447, what)?;
+    expect_reg(&regs, "VERSION", version(), what)?;
+    expect_reg(&regs, "INPUTS", m.input_len() as u64, what)?;
+    expect_reg(&regs, "OUTPUTS", m.output_len() as u64, what)?;
+    let formats = u64::from(xf.width()) | u64::from(yf.width()) << 8 | u64::from(xf.signed()) << 16 | u64::from(yf.signed()) << 17;
+    expect_reg(&regs, "FORMATS", formats, what)?;
+    expect_reg(&regs, "BATCH", u64::from(a.batch), what)?;
+    let kind = match &m.training {
+        None => 0,
+        Some(t) if t.rule == fptgen_sim::model::Rule::Es => 1,
+        Some(_) => 2,
+    };
+    let tensors: u64 = if kind == 0 { 0 } else { m.layers.iter().map(|l| l.kind().tensors().iter().filter(|t| t.trainable).count() as u64).sum() };
+    expect_reg(&regs, "TRAINER", kind | tensors << 8, what)?;
+    if !stdout.lines().any(|l| l == "DRIVER check=0") {
+        return Err(mismatch(format!("{what}: the C driver's check of the registers failed:\n{stdout}")));
+    }
+    Ok(r)
+}
+
+/// What a training co-simulation through the wrapper checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AxiTrainResult {
+    /// Parameters written through the weight windows and read back.
+    pub written: usize,
+    /// Answers compared exactly (before the start, after the end).
+    pub answers: usize,
+    /// Answers during training, each matched to a committed state.
+    pub answers_during: usize,
+    /// Pauses the harness saw (STATUS).
+    pub pauses: usize,
+    /// Event counters compared (EVENTS0..2).
+    pub events: [u64; 3],
+    /// Trainable parameters compared at the end.
+    pub final_params: usize,
+    /// Cycles from the start to done, per run.
+    pub cycles: Vec<u64>,
+}
+
+impl AxiTrainResult {
+    /// The one-line summary `fptgen cosim --axi --train` prints.
+    pub fn summary(&self) -> String {
+        format!(
+            "AXI: parameters written and read back {} | events {:?} | answers {} exact, {} during training | pauses {} | final parameters {} | cycles {:?}",
+            self.written, self.events, self.answers, self.answers_during, self.pauses, self.final_params, self.cycles
+        )
+    }
+}
+
+/// Random initial codes for every trainable tensor of `plan` (within each
+/// tensor's clamp range), as parameters of the model and as the memory
+/// images the harness writes (`sim/run/<image>.load`).
+fn new_params(net: &Network, plan: &NetworkPlan, seed: u64) -> (Params, Vec<crate::render::GeneratedFile>, usize) {
+    let model = net.model();
+    let mut params = net.params().clone();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xa11c_e5ed);
+    let mut files = Vec::new();
+    let mut count = 0;
+    for lp in &plan.layers {
+        let Some(k) = model.layers.iter().position(|l| l.name == lp.name) else { continue };
+        for m in lp.trainable() {
+            let f = m.raw_format;
+            let (lo, hi) = (m.range.0.max(f.min_raw()), m.range.1.min(f.max_raw()));
+            let t = &mut params.layers[k].tensors[m.tensor];
+            for v in t.iter_mut() {
+                *v = rng.random_range(lo..=hi);
+            }
+            count += m.mem.depth * m.mem.cols;
+            let base = m.mem.file.rsplit('/').next().unwrap_or(&m.mem.file).to_string();
+            files.push(crate::render::GeneratedFile::text(format!("sim/run/{base}.load"), m.image(t)));
+        }
+    }
+    (params, files, count)
+}
+
+/// One parsed log of the AXI training harness.
+#[derive(Debug, Default)]
+struct AxiLog {
+    answers: Vec<crate::cosim_train::Answer>,
+    during: Vec<(usize, (u64, u64), (u64, u64), String)>,
+    held: Option<i64>,
+    pauses: usize,
+    regs: HashMap<String, u64>,
+}
+
+fn parse_log(text: &str) -> Result<AxiLog, CosimError> {
+    let mut log = AxiLog { regs: registers(text), ..Default::default() };
+    for (n, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let bad = || CosimError::Harness(format!("AXI training log line {}: cannot parse {line:?}", n + 1));
+        let num = |i: usize| -> Result<u64, CosimError> { f.get(i).and_then(|x| x.parse().ok()).ok_or_else(bad) };
+        match f.first().copied() {
+            Some("A") => log.answers.push((num(1)? as usize, num(2)?, num(3)?, f.get(4).ok_or_else(bad)?.to_string())),
+            Some("T") => log.during.push((num(1)? as usize, (num(2)?, num(3)?), (num(4)?, num(5)?), f.get(6).ok_or_else(bad)?.to_string())),
+            Some("H") => log.held = Some(f.get(1).and_then(|x| x.parse().ok()).ok_or_else(bad)?),
+            Some("P") => log.pauses += 1,
+            Some("R") | Some("REG") => {}
+            _ => return Err(bad()),
+        }
+    }
+    Ok(log)
+}
+
+/// Training through the wrapper of the design in `dir` (generated with
+/// `a`): see the module's documentation. Runs once without interruptions
+/// and, with `opts.interrupt_permille > 0`, once with them.
+pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opts: TrainCosimOptions) -> Result<AxiTrainResult, CosimError> {
+    let t = a.trainer.as_ref().ok_or_else(|| CosimError::Harness("the design has no trainer".into()))?;
+    let dir = &std::path::absolute(dir).map_err(io(dir))?;
+    let model = net.model();
+    let training = model.training.ok_or_else(|| CosimError::Harness("the model has no training: section".into()))?;
+    let training = fptgen_sim::model::Training { iterations: opts.iterations, ..training };
+    let (inputs, targets, requests) = write_buffer(dir, net, t.m, opts.seed)?;
+    let (params, loads, written) = new_params(net, plan, opts.seed);
+    crate::output::add_files(dir, crate::output::COSIM, &loads)?;
+    let net = &Network::new(model.clone(), params)?;
+
+    let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
+    let exp = match (&plan.trainer, &plan.feedback) {
+        (Some(tp), _) => crate::cosim_train::es_expectation(net, training, buffer, tp, opts.iterations)?,
+        (None, Some(f)) => crate::cosim_feedback::expectation(net, training, buffer, f, opts.iterations)?,
+        _ => return Err(CosimError::Harness("the design has no trainer".into())),
+    };
+    let mut counts = [0u64; 3];
+    let mut last_loss = 0u64;
+    for e in &exp.events {
+        match e {
+            Event::Loss { loss, .. } => {
+                counts[0] += 1;
+                last_loss = u64::from(*loss);
+            }
+            Event::Base { loss, .. } => {
+                counts[1] += 1;
+                last_loss = u64::from(*loss);
+            }
+            Event::Update { .. } => counts[2] += 1,
+            Event::Delta { .. } => counts[0] += 1,
+            Event::Write { .. } => counts[1] += 1,
+        }
+    }
+    // The committed states in order: before each change, and the end.
+    let mut states: Vec<((u64, u64), Params)> = Vec::new();
+    let mut p = net.params().clone();
+    for (key, list) in &exp.changes {
+        states.push((*key, p.clone()));
+        for &(r, v) in list {
+            r.set(&mut p, v);
+        }
+    }
+    states.push(((opts.iterations, 0), p));
+
+    build(dir, BuildKind::AxiTrain)?;
+    let exe = dir.join(BuildKind::AxiTrain.exe(&plan.name));
+    let run_dir = dir.join("sim/run");
+    let mut result = AxiTrainResult { written, events: counts, ..Default::default() };
+    let rates: &[u32] = if opts.interrupt_permille > 0 { &[0, opts.interrupt_permille] } else { &[0] };
+    let yf = model.output_format();
+    let mut outputs: HashMap<(usize, usize), String> = HashMap::new();
+    for &rate in rates {
+        let what = if rate == 0 { "AXI, uninterrupted run".to_string() } else { format!("AXI, run with interruptions ({rate}/1000)") };
+        let log_path = run_dir.join(format!("axi-train-{rate}.log"));
+        for lp in &plan.layers {
+            for m in &lp.memories {
+                let path = run_dir.join(format!("{}.final", m.mem.file));
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
+                    _ => {}
+                }
+            }
+        }
+        let out = Command::new(&exe)
+            .current_dir(dir)
+            .args(["sim/run/buffer.hex", "sim/run/requests.hex"])
+            .arg(opts.seed.to_string())
+            .arg(opts.iterations.to_string())
+            .arg(rate.to_string())
+            .arg(&log_path)
+            .output()
+            .map_err(io(&exe))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        if let Some(m) = stdout.lines().find(|l| l.starts_with("MISMATCH")) {
+            return Err(mismatch(format!("{what}: {m}")));
+        }
+        let Some(res) = stdout.lines().find(|l| l.starts_with("RESULT ")).filter(|_| out.status.success()) else {
+            return Err(CosimError::Harness(format!(
+                "AXI training harness exit {:?}\n{}{}",
+                out.status.code(),
+                stdout,
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        };
+        if let Some(c) = res.split_whitespace().find_map(|kv| kv.strip_prefix("cycles=")).and_then(|v| v.parse().ok()) {
+            result.cycles.push(c);
+        }
+        let log = parse_log(&std::fs::read_to_string(&log_path).map_err(io(&log_path))?)?;
+
+        // Registers after the end.
+        expect_reg(&log.regs, "STATUS", 0b1100, &what)?;
+        expect_reg(&log.regs, "ITERATIONS", opts.iterations, &what)?;
+        expect_reg(&log.regs, "ITERATION", opts.iterations, &what)?;
+        expect_reg(&log.regs, "EVENTS0", counts[0], &what)?;
+        expect_reg(&log.regs, "EVENTS1", counts[1], &what)?;
+        expect_reg(&log.regs, "LOADED", (t.m * t.words) as u64, &what)?;
+        if !t.feedback {
+            expect_reg(&log.regs, "EVENTS2", counts[2], &what)?;
+            expect_reg(&log.regs, "LAST_LOSS", last_loss, &what)?;
+        }
+
+        // Answers before the start and after the end, exactly.
+        result.answers += check_answers(net, &exp.changes, &log.answers, &requests, opts.iterations, &what)?;
+        // Answers during training: one of the states between the polls.
+        for (r, lo, hi, got) in &log.during {
+            let mut seen = Vec::new();
+            let mut ok = false;
+            for (k, (key, p)) in states.iter().enumerate() {
+                if key < lo || key > hi {
+                    continue;
+                }
+                let want = match outputs.get(&(*r, k)) {
+                    Some(w) => w.clone(),
+                    None => {
+                        let n = Network::new(model.clone(), p.clone())?;
+                        let w = hex(&n.infer(&requests[*r])?, yf);
+                        outputs.insert((*r, k), w.clone());
+                        w
+                    }
+                };
+                if &want == got {
+                    ok = true;
+                    break;
+                }
+                seen.push(format!("{key:?}: {want}"));
+            }
+            if !ok {
+                return Err(mismatch(format!(
+                    "{what}: request {r}, accepted between the polled states {lo:?} and {hi:?}: m_axis_tdata = {got}, which no committed parameters in between give ({})",
+                    if seen.is_empty() { "no state in that range".to_string() } else { seen.join(", ") }
+                )));
+            }
+            result.answers_during += 1;
+        }
+        result.pauses += log.pauses;
+
+        // The weight read during training, held until done: tensor 0, word
+        // 0, column 0 of the trained parameters.
+        if rate == 0 {
+            let held = log.held.ok_or_else(|| CosimError::Harness(format!("{what}: no weight read during training")))?;
+            let want = first_param(plan, model, &exp.final_params);
+            if Some(held) != want {
+                return Err(mismatch(format!(
+                    "{what}: the weight read issued while training was busy returned {held} (s_axil_rdata); the trained value of tensor 0 word 0 column 0 is {want:?}"
+                )));
+            }
+        }
+
+        // Every trainable tensor, read through the windows at the end.
+        result.final_params = check_final_memories(dir, plan, model, &exp.final_params, &what)?;
+    }
+    Ok(result)
+}
+
+/// The trained code at word 0, column 0 of the first trainable tensor, as
+/// the wrapper returns it (sign-extended for signed formats).
+fn first_param(plan: &NetworkPlan, model: &fptgen_sim::model::Model, params: &Params) -> Option<i64> {
+    let lp = plan.layers.iter().find(|l| !l.trainable().is_empty())?;
+    let k = model.layers.iter().position(|l| l.name == lp.name)?;
+    let m = lp.trainable()[0];
+    let v = m.index_at(0, 0).map_or(0, |i| params.layers[k].tensors[m.tensor][i]);
+    Some(v as i64)
+}

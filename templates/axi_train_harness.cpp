@@ -1,0 +1,359 @@
+{% import "macros.txt" as m -%}
+{%- let t = a.trainer.as_ref().unwrap() -%}
+/*
+{% call m::header(" *", gen) %}{% endcall %}
+ *
+ * Verilator harness of {= n.name =}'s on-chip training through its AXI wrapper
+ * {= a.module =} (fptgen cosim --axi --train). Everything goes through the
+ * register map with the generated C driver (driver/{= a.core =}_driver.c) on
+ * a simulated AXI4-Lite bus, and through the AXI4-Stream ports.
+ *
+ * usage: V{= a.module =} BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG
+ *   BUFFER.hex    {= t.m =} lines "X T": a sample's input vector and target vector, hex
+ *   REQUESTS.hex  input vectors for inference requests, one per line
+ *
+ * 1. writes every trainable tensor from sim/run/<image>.load (memory-image
+ *    format) through its weight window, reads it back and compares;
+ * 2. loads the buffer through s_axis_ld (the driver packs the samples;
+ *    random TVALID gaps) and checks LOADED;
+ * 3. sends a few requests (s_axis, m_axis with random TREADY) before the
+ *    start, starts ITERATIONS iterations, and until done: with
+ *    INTERRUPT_PERMILLE > 0 presents requests with that chance per cycle,
+ *    pauses (CONTROL) now and then and resumes; polls STATUS, ITERATION and
+ *    GROUP; without interruptions it reads a weight right after the start,
+ *    which the wrapper must hold until training is done;
+ * 4. sends a few requests after the end, reads the status registers and
+ *    every trainable tensor, writing sim/run/mem/<image>.final (as the
+ *    memories' dump in sim/train_harness.cpp).
+ * LOG lines for fptgen to compare with the simulator:
+ *   A request iteration group output        an answer before the start (0 0)
+ *                                           or after the end (ITERATIONS 0), hex
+ *   T request it0 g0 it1 g1 output          an answer during training: the
+ *                                           request was accepted between the
+ *                                           polled states (it0, g0) and (it1, g1)
+ *   H code                                  the weight read during training
+ *   P cycle / R cycle                       paused / resumed (STATUS)
+ *   REG name value                          a register after the end
+ * The last line of stdout is RESULT cycles=C requests=R.
+ */
+
+#include "harness_common.h"
+#include "axi_lite.h"
+
+#include <cstring>
+#include <deque>
+#include <tuple>
+#include <utility>
+
+using namespace harness;
+
+namespace {
+
+constexpr int kInBits = {= n.in_bits() =};
+constexpr int kOutBits = {= n.out_bits() =};
+constexpr int kInW = {= a.in_w =};
+constexpr int kOutW = {= a.out_w =};
+constexpr int kInSigned = {= a.in_signed =};
+constexpr int kOutSigned = {= a.out_signed =};
+constexpr int kInPer = {= a.in_k =};      // s_axis transfers per vector
+constexpr int kOutPer = {= a.out_k =};    // m_axis transfers per vector
+constexpr int kInBus = {= a.bus_in =};
+constexpr int kOutBus = {= a.bus_out =};
+constexpr int kLdBits = {= t.ld_bus =};
+
+// The trainable tensors: memory image, words, columns, column bits.
+struct Tensor {
+    const char* file;
+    uint32_t depth, cols, width;
+};
+const Tensor kTensors[] = {
+{%- for w in t.windows %}
+    {"{= w.file =}", {= w.depth =}, {= w.mem_cols =}, {= w.t.width =}},
+{%- endfor %}
+};
+
+int32_t code_of(const Words& v, int e, int w, int is_signed) {
+    uint64_t c = field(v, e * w, w);
+    if (is_signed && ((c >> (w - 1)) & 1)) c |= ~0ull << w;
+    return static_cast<int32_t>(c);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 7) {
+        std::fprintf(stderr, "usage: %s BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG\n", argv[0]);
+        return 3;
+    }
+    std::vector<std::pair<Words, Words>> buffer;
+    {
+        std::ifstream f(argv[1]);
+        std::string x, y;
+        while (f >> x >> y) buffer.emplace_back(parse_hex(x, kInBits), parse_hex(y, kOutBits));
+    }
+    const std::vector<Words> requests = read_vectors(argv[2], kInBits);
+    if (buffer.size() != {= t.m =} || requests.empty()) {
+        std::fprintf(stderr, "ERROR need {= t.m =} buffer samples and at least one request (got %zu, %zu)\n", buffer.size(), requests.size());
+        return 3;
+    }
+    Rng rng(std::strtoull(argv[3], nullptr, 10));
+    const uint32_t iterations = static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
+    const int interrupt = std::atoi(argv[5]);
+    FILE* log = std::fopen(argv[6], "w");
+    if (!log) {
+        std::fprintf(stderr, "ERROR cannot write %s\n", argv[6]);
+        return 3;
+    }
+
+    Sim sim(argc, argv);
+    Top* top = sim.top;
+    const uint64_t& cycle = sim.cycle;
+    axi::idle(sim);
+    top->s_axis_tvalid = 0;
+    top->s_axis_tlast = 0;
+    top->m_axis_tready = 0;
+    top->s_axis_ld_tvalid = 0;
+    top->s_axis_ld_tlast = 0;
+    sim.reset();
+
+    // The streams, one cycle at a time: requests as kInPer transfers each,
+    // answers gathered from kOutPer transfers.
+    std::deque<size_t> inflight;       // requests accepted, not yet answered
+    std::deque<std::pair<uint32_t, uint32_t>> inflight_lo;  // the polled state before each
+    uint32_t polled_it = 0, polled_g = 0;  // the last polled (ITERATION, GROUP)
+    std::vector<std::tuple<size_t, uint32_t, uint32_t, Words>> pending;  // answered during training, awaiting the next poll
+    size_t next_req = 0;
+    int in_part = 0, out_part = 0;
+    bool presenting = false;
+    Words answer((kOutBits + 31) / 32, 0);
+    int permille = 0;     // chance per cycle of a request
+    bool training = false;  // answers are tagged with a state range
+    auto tick = [&]() {
+        if (!presenting && permille > 0 && rng.permille(permille)) presenting = true;
+        top->s_axis_tvalid = presenting;
+        if (presenting) {
+            const Words& v = requests[next_req % requests.size()];
+            const int lo = in_part * kInBus;
+            Words tr = slice(v, lo, kInBits - lo < kInBus ? kInBits - lo : kInBus);
+            tr.resize((kInBus + 31) / 32, 0);
+            set_sig(top->s_axis_tdata, tr);
+            top->s_axis_tlast = in_part == kInPer - 1;
+        }
+        top->m_axis_tready = rng.chance(70);
+        top->eval();
+        if (top->m_axis_tvalid && top->m_axis_tready) {
+            const Words tr = get_sig(top->m_axis_tdata, kOutBus);
+            for (int b = 0; b < kOutBus && out_part * kOutBus + b < kOutBits; ++b) {
+                const int p = out_part * kOutBus + b;
+                if (field(tr, b, 1)) answer[p / 32] |= 1u << (p % 32);
+            }
+            if (++out_part == kOutPer) {
+                out_part = 0;
+                if (inflight.empty()) {
+                    std::printf("ERROR an answer without a request at cycle %llu\n", static_cast<unsigned long long>(cycle));
+                    std::exit(1);
+                }
+                const size_t r = inflight.front();
+                const auto lo = inflight_lo.front();
+                inflight.pop_front();
+                inflight_lo.pop_front();
+                if (training) {
+                    pending.emplace_back(r, lo.first, lo.second, answer);
+                } else {
+                    std::fprintf(log, "A %zu %u %u %s\n", r, lo.first, lo.second, to_hex(answer, kOutBits).c_str());
+                }
+                answer.assign(answer.size(), 0);
+            }
+        }
+        if (top->s_axis_tvalid && top->s_axis_tready) {
+            if (++in_part == kInPer) {
+                in_part = 0;
+                inflight.push_back(next_req % requests.size());
+                inflight_lo.emplace_back(polled_it, polled_g);
+                ++next_req;
+                presenting = false;
+            }
+        }
+    };
+    auto run = [&](int cycles) {
+        for (int i = 0; i < cycles; ++i) {
+            tick();
+            sim.edge();
+        }
+    };
+    axi::Bus bus{&sim, tick};
+    {= a.core =}_dev dev = axi::device(bus);
+    if ({= a.core =}_check(&dev) != 0) {
+        std::printf("MISMATCH signal=s_axil_rdata: the ID, VERSION, INPUTS or OUTPUTS register differs from the driver's header\n");
+        return 1;
+    }
+
+    // 1. The initial weights, written and read back.
+    for (unsigned k = 0; k < sizeof kTensors / sizeof kTensors[0]; ++k) {
+        const Tensor& x = kTensors[k];
+        const std::string path = std::string("sim/run/") + (std::strrchr(x.file, '/') + 1) + ".load";
+        const std::vector<Words> image = read_vectors(path.c_str(), static_cast<int>(x.cols * x.width));
+        if (image.size() != x.depth) {
+            std::fprintf(stderr, "ERROR %s has %zu words, expected %u\n", path.c_str(), image.size(), x.depth);
+            return 3;
+        }
+        std::vector<int32_t> codes;
+        for (uint32_t w = 0; w < x.depth; ++w) {
+            for (uint32_t c = 0; c < x.cols; ++c) codes.push_back(static_cast<int32_t>(field(image[w], static_cast<int>(c * x.width), static_cast<int>(x.width))));
+        }
+        {= a.core =}_write_tensor(&dev, k, codes.data());
+        std::vector<int32_t> back({= a.core =}_tensor_size(k));
+        {= a.core =}_read_tensor(&dev, k, back.data());
+        const uint32_t mask = x.width >= 32 ? 0xffffffffu : (1u << x.width) - 1;
+        for (size_t i = 0; i < codes.size(); ++i) {
+            if ((static_cast<uint32_t>(back[i]) & mask) != (static_cast<uint32_t>(codes[i]) & mask)) {
+                std::printf("MISMATCH signal=s_axil_rdata tensor=%u (%s) word=%zu column=%zu read 0x%x after writing 0x%x\n", k, x.file,
+                            i / x.cols, i % x.cols, static_cast<uint32_t>(back[i]) & mask, static_cast<uint32_t>(codes[i]) & mask);
+                return 1;
+            }
+        }
+    }
+
+    // 2. The buffer, through s_axis_ld with random gaps.
+    std::vector<int32_t> xs, ts;
+    for (const auto& s : buffer) {
+        for (int e = 0; e < {= a.inputs =}; ++e) xs.push_back(code_of(s.first, e, kInW, kInSigned));
+        for (int e = 0; e < {= a.outputs =}; ++e) ts.push_back(code_of(s.second, e, kOutW, kOutSigned));
+    }
+    std::vector<uint8_t> scratch(buffer.size() * {= a.upper() =}_LD_WORDS * {= a.upper() =}_LD_BYTES);
+    struct Loader {
+        Sim* sim;
+        Rng* rng;
+        std::function<void()>* tick;
+    } loader{&sim, &rng, &bus.tick};
+    auto send = [](const uint8_t* data, size_t bytes, void* ctx) -> int {
+        Loader* l = static_cast<Loader*>(ctx);
+        Top* t = l->sim->top;
+        const size_t n = bytes / {= a.upper() =}_LD_BYTES;
+        for (size_t k = 0; k < n;) {
+            Words w((kLdBits + 31) / 32, 0);
+            for (int b = 0; b < kLdBits; ++b) {
+                if ((data[k * {= a.upper() =}_LD_BYTES + b / 8] >> (b % 8)) & 1) w[b / 32] |= 1u << (b % 32);
+            }
+            set_sig(t->s_axis_ld_tdata, w);
+            t->s_axis_ld_tlast = (k + 1) % {= a.upper() =}_LD_WORDS == 0;
+            t->s_axis_ld_tvalid = l->rng->permille(700);
+            (*l->tick)();
+            const bool fire = t->s_axis_ld_tvalid && t->s_axis_ld_tready;
+            l->sim->edge();
+            if (fire) ++k;
+        }
+        t->s_axis_ld_tvalid = 0;
+        return 0;
+    };
+    if ({= a.core =}_load_buffer(&dev, xs.data(), ts.data(), buffer.size(), send, &loader, scratch.data()) != 0) {
+        std::printf("MISMATCH signal=LOADED: the sample-load stream did not take %zu transfers\n", buffer.size() * {= a.upper() =}_LD_WORDS);
+        return 1;
+    }
+
+    // 3. Requests before the start, then training.
+    if (interrupt > 0) {
+        permille = 500;
+        run(20);
+        permille = 0;
+        while (!inflight.empty() || presenting || in_part || out_part) run(1);
+    }
+    const uint64_t start_cycle = cycle;
+    training = true;
+    {= a.core =}_start(&dev, iterations);
+    permille = interrupt;
+    if (interrupt == 0) {
+        // A weight read while busy: served only when training is done.
+        const int32_t h = {= a.core =}_read_param(&dev, 0, 0, 0);
+        if (({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_DONE) == 0) {
+            std::printf("MISMATCH signal=s_axil_rvalid: a weight read was answered while training was busy (STATUS 0x%x)\n", {= a.core =}_status(&dev));
+            return 1;
+        }
+        std::fprintf(log, "H %d\n", h);
+    }
+    bool paused = false;
+    uint64_t resume_at = 0;
+    const uint64_t limit = {= iteration_cycles =}ull * (iterations + 1) * 64 + 1000000;
+    for (;;) {
+        if (cycle - start_cycle > limit) {
+            std::printf("TIMEOUT after %llu cycles (iteration %u)\n", static_cast<unsigned long long>(cycle - start_cycle), polled_it);
+            return 2;
+        }
+        // Answers so far were accepted before this poll: its state bounds
+        // theirs from above. ITERATION is read before and after GROUP, so
+        // (it1, g) and (it2, g) bound the state during the poll.
+        std::vector<std::tuple<size_t, uint32_t, uint32_t, Words>> answered;
+        answered.swap(pending);
+        const uint32_t status = {= a.core =}_status(&dev);
+        const uint32_t it1 = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
+        const uint32_t g = {= a.core =}_read(&dev, {= a.upper() =}_REG_GROUP);
+        const uint32_t it2 = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
+        for (const auto& p : answered) {
+            std::fprintf(log, "T %zu %u %u %u %u %s\n", std::get<0>(p), std::get<1>(p), std::get<2>(p), it2, g, to_hex(std::get<3>(p), kOutBits).c_str());
+        }
+        // Requests accepted from now on are at or after this state.
+        polled_it = it2;
+        polled_g = it1 == it2 ? g : 0;
+        const bool now_paused = (status & {= a.upper() =}_STATUS_PAUSED) != 0;
+        if (now_paused != paused) {
+            paused = now_paused;
+            std::fprintf(log, "%c %llu\n", paused ? 'P' : 'R', static_cast<unsigned long long>(cycle));
+            if (paused) resume_at = cycle + 1 + rng.next() % 200;
+        }
+        if (status & {= a.upper() =}_STATUS_DONE) break;
+        if (interrupt > 0) {
+            if (paused && cycle >= resume_at) {= a.core =}_resume(&dev);
+            else if (!paused && (status & {= a.upper() =}_STATUS_BUSY) && rng.permille(interrupt * 4)) {= a.core =}_pause(&dev);
+            else run(1 + static_cast<int>(rng.next() % 8));
+        }
+    }
+    permille = 0;
+    while (!inflight.empty() || presenting || in_part || out_part) run(1);
+    const uint32_t final_it = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
+    for (const auto& p : pending) {
+        std::fprintf(log, "T %zu %u %u %u %u %s\n", std::get<0>(p), std::get<1>(p), std::get<2>(p), final_it, 0u, to_hex(std::get<3>(p), kOutBits).c_str());
+    }
+    pending.clear();
+    training = false;
+    const uint64_t end_cycle = cycle;
+
+    // 4. Requests after the end, answered with the trained weights.
+    polled_it = final_it;
+    polled_g = 0;
+    if (interrupt > 0) {
+        permille = 500;
+        run(20);
+        permille = 0;
+        while (!inflight.empty() || presenting || in_part || out_part) run(1);
+    }
+{%- for r in a.regs %}{% if r.offset >= 0x44 %}
+    std::fprintf(log, "REG {= r.name =} %u\n", {= a.core =}_read(&dev, {= a.upper() =}_REG_{= r.name =}));
+{%- endif %}{% endfor %}
+    for (unsigned k = 0; k < sizeof kTensors / sizeof kTensors[0]; ++k) {
+        const Tensor& x = kTensors[k];
+        std::vector<int32_t> codes({= a.core =}_tensor_size(k));
+        {= a.core =}_read_tensor(&dev, k, codes.data());
+        const std::string path = std::string("sim/run/") + x.file + ".final";
+        FILE* f = std::fopen(path.c_str(), "w");
+        if (!f) {
+            std::fprintf(stderr, "ERROR cannot write %s\n", path.c_str());
+            return 3;
+        }
+        for (uint32_t w = 0; w < x.depth; ++w) {
+            const int bits = static_cast<int>(x.cols * x.width);
+            Words word((bits + 31) / 32, 0);
+            for (uint32_t c = 0; c < x.cols; ++c) {
+                for (uint32_t b = 0; b < x.width; ++b) {
+                    const int p = static_cast<int>(c * x.width + b);
+                    if ((static_cast<uint32_t>(codes[w * x.cols + c]) >> b) & 1u) word[p / 32] |= 1u << (p % 32);
+                }
+            }
+            std::fprintf(f, "%s\n", to_hex(word, bits).c_str());
+        }
+        std::fclose(f);
+    }
+    std::fclose(log);
+    sim.finish();
+    std::printf("RESULT cycles=%llu requests=%zu\n", static_cast<unsigned long long>(end_cycle - start_cycle), next_req);
+    return 0;
+}
