@@ -174,7 +174,7 @@ localparam integer LAST_J_I = P - 1;
 localparam [JW-1:0] LAST_J = LAST_J_I[JW-1:0];
 localparam integer LAST_M_I = M - 1;
 localparam [MW-1:0] LAST_M = LAST_M_I[MW-1:0];
-localparam integer SV_W = 32;
+localparam integer SV_W = clog2(SERVE_MAX);   // requests served at this boundary: 0..SERVE_MAX - 1
 localparam integer LWW = 8;                     // LOSS_WAIT counter
 localparam integer LAST_WAIT_I = LOSS_WAIT - 1;
 localparam [LWW-1:0] LAST_WAIT = LAST_WAIT_I[LWW-1:0];
@@ -235,10 +235,16 @@ wire           draws = !(antithetic && odd);
 wire           accumulates = !(antithetic && !odd);
 wire           write_pass = state_reg == S_PERTURB || state_reg == S_UPDATE;
 
-assign ext_mode = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED ||
-                  state_reg == S_SERVE || state_reg == S_DRAIN;
-assign ext_accept = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED ||
-                    state_reg == S_SERVE;
+// The arbitration flags of the state, registered with it (decoded from
+// state_next), so that the stream handshakes start at a flip-flop.
+reg ext_mode_reg, ext_accept_reg;
+wire ext_mode_next = state_next == S_IDLE || state_next == S_DONE || state_next == S_PAUSED ||
+                     state_next == S_SERVE || state_next == S_DRAIN;
+wire ext_accept_next = state_next == S_IDLE || state_next == S_DONE || state_next == S_PAUSED ||
+                       state_next == S_SERVE;
+
+assign ext_mode = ext_mode_reg;
+assign ext_accept = ext_accept_reg;
 assign ld_enable = state_reg == S_IDLE || state_reg == S_DONE || state_reg == S_PAUSED;
 
 assign st_busy = busy_reg;
@@ -470,6 +476,8 @@ end
 always @(posedge clk) begin
     if (rst) begin
         state_reg <= S_IDLE;
+        ext_mode_reg <= 1'b1;
+        ext_accept_reg <= 1'b1;
         after_reg <= S_IDLE;
         iter_reg <= 32'd0;
         iters_reg <= 32'd0;
@@ -492,6 +500,8 @@ always @(posedge clk) begin
         outstanding_reg <= 16'd0;
     end else begin
         state_reg <= state_next;
+        ext_mode_reg <= ext_mode_next;
+        ext_accept_reg <= ext_accept_next;
         after_reg <= after_next;
         iter_reg <= iter_next;
         iters_reg <= iters_next;
