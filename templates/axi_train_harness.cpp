@@ -81,29 +81,14 @@ int32_t code_of(const Words& v, int e, int w, int is_signed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 7) {
-        std::fprintf(stderr, "usage: %s BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG\n", argv[0]);
-        return 3;
-    }
-    std::vector<std::pair<Words, Words>> buffer;
-    {
-        std::ifstream f(argv[1]);
-        std::string x, y;
-        while (f >> x >> y) buffer.emplace_back(parse_hex(x, kInBits), parse_hex(y, kOutBits));
-    }
-    const std::vector<Words> requests = read_vectors(argv[2], kInBits);
-    if (buffer.size() != {= t.m =} || requests.empty()) {
-        std::fprintf(stderr, "ERROR need {= t.m =} buffer samples and at least one request (got %zu, %zu)\n", buffer.size(), requests.size());
-        return 3;
-    }
-    Rng rng(std::strtoull(argv[3], nullptr, 10));
-    const uint32_t iterations = static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
-    const int interrupt = std::atoi(argv[5]);
-    FILE* log = std::fopen(argv[6], "w");
-    if (!log) {
-        std::fprintf(stderr, "ERROR cannot write %s\n", argv[6]);
-        return 3;
-    }
+    TrainArgs args;
+    if (!parse_train_args(argc, argv, {= t.m =}, kInBits, kOutBits, args)) return 3;
+    const std::vector<std::pair<Words, Words>>& buffer = args.buffer;
+    const std::vector<Words>& requests = args.requests;
+    Rng rng(args.seed);
+    const uint32_t iterations = args.iterations;
+    const int interrupt = args.interrupt;
+    FILE* log = args.log;
 
     Sim sim(argc, argv);
     Top* top = sim.top;

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace harness {
@@ -150,6 +151,45 @@ struct Rng {
     bool chance(int percent) { return static_cast<int>(next() % 100) < percent; }
     bool permille(int p) { return static_cast<int>(next() % 1000) < p; }
 };
+
+// The training harnesses' arguments: BUFFER.hex REQUESTS.hex SEED
+// ITERATIONS INTERRUPT_PERMILLE LOG.
+struct TrainArgs {
+    std::vector<std::pair<Words, Words>> buffer;  // M (input, target) pairs
+    std::vector<Words> requests;                  // inference requests
+    uint64_t seed = 0;
+    uint32_t iterations = 0;
+    int interrupt = 0;                            // per mille per cycle
+    FILE* log = nullptr;
+};
+
+// Reads the arguments, or prints why not and returns false (the harness
+// then exits 3): the buffer must hold m samples, the requests at least one.
+inline bool parse_train_args(int argc, char** argv, size_t m, int in_bits, int out_bits, TrainArgs& a) {
+    if (argc < 7) {
+        std::fprintf(stderr, "usage: %s BUFFER.hex REQUESTS.hex SEED ITERATIONS INTERRUPT_PERMILLE LOG\n", argv[0]);
+        return false;
+    }
+    {
+        std::ifstream f(argv[1]);
+        std::string x, t;
+        while (f >> x >> t) a.buffer.emplace_back(parse_hex(x, in_bits), parse_hex(t, out_bits));
+    }
+    a.requests = read_vectors(argv[2], in_bits);
+    if (a.buffer.size() != m || a.requests.empty()) {
+        std::fprintf(stderr, "ERROR need %zu buffer samples and at least one request (got %zu, %zu)\n", m, a.buffer.size(), a.requests.size());
+        return false;
+    }
+    a.seed = std::strtoull(argv[3], nullptr, 10);
+    a.iterations = static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
+    a.interrupt = std::atoi(argv[5]);
+    a.log = std::fopen(argv[6], "w");
+    if (!a.log) {
+        std::fprintf(stderr, "ERROR cannot write %s\n", argv[6]);
+        return false;
+    }
+    return true;
+}
 
 // The design under its clock: `cycle` counts rising edges.
 struct Sim {

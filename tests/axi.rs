@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{fptgen, require, root, untrained_copy};
+use common::{fptgen, require, root, run_with_stubs, untrained_copy};
 
 /// The number after `key ` in `line`.
 fn after(line: &str, key: &str) -> i64 {
@@ -221,18 +221,8 @@ close $log
 fn package_ip_tcl_packages_the_wrapper_with_its_interfaces() {
     require("tclsh");
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("stubs.tcl"), STUBS).expect("stubs");
     for out in designs(dir.path()) {
-        let o = Command::new("tclsh")
-            .arg(dir.path().join("stubs.tcl"))
-            .arg(out.join("vivado/package_ip.tcl"))
-            .env("STUB_LOG", dir.path().join("calls.log"))
-            .current_dir(dir.path())
-            .output()
-            .expect("tclsh");
-        assert!(o.status.success(), "tclsh failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-        let log = std::fs::read_to_string(dir.path().join("calls.log")).expect("calls.log");
-        let calls: Vec<Vec<String>> = log.lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect();
+        let (log, calls) = run_with_stubs(dir.path(), STUBS, &out.join("vivado/package_ip.tcl"));
         let names: Vec<&str> = calls.iter().map(|c| c[0].as_str()).collect();
         let pos = |n: &str| names.iter().position(|c| *c == n).unwrap_or_else(|| panic!("{n} in {log}"));
         // The order that matters: a project with the sources, packaged,

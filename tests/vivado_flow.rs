@@ -10,10 +10,9 @@
 //! without it.
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{fptgen, require, root};
+use common::{fptgen, require, root, run_with_stubs};
 
 const STUBS: &str = r#"
 set log [open $::env(STUB_LOG) w]
@@ -36,18 +35,8 @@ fn flow(example: &str) {
     let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "-o", "out"], dir.path());
     assert_eq!(code, 0, "{err}");
     let out = dir.path().join("out");
-    std::fs::write(dir.path().join("stubs.tcl"), STUBS).expect("stubs");
     // Run from elsewhere: the script must find its own directory.
-    let o = Command::new("tclsh")
-        .arg(dir.path().join("stubs.tcl"))
-        .arg(out.join("vivado/build.tcl"))
-        .env("STUB_LOG", dir.path().join("calls.log"))
-        .current_dir(dir.path())
-        .output()
-        .expect("tclsh");
-    assert!(o.status.success(), "tclsh failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    let log = std::fs::read_to_string(dir.path().join("calls.log")).expect("calls.log");
-    let calls: Vec<Vec<String>> = log.lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect();
+    let (log, calls) = run_with_stubs(dir.path(), STUBS, &out.join("vivado/build.tcl"));
     let names: Vec<&str> = calls.iter().map(|c| c[0].as_str()).filter(|c| *c != "get_ports").collect();
     assert_eq!(
         names,

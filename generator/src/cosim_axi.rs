@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
 use fptgen_sim::network::Network;
 use fptgen_sim::train::eval::Buffer;
@@ -27,15 +26,11 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::axi::AxiPlan;
 use crate::cosim::{build, stimulus, BuildKind, CosimError, CosimResult};
-use crate::cosim_train::{check_answers, check_final_memories, hex, write_buffer, Event, TrainCosimOptions};
+use crate::cosim_train::{check_answers, check_final_memories, hex, io, run_harness, write_buffer, Event, TrainCosimOptions};
 use crate::plan::NetworkPlan;
 
 fn mismatch(msg: String) -> CosimError {
     CosimError::Mismatch(msg)
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CosimError + '_ {
-    move |err| CosimError::Io { path: path.to_path_buf(), err }
 }
 
 /// The `REG NAME VALUE` lines of a harness's output.
@@ -240,24 +235,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opt
     for &rate in rates {
         let what = if rate == 0 { "AXI, uninterrupted run".to_string() } else { format!("AXI, run with interruptions ({rate}/1000)") };
         let log_path = run_dir.join(format!("axi-train-{rate}.log"));
-        for lp in &plan.layers {
-            for m in &lp.memories {
-                let path = run_dir.join(format!("{}.final", m.mem.file));
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
-                    _ => {}
-                }
-            }
-        }
-        let out = Command::new(&exe)
-            .current_dir(dir)
-            .args(["sim/run/buffer.hex", "sim/run/requests.hex"])
-            .arg(opts.seed.to_string())
-            .arg(opts.iterations.to_string())
-            .arg(rate.to_string())
-            .arg(&log_path)
-            .output()
-            .map_err(io(&exe))?;
+        let out = run_harness(&exe, dir, plan, &opts, rate, &log_path)?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if let Some(m) = stdout.lines().find(|l| l.starts_with("MISMATCH")) {
             return Err(mismatch(format!("{what}: {m}")));

@@ -102,8 +102,41 @@ impl TrainCosimResult {
     }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CosimError + '_ {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CosimError + '_ {
     move |err| CosimError::Io { path: path.to_path_buf(), err }
+}
+
+/// Runs the training harness `exe` (its build in `dir`) once on the
+/// buffer and requests in `sim/run/`, with inference requests at `rate`
+/// per mille per cycle, logging to `log_path`; first removes the final
+/// memory dumps of an earlier run, which must not pass for this one's.
+pub(crate) fn run_harness(
+    exe: &Path,
+    dir: &Path,
+    plan: &NetworkPlan,
+    opts: &TrainCosimOptions,
+    rate: u32,
+    log_path: &Path,
+) -> Result<std::process::Output, CosimError> {
+    let run_dir = dir.join("sim/run");
+    for lp in &plan.layers {
+        for m in &lp.memories {
+            let path = run_dir.join(format!("{}.final", m.mem.file));
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
+                _ => {}
+            }
+        }
+    }
+    Command::new(exe)
+        .current_dir(dir)
+        .args(["sim/run/buffer.hex", "sim/run/requests.hex"])
+        .arg(opts.seed.to_string())
+        .arg(opts.iterations.to_string())
+        .arg(rate.to_string())
+        .arg(log_path)
+        .output()
+        .map_err(io(exe))
 }
 
 pub(crate) fn hex(vals: &[i128], f: fptgen_sim::fixed::Format) -> String {
@@ -280,25 +313,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     let rates: &[u32] = if opts.interrupt_permille > 0 { &[0, opts.interrupt_permille] } else { &[0] };
     for &rate in rates {
         let log_path = run_dir.join(format!("train-{rate}.log"));
-        // The final memories of an earlier run must not pass for this one's.
-        for lp in &plan.layers {
-            for m in &lp.memories {
-                let path = run_dir.join(format!("{}.final", m.mem.file));
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
-                    _ => {}
-                }
-            }
-        }
-        let out = Command::new(&exe)
-            .current_dir(dir)
-            .args(["sim/run/buffer.hex", "sim/run/requests.hex"])
-            .arg(opts.seed.to_string())
-            .arg(opts.iterations.to_string())
-            .arg(rate.to_string())
-            .arg(&log_path)
-            .output()
-            .map_err(io(&exe))?;
+        let out = run_harness(&exe, dir, plan, &opts, rate, &log_path)?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() || !stdout.lines().any(|l| l.starts_with("RESULT ")) {
             return Err(CosimError::Harness(format!(

@@ -26,6 +26,25 @@ pub fn require(tool: &str) {
     assert!(ok, "{tool} is not installed: run `bash tests/run.sh` (it installs it) or `apt-get install {tool}`");
 }
 
+/// Runs the generated Tcl `script` under tclsh in `dir` after `stubs`
+/// (Tcl that defines stand-ins for the Vivado commands, each recording its
+/// call in the file `STUB_LOG` names, and `source`s `argv[0]`); fails the
+/// test if tclsh fails. Returns the log and its calls, split into words.
+pub fn run_with_stubs(dir: &Path, stubs: &str, script: &Path) -> (String, Vec<Vec<String>>) {
+    std::fs::write(dir.join("stubs.tcl"), stubs).expect("stubs");
+    let o = Command::new("tclsh")
+        .arg(dir.join("stubs.tcl"))
+        .arg(script)
+        .env("STUB_LOG", dir.join("calls.log"))
+        .current_dir(dir)
+        .output()
+        .expect("tclsh");
+    assert!(o.status.success(), "tclsh failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let log = std::fs::read_to_string(dir.join("calls.log")).expect("calls.log");
+    let calls = log.lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect();
+    (log, calls)
+}
+
 /// Runs `fptgen check model.yaml` in `dir`, expects exit 1 with an
 /// `error: ` message, and returns stderr.
 pub fn check_fails(dir: &Path) -> String {
