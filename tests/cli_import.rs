@@ -4,7 +4,9 @@
 //! residual CNN with 1x1 convolutions, batch norms and a concat, a
 //! residual dense network, standalone Relu and Quant nodes and joins of two
 //! formats, BipolarQuant and Trunc) (made by `make_fixtures.py make`
-//! with onnx.helper and QONNX `Quant` nodes) is imported with the CLI; 1,000
+//! with onnx.helper and QONNX `Quant` nodes; and a dense network and a
+//! residual CNN with 1x1 convolutions exported by Brevitas,
+//! `make_brevitas.py make`) is imported with the CLI; 1,000
 //! seeded random inputs on the input format's grid (its extremes and zero
 //! first; images transposed to ONNX's NCHW for QONNX) run through QONNX's own executor (`make_fixtures.py run`:
 //! `qonnx.core.onnx_exec.execute_onnx`) and through `fptgen simulate` on
@@ -60,11 +62,17 @@ fn floats(path: &Path) -> (Vec<usize>, Vec<f64>) {
     }
 }
 
-/// Imports `name` and compares fptgen's simulator with QONNX on random inputs.
+/// Imports fixture `name` and compares fptgen's simulator with QONNX on random inputs.
 fn check_against_qonnx(name: &str) {
+    check_file_against_qonnx(&fixture(name), name);
+}
+
+/// Imports `file` and compares fptgen's simulator with QONNX on random
+/// inputs (`name` in the messages).
+fn check_file_against_qonnx(file: &Path, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("imported");
-    let (code, stdout, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
+    let (code, stdout, err) = fptgen(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
     assert_eq!(code, 0, "import {name}: {err}");
     assert!(stdout.contains("wrote"), "{stdout}");
     let model = fptgen_sim::model::load(&out.join("model.yaml")).unwrap();
@@ -99,7 +107,7 @@ fn check_against_qonnx(name: &str) {
     };
     write_npy(&onnx_xs, &onnx_shape, &OutValues::F64(x)).unwrap();
     let want_path = dir.path().join("qonnx.npy");
-    run_qonnx(&fixture(name), &onnx_xs, &want_path);
+    run_qonnx(file, &onnx_xs, &want_path);
     let got_path = dir.path().join("fptgen.npy");
     let (code, _, err) =
         fptgen(&["simulate", out.join("model.yaml").to_str().unwrap(), "--inputs", xs.to_str().unwrap(), "--output", got_path.to_str().unwrap()], dir.path());
@@ -137,12 +145,36 @@ fn residual_cnn_with_1x1_convs_batchnorm_and_concat_equals_qonnx() {
     check_against_qonnx("resnet");
 }
 
+/// Brevitas's own export (`make_brevitas.py make`: QuantIdentity,
+/// QuantLinear with Int16 biases, QuantReLU, fixed-point quantizers of 4 to
+/// 8 bits) of a dense network, imported as Brevitas wrote it.
+#[test]
+fn brevitas_dense_network_equals_qonnx() {
+    check_against_qonnx("brevitas_mlp");
+}
+
+/// Brevitas's export of a residual CNN: 3x3 and 1x1 QuantConv2d (stride 1
+/// and 2), two residual additions (of two formats, and of one shared
+/// QuantIdentity), QuantReLU, max-pool, flatten, QuantLinear.
+#[test]
+fn brevitas_residual_cnn_with_1x1_convs_equals_qonnx() {
+    check_against_qonnx("brevitas_cnn");
+}
+
+/// The README's real model: a 784-64-10 network trained on MNIST with
+/// Brevitas (`examples/brevitas_mnist/`, 4-bit weights and activations,
+/// 22-bit accumulators).
+#[test]
+fn brevitas_mnist_example_equals_qonnx() {
+    check_file_against_qonnx(&root().join("examples/brevitas_mnist/mnist_dense.onnx"), "brevitas_mnist");
+}
+
 /// The imported designs are generated and co-simulated in Verilator bit
 /// for bit against the simulator, with the predicted cycles.
 #[test]
 fn imported_designs_cosimulate() {
     common::require("verilator");
-    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet", "mlp_residual", "casts_cnn", "bipolar_trunc"] {
+    for name in ["mlp_relu", "gemm_modes", "cnn", "resnet", "mlp_residual", "casts_cnn", "bipolar_trunc", "brevitas_mlp"] {
         let dir = tempfile::tempdir().unwrap();
         let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
