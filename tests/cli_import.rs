@@ -146,8 +146,9 @@ fn residual_cnn_with_1x1_convs_batchnorm_and_concat_equals_qonnx() {
 }
 
 /// Brevitas's own export (`make_brevitas.py make`: QuantIdentity,
-/// QuantLinear with Int16 biases, QuantReLU, fixed-point quantizers of 4 to
-/// 8 bits) of a dense network, imported as Brevitas wrote it.
+/// QuantLinear with Int16 biases and one without a bias, which Brevitas
+/// writes as a MatMul of a Transpose, QuantReLU, fixed-point quantizers of
+/// 4 to 8 bits) of a dense network, imported as Brevitas wrote it.
 #[test]
 fn brevitas_dense_network_equals_qonnx() {
     check_against_qonnx("brevitas_mlp");

@@ -11,15 +11,21 @@ use super::graph::Graph;
 use super::network::{Kind, Mac};
 use super::onnx::NodeProto;
 use super::quant;
-use super::lower::conv1x1;
+use super::lower::{conv1x1, transpose};
 use super::tail::{tail, Tail};
 use super::walk::{is_bipolar, is_quant, is_standard, Shape};
 
 /// A constant tensor's format, shape and codes: a `Quant` or
 /// `BipolarQuant` of a constant (QONNX's quantized weights; bipolar weights
-/// `±2^-F` in `ap_fixed<2, 2-F>`), or a constant whose values are exact in
-/// some fixed-point format.
+/// `±2^-F` in `ap_fixed<2, 2-F>`), a constant whose values are exact in
+/// some fixed-point format, or a 2-D `Transpose` of one of these (Brevitas's
+/// `QuantLinear` without a bias; [`transpose`]).
 fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<Option<(Format, Vec<usize>, Vec<i128>)>, ImportError> {
+    if let Some(t) = g.producer(name).filter(|t| is_standard(t, "Transpose")) {
+        let Some((f, shape, codes)) = quantized_constant(g, t.input.first().map_or("", String::as_str), t)? else { return Ok(None) };
+        transpose::check(t, &shape).map_err(|m| ImportError::node(g.file, t, m))?;
+        return Ok(Some((f, vec![shape[1], shape[0]], transpose::transpose(&codes, (shape[0], shape[1])))));
+    }
     if let Some((shape, values)) = g.constant(name)? {
         let f = quant::exact_format(values)
             .ok_or_else(|| ImportError::node(g.file, reader, format!("constant '{name}' is not exact in a fixed-point format of at most 64 bits")))?;

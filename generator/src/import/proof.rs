@@ -234,6 +234,28 @@ mod tests {
         assert!(err.contains("node 'bipolar_act' (BipolarQuant)") && err.contains("not exact"), "{err}");
     }
 
+    /// Brevitas's `QuantLinear` without a bias: `MatMul(x,
+    /// Transpose(Quant(W)))`, the weights transposed at import.
+    #[test]
+    fn the_transposed_weights_of_a_brevitas_export_are_proven() {
+        prove("brevitas_mlp", |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_wrong_transpose_is_refused_naming_the_node() {
+        // fc2 is '/fc2/MatMul' of Transpose(Quant(W)) (16 outputs of 24
+        // inputs): its weights read as if not transposed (W's [16, 24]
+        // codes in order, row by row of [24, 16]).
+        let err = prove("brevitas_mlp", |net| {
+            let mac = mac_of(net, "fc2");
+            let w = mac.w.clone();
+            mac.w = (0..16 * 24).map(|j| w[(j % 24) * 16 + j / 24]).collect();
+            assert_ne!(mac.w, w);
+        })
+        .unwrap_err();
+        assert!(err.contains("node '/fc2/MatMul' (MatMul)") && err.contains("not exact"), "{err}");
+    }
+
     #[test]
     fn a_wrong_batchnorm_shift_is_refused_naming_the_node() {
         let err = prove("resnet", |net| match &mut net.layers.iter_mut().find(|l| l.name == "bn1").unwrap().kind {

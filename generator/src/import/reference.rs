@@ -110,12 +110,44 @@ fn eval_node(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String
         "MaxPool" => maxpool(node, x),
         "BatchNormalization" => batchnorm(node, args),
         "Concat" => concat(node, args),
+        "Transpose" => transpose(node, x),
         "Flatten" | "Reshape" => {
             let n = x.v.len();
             Ok(Tensor { shape: vec![1, n], v: x.v.clone() })
         }
         op => Err(format!("operator {op} is not evaluated")),
     }
+}
+
+/// ONNX `Transpose`: output dimension `k` is input dimension `perm[k]`
+/// (default: the dimensions reversed).
+fn transpose(node: &NodeProto, x: &Tensor) -> Result<Tensor, String> {
+    let rank = x.shape.len();
+    let perm: Vec<usize> = match ints(node, "perm") {
+        Some(p) => p.iter().map(|&d| usize::try_from(d).ok().filter(|&d| d < rank)).collect::<Option<_>>().ok_or(format!("perm {p:?} of a rank-{rank} tensor"))?,
+        None => (0..rank).rev().collect(),
+    };
+    if perm.len() != rank || (0..rank).any(|d| !perm.contains(&d)) {
+        return Err(format!("perm {perm:?} is not a permutation of {rank} dimensions"));
+    }
+    let shape: Vec<usize> = perm.iter().map(|&d| x.shape[d]).collect();
+    // The strides of x's dimensions, C order.
+    let mut stride = vec![1; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        stride[d] = stride[d + 1] * x.shape[d + 1];
+    }
+    let v = (0..x.v.len())
+        .map(|j| {
+            // j's index in the output, dimension by dimension from the last.
+            let (mut rest, mut at) = (j, 0);
+            for k in (0..rank).rev() {
+                at += rest % shape[k] * stride[perm[k]];
+                rest /= shape[k];
+            }
+            x.v[at]
+        })
+        .collect();
+    Ok(Tensor { shape, v })
 }
 
 /// The attribute as an integer, or `default`.
@@ -444,4 +476,35 @@ fn concat(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
         }
     }
     Ok(Tensor { shape, v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{transpose, Dyadic, NodeProto, Tensor};
+    use crate::import::onnx::AttributeProto;
+
+    fn tensor(shape: &[usize]) -> Tensor {
+        let n = shape.iter().product::<usize>();
+        Tensor { shape: shape.to_vec(), v: (0..n).map(|k| Dyadic::from_f64(k as f64).unwrap()).collect() }
+    }
+
+    fn values(t: &Tensor) -> Vec<i128> {
+        t.v.iter().map(|d| d.at(0).unwrap()).collect()
+    }
+
+    #[test]
+    fn transpose_follows_perm_and_reverses_by_default() {
+        let mut node = NodeProto { op_type: "Transpose".into(), ..Default::default() };
+        // [[0, 1, 2], [3, 4, 5]] reversed: [[0, 3], [1, 4], [2, 5]].
+        let y = transpose(&node, &tensor(&[2, 3])).unwrap();
+        assert_eq!((y.shape.clone(), values(&y)), (vec![3, 2], vec![0, 3, 1, 4, 2, 5]));
+        // [2, 3, 4] with perm [1, 2, 0]: y[j][k][i] = x[i][j][k] = 12i + 4j + k.
+        node.attribute.push(AttributeProto { name: "perm".into(), ints: vec![1, 2, 0], ..Default::default() });
+        let y = transpose(&node, &tensor(&[2, 3, 4])).unwrap();
+        assert_eq!(y.shape, vec![3, 4, 2]);
+        let want: Vec<i128> = (0..24).map(|j| 12 * (j % 2) + 4 * (j / 8) + j / 2 % 4).collect();
+        assert_eq!(values(&y), want);
+        node.attribute[0].ints = vec![0, 0, 1];
+        assert!(transpose(&node, &tensor(&[2, 3, 4])).unwrap_err().contains("not a permutation"));
+    }
 }

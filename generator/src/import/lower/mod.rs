@@ -8,4 +8,5 @@ pub mod bipolar;
 pub mod cast;
 pub mod conv1x1;
 pub mod residual_add;
+pub mod transpose;
 pub mod trunc;
