@@ -150,4 +150,22 @@ void {= a.core =}_write_tensor({= a.core =}_dev *dev, unsigned tensor, const int
         for (c = 0; c < tensors[tensor].cols; ++c) {= a.core =}_write_param(dev, tensor, w, c, *codes++);
     }
 }
+
+int {= a.core =}_read_tensor_paused({= a.core =}_dev *dev, unsigned tensor, int32_t *codes, unsigned long max_polls) {
+    unsigned long polls = 0;
+    int paused_here = 0;
+    uint32_t s;
+    while (((s = {= a.core =}_status(dev)) & {= a.upper() =}_STATUS_WEIGHTS) == 0u) {
+        /* Running (or starting: a pause before the run has begun is
+         * ignored, so ask again once it is busy). */
+        if ((s & {= a.upper() =}_STATUS_BUSY) != 0u && !paused_here) {
+            {= a.core =}_pause(dev);
+            paused_here = 1;
+        }
+        if (max_polls != 0ul && ++polls >= max_polls) return -1;
+    }
+    {= a.core =}_read_tensor(dev, tensor, codes);
+    if (paused_here && ({= a.core =}_status(dev) & {= a.upper() =}_STATUS_PAUSED) != 0u) {= a.core =}_resume(dev);
+    return 0;
+}
 {%- endif %}

@@ -62,7 +62,12 @@ void {= a.core =}_resume({= a.core =}_dev *dev);
  * 0: no limit). Returns 0, or -1 on the limit. */
 int {= a.core =}_train({= a.core =}_dev *dev, uint32_t iterations, unsigned long max_polls);
 
-/* Parameter codes by tensor (training order), word and column. */
+/* Parameter codes by tensor (training order), word and column. A read is
+ * served before a start, when done, or while training is paused (STATUS
+ * {= a.upper() =}_STATUS_WEIGHTS) and waits (the bus held) while it runs; a write is
+ * served before a start or when done ({= a.upper() =}_STATUS_WEIGHTS_WRITE), waits while
+ * training runs, and is refused while it is paused (SLVERR: a bus error on
+ * most processors; nothing is written). */
 int32_t {= a.core =}_read_param({= a.core =}_dev *dev, unsigned tensor, uint32_t word, uint32_t col);
 void {= a.core =}_write_param({= a.core =}_dev *dev, unsigned tensor, uint32_t word, uint32_t col, int32_t code);
 
@@ -70,6 +75,14 @@ void {= a.core =}_write_param({= a.core =}_dev *dev, unsigned tensor, uint32_t w
 size_t {= a.core =}_tensor_size(unsigned tensor);
 void {= a.core =}_read_tensor({= a.core =}_dev *dev, unsigned tensor, int32_t *codes);
 void {= a.core =}_write_tensor({= a.core =}_dev *dev, unsigned tensor, const int32_t *codes);
+
+/* Reads a tensor during training without waiting for its end: pauses the
+ * run if it is running (the pause takes effect at the trainer's next safe
+ * point), polls STATUS until weights are readable (at most max_polls reads;
+ * 0: no limit), reads the tensor (the committed parameters) and resumes the
+ * run if this call paused it. Before a start or when done it just reads.
+ * Returns 0, or -1 on the limit (then the run may be left paused). */
+int {= a.core =}_read_tensor_paused({= a.core =}_dev *dev, unsigned tensor, int32_t *codes, unsigned long max_polls);
 {%- endif %}
 
 #ifdef __cplusplus

@@ -36,7 +36,8 @@
 #define {= a.upper() =}_STATUS_BUSY 0x1u
 #define {= a.upper() =}_STATUS_PAUSED 0x2u
 #define {= a.upper() =}_STATUS_DONE 0x4u
-#define {= a.upper() =}_STATUS_WEIGHTS 0x8u /* weights accessible (not busy) */
+#define {= a.upper() =}_STATUS_WEIGHTS 0x8u /* weights readable now: not busy, or paused */
+#define {= a.upper() =}_STATUS_WEIGHTS_WRITE 0x10u /* weights writable now: not busy */
 
 /* Sample-load stream (s_axis_ld): one transfer per buffer word */
 #define {= a.upper() =}_LD_BYTES {= t.ld_bus / 8 =}u /* TDATA bytes */

@@ -22,9 +22,12 @@
  * s_axil (AXI4-Lite slave, 32-bit data, {= a.addr_w =}-bit addresses): the register map of
  *   driver/registers.md{% if a.trainer.is_some() %} (control, status, events) and a window per trainable
  *   tensor: column c of word w at base + ((w << COL_BITS) | c) * 4, sign- or
- *   zero-extended on reads; a weight access waits until training is not
- *   busy (before a start, or done){% endif %}. One transaction at a time;
- *   responses are OKAY (unmapped addresses read 0 and ignore writes).
+ *   zero-extended on reads; a weight read is served while training is not
+ *   busy (before a start, or done) or paused, and waits otherwise; a weight
+ *   write is served while training is not busy, waits while it runs, and
+ *   is refused while it is paused (SLVERR, nothing written){% endif %}. One
+ *   transaction at a time; responses are OKAY{% if a.trainer.is_some() %} but for that refusal{% endif %}
+ *   (unmapped addresses read 0 and ignore writes).
  *
  * aresetn is active low and synchronous (the core's rst is its inverse).
  */
@@ -236,7 +239,12 @@ assign s_axil_awready = take_write;
 assign s_axil_wready = take_write;
 assign s_axil_arready = take_read;
 assign s_axil_bvalid = state_reg == S_B;
+{%- if a.trainer.is_some() %}
+reg bresp_reg;   // the write was refused (SLVERR)
+assign s_axil_bresp = {bresp_reg, 1'b0};
+{%- else %}
 assign s_axil_bresp = 2'b00;
+{%- endif %}
 assign s_axil_rvalid = state_reg == S_R;
 assign s_axil_rresp = 2'b00;
 assign s_axil_rdata = rdata_reg;
@@ -288,8 +296,13 @@ always @(*) begin
 {%- endfor %}
 end
 
-// Weights are served while training is neither busy nor starting (a start
-// drains the pipeline before the trainer raises st_busy).
+// Weights are read while training is neither busy nor starting (a start
+// drains the pipeline before the trainer raises st_busy), or is paused (the
+// memories then hold the committed parameters); written only while it is
+// neither busy nor starting (a paused ES group holds copies of its
+// parameters in registers, which a write would miss). A write while paused
+// is refused: it would otherwise hold the bus, and with it the resume,
+// forever.
 reg starting_reg;
 always @(posedge aclk) begin
     if (rst) begin
@@ -300,7 +313,10 @@ always @(posedge aclk) begin
         starting_reg <= 1'b0;
     end
 end
-wire host_ok = !st_busy && !starting_reg && !ctl_start_reg;
+wire host_wr_ok = !st_busy && !starting_reg && !ctl_start_reg;
+wire host_rd_ok = host_wr_ok || (st_paused && !ctl_start_reg);
+wire host_ok = state_reg == S_WRITE ? host_wr_ok : host_rd_ok;
+wire host_refuse = state_reg == S_WRITE && hit && st_paused;
 wire host_en = (state_reg == S_WRITE || state_reg == S_READ) && hit && host_ok;
 wire host_we = state_reg == S_WRITE;
 wire [{= t.host.data_w - 1 =}:0] host_rdata;
@@ -335,7 +351,7 @@ always @(*) begin
         {= a.addr_w - 2 =}'d{= a.reg("BATCH") / 4 =}: reg_value = TLAST_BATCH;
         {= a.addr_w - 2 =}'d{= a.reg("TRAINER") / 4 =}: reg_value = 32'h{= a.hex32("trainer") =};
 {%- if let Some(t) = a.trainer %}
-        {= a.addr_w - 2 =}'d{= a.reg("STATUS") / 4 =}: reg_value = {28'd0, host_ok, st_done, st_paused, st_busy};
+        {= a.addr_w - 2 =}'d{= a.reg("STATUS") / 4 =}: reg_value = {27'd0, host_wr_ok, host_rd_ok, st_done, st_paused, st_busy};
         {= a.addr_w - 2 =}'d{= a.reg("ITERATIONS") / 4 =}: reg_value = iterations_reg;
         {= a.addr_w - 2 =}'d{= a.reg("ITERATION") / 4 =}: reg_value = st_iteration;
         {= a.addr_w - 2 =}'d{= a.reg("GROUP") / 4 =}: reg_value = {{% if t.group_w < 32 %}{= 32 - t.group_w =}'d0, {% endif %}st_group};
@@ -358,6 +374,9 @@ always @(posedge aclk) begin
         addr_reg <= {ADDR_W{1'b0}};
         wdata_reg <= 32'd0;
         rdata_reg <= 32'd0;
+{%- if a.trainer.is_some() %}
+        bresp_reg <= 1'b0;
+{%- endif %}
     end else begin
         case (state_reg)
             S_IDLE: begin
@@ -372,8 +391,10 @@ always @(posedge aclk) begin
             end
             S_WRITE: begin
 {%- if a.trainer.is_some() %}
-                // A weight waits until training is not busy.
-                if (!hit || host_ok) begin
+                // A weight waits until training is not busy, and is
+                // refused while it is paused.
+                bresp_reg <= host_refuse;
+                if (!hit || host_ok || host_refuse) begin
                     state_reg <= S_B;
                 end
 {%- else %}

@@ -18,21 +18,37 @@
  *    random TVALID gaps) and checks LOADED;
  * 3. sends a few requests (s_axis, m_axis with random TREADY) before the
  *    start, starts ITERATIONS iterations, and until done: with
- *    INTERRUPT_PERMILLE > 0 presents requests with that chance per cycle,
- *    pauses (CONTROL) now and then and resumes; polls STATUS, ITERATION and
- *    GROUP; without interruptions it reads a weight right after the start,
- *    which the wrapper must hold until training is done;
+ *    INTERRUPT_PERMILLE > 0 presents requests with that chance per cycle
+ *    (while training runs only if an answer is one m_axis transfer, else
+ *    only while it is paused), pauses (CONTROL; the first time as soon as
+ *    a poll sees group 1 or a later iteration, so that the committed
+ *    parameters include an update) now and then and resumes; polls STATUS, ITERATION
+ *    and GROUP. A request accepted during training is tagged with the
+ *    ITERATION and GROUP of the next poll: until then TREADY is held low,
+ *    so the trainer waits at the safe point where it served the request
+ *    (it continues only when every answer has left) and the poll reads
+ *    that point's state. At every pause it reads every trainable tensor
+ *    through the windows (the committed parameters), writing
+ *    sim/run/mem/<image>.pause<n> (with the driver's read_tensor_paused,
+ *    which must not resume), and at the first one checks that a weight
+ *    write is refused (SLVERR) and changes nothing; after it, once, the
+ *    driver's read_tensor_paused while the run goes on must pause, read and
+ *    resume it. Without
+ *    interruptions it reads a weight right after the start, which the
+ *    wrapper must hold until training is done;
  * 4. sends a few requests after the end, reads the status registers and
  *    every trainable tensor, writing sim/run/mem/<image>.final (as the
  *    memories' dump in sim/train_harness.cpp).
  * LOG lines for fptgen to compare with the simulator:
  *   A request iteration group output        an answer before the start (0 0)
  *                                           or after the end (ITERATIONS 0), hex
- *   T request it0 g0 it1 g1 output          an answer during training: the
- *                                           request was accepted between the
- *                                           polled states (it0, g0) and (it1, g1)
+ *   T request iteration group output        an answer during training, tagged
+ *                                           with the state that served it
+ *   K n iteration group                     pause n: the tensors read then are
+ *                                           in sim/run/mem/<image>.pause<n>
  *   H code                                  the weight read during training
  *   P cycle / R cycle                       paused / resumed (STATUS)
+ *   Q cycle                                 the driver's read_tensor_paused returned
  *   REG name value                          a register after the end
  * The last line of stdout is RESULT cycles=C requests=R.
  */
@@ -64,13 +80,37 @@ constexpr int kLdBits = {= t.ld_bus =};
 // The trainable tensors: memory image, words, columns, column bits.
 struct Tensor {
     const char* file;
-    uint32_t depth, cols, width;
+    uint32_t depth, cols, width, base;
 };
 const Tensor kTensors[] = {
 {%- for w in t.windows %}
-    {"{= w.file =}", {= w.depth =}, {= w.mem_cols =}, {= w.t.width =}},
+    {"{= w.file =}", {= w.depth =}, {= w.mem_cols =}, {= w.t.width =}, {= a.upper() =}_{= w.upper() =}_BASE},
 {%- endfor %}
 };
+constexpr unsigned kTensorCount = sizeof kTensors / sizeof kTensors[0];
+
+// Writes tensor k's codes (word-major) as a memory image, one word per
+// line in hex (the format of the $readmemh images and of the dumps).
+bool write_image(const Tensor& x, const std::vector<int32_t>& codes, const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::fprintf(stderr, "ERROR cannot write %s\n", path.c_str());
+        return false;
+    }
+    for (uint32_t w = 0; w < x.depth; ++w) {
+        const int bits = static_cast<int>(x.cols * x.width);
+        Words word((bits + 31) / 32, 0);
+        for (uint32_t c = 0; c < x.cols; ++c) {
+            for (uint32_t b = 0; b < x.width; ++b) {
+                const int p = static_cast<int>(c * x.width + b);
+                if ((static_cast<uint32_t>(codes[w * x.cols + c]) >> b) & 1u) word[p / 32] |= 1u << (p % 32);
+            }
+        }
+        std::fprintf(f, "%s\n", to_hex(word, bits).c_str());
+    }
+    std::fclose(f);
+    return true;
+}
 
 int32_t code_of(const Words& v, int e, int w, int is_signed) {
     uint64_t c = field(v, e * w, w);
@@ -103,16 +143,25 @@ int main(int argc, char** argv) {
 
     // The streams, one cycle at a time: requests as kInPer transfers each,
     // answers gathered from kOutPer transfers.
-    std::deque<size_t> inflight;       // requests accepted, not yet answered
-    std::deque<std::pair<uint32_t, uint32_t>> inflight_lo;  // the polled state before each
-    uint32_t polled_it = 0, polled_g = 0;  // the last polled (ITERATION, GROUP)
-    std::vector<std::tuple<size_t, uint32_t, uint32_t, Words>> pending;  // answered during training, awaiting the next poll
+    // Requests accepted, not yet answered: index, the poll generation at
+    // acceptance, and the state that served it once a poll has tagged it.
+    struct Flight {
+        size_t request;
+        uint64_t gen;
+        bool tagged;
+        bool during;                   // accepted during training
+        uint32_t it, g;
+    };
+    std::deque<Flight> inflight;
+    size_t untagged = 0;               // of those, not yet tagged
+    uint64_t poll_gen = 0;             // polls begun so far
+    uint32_t polled_it = 0, polled_g = 0;  // the state outside training (before the start, after the end)
     size_t next_req = 0;
     int in_part = 0, out_part = 0;
     bool presenting = false;
     Words answer((kOutBits + 31) / 32, 0);
     int permille = 0;     // chance per cycle of a request
-    bool training = false;  // answers are tagged with a state range
+    bool training = false;  // answers are tagged by the next poll
     auto tick = [&]() {
         if (!presenting && permille > 0 && rng.permille(permille)) presenting = true;
         top->s_axis_tvalid = presenting;
@@ -124,7 +173,8 @@ int main(int argc, char** argv) {
             set_sig(top->s_axis_tdata, tr);
             top->s_axis_tlast = in_part == kInPer - 1;
         }
-        top->m_axis_tready = rng.chance(70);
+        // An answer waits until its request is tagged (see the top).
+        top->m_axis_tready = untagged == 0 && rng.chance(70);
         top->eval();
         if (top->m_axis_tvalid && top->m_axis_tready) {
             const Words tr = get_sig(top->m_axis_tdata, kOutBus);
@@ -138,23 +188,22 @@ int main(int argc, char** argv) {
                     std::printf("ERROR an answer without a request at cycle %llu\n", static_cast<unsigned long long>(cycle));
                     std::exit(1);
                 }
-                const size_t r = inflight.front();
-                const auto lo = inflight_lo.front();
+                const Flight f = inflight.front();
                 inflight.pop_front();
-                inflight_lo.pop_front();
-                if (training) {
-                    pending.emplace_back(r, lo.first, lo.second, answer);
-                } else {
-                    std::fprintf(log, "A %zu %u %u %s\n", r, lo.first, lo.second, to_hex(answer, kOutBits).c_str());
+                if (!f.tagged) {
+                    std::printf("ERROR the answer to request %zu left before its request was tagged at cycle %llu\n", f.request,
+                                static_cast<unsigned long long>(cycle));
+                    std::exit(1);
                 }
+                std::fprintf(log, "%c %zu %u %u %s\n", f.during ? 'T' : 'A', f.request, f.it, f.g, to_hex(answer, kOutBits).c_str());
                 answer.assign(answer.size(), 0);
             }
         }
         if (top->s_axis_tvalid && top->s_axis_tready) {
             if (++in_part == kInPer) {
                 in_part = 0;
-                inflight.push_back(next_req % requests.size());
-                inflight_lo.emplace_back(polled_it, polled_g);
+                inflight.push_back(Flight{next_req % requests.size(), poll_gen, !training, training, polled_it, polled_g});
+                if (training) ++untagged;
                 ++next_req;
                 presenting = false;
             }
@@ -174,7 +223,7 @@ int main(int argc, char** argv) {
     }
 
     // 1. The initial weights, written and read back.
-    for (unsigned k = 0; k < sizeof kTensors / sizeof kTensors[0]; ++k) {
+    for (unsigned k = 0; k < kTensorCount; ++k) {
         const Tensor& x = kTensors[k];
         const std::string path = std::string("sim/run/") + (std::strrchr(x.file, '/') + 1) + ".load";
         const std::vector<Words> image = read_vectors(path.c_str(), static_cast<int>(x.cols * x.width));
@@ -256,7 +305,29 @@ int main(int argc, char** argv) {
         }
         std::fprintf(log, "H %d\n", h);
     }
-    bool paused = false;
+    // A poll of ITERATION, GROUP and ITERATION: tags the requests accepted
+    // before it began (their answers are held, so the trainer still waits
+    // where it served them, and both ITERATION reads agree).
+    auto poll_state = [&](uint32_t& it, uint32_t& g) {
+        const uint64_t gen = poll_gen++;
+        const uint32_t it1 = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
+        g = {= a.core =}_read(&dev, {= a.upper() =}_REG_GROUP);
+        it = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
+        for (Flight& f : inflight) {
+            if (f.tagged || f.gen > gen) continue;
+            if (it1 != it) {
+                std::printf("MISMATCH signal=ITERATION: training moved on (iteration %u to %u) while the answer to request %zu, served during training, had not left\n",
+                            it1, it, f.request);
+                std::exit(1);
+            }
+            f.tagged = true;
+            f.it = it;
+            f.g = g;
+            --untagged;
+        }
+    };
+    bool paused = false, resuming = false, pause_asked = false, driver_paused = false;
+    unsigned pauses = 0;
     uint64_t resume_at = 0;
     const uint64_t limit = {= iteration_cycles =}ull * (iterations + 1) * 64 + 1000000;
     for (;;) {
@@ -264,47 +335,88 @@ int main(int argc, char** argv) {
             std::printf("TIMEOUT after %llu cycles (iteration %u)\n", static_cast<unsigned long long>(cycle - start_cycle), polled_it);
             return 2;
         }
-        // Answers so far were accepted before this poll: its state bounds
-        // theirs from above. ITERATION is read before and after GROUP, so
-        // (it1, g) and (it2, g) bound the state during the poll.
-        std::vector<std::tuple<size_t, uint32_t, uint32_t, Words>> answered;
-        answered.swap(pending);
         const uint32_t status = {= a.core =}_status(&dev);
-        const uint32_t it1 = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
-        const uint32_t g = {= a.core =}_read(&dev, {= a.upper() =}_REG_GROUP);
-        const uint32_t it2 = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
-        for (const auto& p : answered) {
-            std::fprintf(log, "T %zu %u %u %u %u %s\n", std::get<0>(p), std::get<1>(p), std::get<2>(p), it2, g, to_hex(std::get<3>(p), kOutBits).c_str());
-        }
-        // Requests accepted from now on are at or after this state.
-        polled_it = it2;
-        polled_g = it1 == it2 ? g : 0;
+        uint32_t it = 0, g = 0;
+        poll_state(it, g);
         const bool now_paused = (status & {= a.upper() =}_STATUS_PAUSED) != 0;
         if (now_paused != paused) {
             paused = now_paused;
+            pause_asked = false;
             std::fprintf(log, "%c %llu\n", paused ? 'P' : 'R', static_cast<unsigned long long>(cycle));
-            if (paused) resume_at = cycle + 1 + rng.next() % 200;
+            if (paused) {
+                resume_at = cycle + 1 + rng.next() % 200;
+                // The committed parameters, through the weight windows (the
+                // state polled above holds until the resume).
+                if ((status & {= a.upper() =}_STATUS_WEIGHTS) == 0 || (status & {= a.upper() =}_STATUS_WEIGHTS_WRITE) != 0) {
+                    std::printf("MISMATCH signal=STATUS: paused (0x%x) but weights are not readable, or are writable\n", status);
+                    return 1;
+                }
+                std::fprintf(log, "K %u %u %u\n", pauses, it, g);
+                for (unsigned k = 0; k < kTensorCount; ++k) {
+                    std::vector<int32_t> codes({= a.core =}_tensor_size(k));
+                    // (the driver's read during training: paused already,
+                    // it reads without resuming)
+                    if ({= a.core =}_read_tensor_paused(&dev, k, codes.data(), 1) != 0 ||
+                        ({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_PAUSED) == 0) {
+                        std::printf("MISMATCH signal=STATUS: the driver's read_tensor_paused failed or resumed a pause it did not make\n");
+                        return 1;
+                    }
+                    if (!write_image(kTensors[k], codes, std::string("sim/run/") + kTensors[k].file + ".pause" + std::to_string(pauses))) return 3;
+                    if (pauses == 0 && k == 0) {
+                        // A write while paused is refused and changes nothing.
+                        const uint32_t mask = kTensors[0].width >= 32 ? 0xffffffffu : (1u << kTensors[0].width) - 1;
+                        const int resp = axi::write_resp(sim, kTensors[0].base, static_cast<uint32_t>(codes[0]) ^ 1u, bus.tick);
+                        const uint32_t back = static_cast<uint32_t>({= a.core =}_read_param(&dev, 0, 0, 0));
+                        if (resp != 2 || (back & mask) != (static_cast<uint32_t>(codes[0]) & mask)) {
+                            std::printf("MISMATCH signal=s_axil_bresp: a weight write while paused got BRESP %d (expected 2, SLVERR) and the weight reads 0x%x after it (was 0x%x)\n",
+                                        resp, back & mask, static_cast<uint32_t>(codes[0]) & mask);
+                            return 1;
+                        }
+                    }
+                }
+                ++pauses;
+            }
         }
         if (status & {= a.upper() =}_STATUS_DONE) break;
         if (interrupt > 0) {
-            if (paused && cycle >= resume_at) {= a.core =}_resume(&dev);
-            else if (!paused && (status & {= a.upper() =}_STATUS_BUSY) && rng.permille(interrupt * 4)) {= a.core =}_pause(&dev);
+            // Requests while training runs only if the trainer waits for an
+            // answer we hold (one m_axis transfer: no scatter register
+            // between), else only while paused; none while about to resume.
+            resuming = paused && cycle >= resume_at;
+            permille = resuming || (!paused && kOutPer > 1) ? 0 : interrupt;
+            if (resuming && !presenting && untagged == 0) {= a.core =}_resume(&dev);
+            else if (pauses == 1 && !paused && !pause_asked && !driver_paused && (status & {= a.upper() =}_STATUS_BUSY)) {
+                // Once: the driver's read during a run, which pauses it,
+                // reads and resumes (its values are not compared: the
+                // harness does not see where that pause fell).
+                std::vector<int32_t> codes({= a.core =}_tensor_size(0));
+                if ({= a.core =}_read_tensor_paused(&dev, 0, codes.data(), 1000000) != 0 ||
+                    ({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_PAUSED) != 0) {
+                    std::printf("MISMATCH signal=STATUS: the driver's read_tensor_paused during the run timed out or left the run paused\n");
+                    return 1;
+                }
+                driver_paused = true;
+                std::fprintf(log, "Q %llu\n", static_cast<unsigned long long>(cycle));
+            }
+            else if (!paused && !pause_asked && (status & {= a.upper() =}_STATUS_BUSY) && ((pauses == 0 && (it > 0 || g > 0)) || rng.permille(interrupt * 4))) {
+                {= a.core =}_pause(&dev);
+                pause_asked = true;
+            }
             else run(1 + static_cast<int>(rng.next() % 8));
         }
     }
+    // Tag what the last poll did not, and let the answers out.
     permille = 0;
-    while (!inflight.empty() || presenting || in_part || out_part) run(1);
-    const uint32_t final_it = {= a.core =}_read(&dev, {= a.upper() =}_REG_ITERATION);
-    for (const auto& p : pending) {
-        std::fprintf(log, "T %zu %u %u %u %u %s\n", std::get<0>(p), std::get<1>(p), std::get<2>(p), final_it, 0u, to_hex(std::get<3>(p), kOutBits).c_str());
-    }
-    pending.clear();
+    while (presenting || in_part) run(1);
+    uint32_t final_it = 0, final_g = 0;
+    poll_state(final_it, final_g);
+    while (!inflight.empty() || out_part) run(1);
     training = false;
     const uint64_t end_cycle = cycle;
 
     // 4. Requests after the end, answered with the trained weights.
     polled_it = final_it;
-    polled_g = 0;
+    polled_g = final_g;
     if (interrupt > 0) {
         permille = 500;
         run(20);
@@ -314,28 +426,10 @@ int main(int argc, char** argv) {
 {%- for r in a.regs %}{% if r.offset >= 0x44 %}
     std::fprintf(log, "REG {= r.name =} %u\n", {= a.core =}_read(&dev, {= a.upper() =}_REG_{= r.name =}));
 {%- endif %}{% endfor %}
-    for (unsigned k = 0; k < sizeof kTensors / sizeof kTensors[0]; ++k) {
-        const Tensor& x = kTensors[k];
+    for (unsigned k = 0; k < kTensorCount; ++k) {
         std::vector<int32_t> codes({= a.core =}_tensor_size(k));
         {= a.core =}_read_tensor(&dev, k, codes.data());
-        const std::string path = std::string("sim/run/") + x.file + ".final";
-        FILE* f = std::fopen(path.c_str(), "w");
-        if (!f) {
-            std::fprintf(stderr, "ERROR cannot write %s\n", path.c_str());
-            return 3;
-        }
-        for (uint32_t w = 0; w < x.depth; ++w) {
-            const int bits = static_cast<int>(x.cols * x.width);
-            Words word((bits + 31) / 32, 0);
-            for (uint32_t c = 0; c < x.cols; ++c) {
-                for (uint32_t b = 0; b < x.width; ++b) {
-                    const int p = static_cast<int>(c * x.width + b);
-                    if ((static_cast<uint32_t>(codes[w * x.cols + c]) >> b) & 1u) word[p / 32] |= 1u << (p % 32);
-                }
-            }
-            std::fprintf(f, "%s\n", to_hex(word, bits).c_str());
-        }
-        std::fclose(f);
+        if (!write_image(kTensors[k], codes, std::string("sim/run/") + kTensors[k].file + ".final")) return 3;
     }
     std::fclose(log);
     sim.finish();

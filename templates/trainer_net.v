@@ -24,14 +24,18 @@ fptgen_serialize #(
 );
 {%- endif %}
 
-// Host access (the AXI wrapper) to the trainable memories: only while
-// training is not busy (and not starting), when the cursor leaves them alone.
-wire host_on = !st_busy && !ctl_start;
+// Host access (the AXI wrapper) to the trainable memories, when the
+// trainer leaves them alone: reads while training is not busy or paused
+// (a pause is taken at a BOUNDARY, where the memories hold the committed
+// parameters), writes only while it is not busy (a paused group holds
+// copies of its parameters in registers); never while starting.
+wire host_on = (!st_busy || st_paused) && !ctl_start;
+wire host_go = host_en && (!host_we || !st_busy);   // the access is served
 wire [{= t.tensors.len() - 1 =}:0] m_en, m_we;
 {%- for x in t.tensors %}
 wire host_is_{= x.index =} = host_on && host_sel == {= t.host().sel_w =}'d{= x.index =};
-assign m_en[{= x.index =}] = host_on ? (host_en && host_is_{= x.index =}) : tr_en[{= x.index =}];
-assign m_we[{= x.index =}] = host_on ? (host_en && host_we && host_is_{= x.index =}) : tr_we[{= x.index =}];
+assign m_en[{= x.index =}] = host_on ? (host_go && host_is_{= x.index =}) : tr_en[{= x.index =}];
+assign m_we[{= x.index =}] = host_on ? (host_go && host_we && host_is_{= x.index =}) : tr_we[{= x.index =}];
 wire [{= x.addr_w - 1 =}:0] {= x.port() =}_m_addr = host_on ? host_addr[{= x.addr_w - 1 =}:0] : {= x.port() =}_tr_addr;
 wire [{= x.col_w - 1 =}:0] {= x.port() =}_m_col = host_on ? host_col[{= x.col_w - 1 =}:0] : {= x.port() =}_tr_col;
 wire [{= x.width - 1 =}:0] {= x.port() =}_m_wdata = host_on ? host_wdata[{= x.width - 1 =}:0] : wdata[{= x.width - 1 =}:0];

@@ -24,10 +24,12 @@
     output wire st_done,
     output wire [31:0] st_iteration,
     // host access to the trainable memories (the AXI wrapper's weight
-    // windows), served only while st_busy is low: with host_en high on a
-    // rising edge, column host_col of word host_addr of tensor host_sel
-    // (training order) is read, and written with host_wdata if host_we is
-    // high; host_rdata shows the value before the write after that edge
+    // windows), while ctl_start is low: with host_en high on a rising
+    // edge, column host_col of word host_addr of tensor host_sel (training
+    // order) is read, and written with host_wdata if host_we is high;
+    // host_rdata shows the value before the write after that edge. A read
+    // (host_we low) is served while st_busy is low or st_paused is high, a
+    // write only while st_busy is low; otherwise host_en is ignored
     input  wire host_en,
     input  wire host_we,
     input  wire [{= t.host().sel_w - 1 =}:0] host_sel,

@@ -5,7 +5,9 @@
 //!   interruptions (`cosim --axi --train`): every output bit and TLAST
 //!   against the simulator, the registers against the model, weights
 //!   written, read back and trained through the register map with the C
-//!   driver, the answers and the final weights against the simulator;
+//!   driver, every answer (also those served during training), the weights
+//!   read at every pause and the final weights against the simulator; the
+//!   same under dfa (a feedback-rule trainer's pauses);
 //! * the inference-only tiny with its vectors split into two transfers
 //!   and TLAST every third vector; then two faults put into the generated
 //!   wrapper by hand (TLAST on every vector; a transfer's bits shifted by
@@ -49,13 +51,51 @@ fn tiny_through_the_axi_wrapper_inference_and_training_with_interruptions() {
     // tiny: 6 parameters in one memory word of 4 and one of 2.
     assert_eq!(after(tr, "written and read back"), 6, "{tr}");
     assert_eq!(after(tr, "final parameters"), 6, "{tr}");
-    // The interrupted run was interrupted: answers while training and pauses.
+    // The interrupted run was interrupted: answers while training (each
+    // compared exactly with the parameters committed where it was served)
+    // and pauses, at each of which every tensor was read through the
+    // weight windows and compared with the committed parameters there.
     assert!(after(tr, "exact,") > 0 && after(tr, "pauses") > 0, "{tr}");
+    assert_eq!(after(tr, "parameters read while paused"), 6 * after(tr, "pauses"), "{tr}");
     // The parameter images the harness wrote are the new random ones, not
     // the model's: the simulator trained from what went over AXI4-Lite.
     let load = std::fs::read_to_string(dir.path().join("out/sim/run/fc1_w.hex.load")).expect("load image");
     let initial = std::fs::read_to_string(dir.path().join("out/mem/fc1_w.hex")).expect("image");
     assert_ne!(load, initial);
+}
+
+#[test]
+fn tiny_dfa_through_the_axi_wrapper_reads_weights_at_pauses() {
+    require("verilator");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/tiny/model.yaml");
+    let (code, out, err) = fptgen(
+        &[
+            "cosim",
+            model.to_str().expect("utf8"),
+            "--axi",
+            "--train",
+            "--rule",
+            "dfa",
+            "--iterations",
+            "2",
+            "--interrupt-rate",
+            "0.02",
+            "--vectors",
+            "10",
+            "-o",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let tr = out.lines().find(|l| l.starts_with("training: AXI")).unwrap_or_else(|| panic!("{out}"));
+    // The feedback rule's pauses (between samples) are safe points too:
+    // the tensors read there are the parameters after the earlier samples'
+    // updates, and a write there is refused (the harness checks it).
+    assert!(after(tr, "pauses") > 0, "{tr}");
+    assert_eq!(after(tr, "parameters read while paused"), 6 * after(tr, "pauses"), "{tr}");
+    assert_eq!(after(tr, "final parameters"), 6, "{tr}");
 }
 
 /// Rebuilds the AXI inference harness in `out` and runs it on the run's
@@ -162,7 +202,7 @@ fn wrapper_is_lint_clean_and_synthesizable_and_the_driver_compiles() {
         let trainer = out.file_name().is_some_and(|n| n != "inference");
         let mut main = String::from("#include \"tiny_driver.h\"\nstatic uint32_t regs[4096];\nint main(void) {\n    tiny_dev d;\n    int r = tiny_init(&d, regs);\n");
         if trainer {
-            main += "    int32_t x[2] = {1, -1}, t[2] = {3, 4}, w[8];\n    uint8_t buf[64];\n    size_t n = tiny_pack_samples(x, t, 1, buf);\n    tiny_start(&d, 1);\n    tiny_pause(&d);\n    tiny_resume(&d);\n    r += tiny_train(&d, 1, 1);\n    tiny_write_param(&d, 0, 0, 0, 5);\n    r += tiny_read_param(&d, 0, 0, 0);\n    tiny_read_tensor(&d, 0, w);\n    tiny_write_tensor(&d, 0, w);\n    r += (int)tiny_status(&d) + (int)tiny_tensor_size(1) + (int)n;\n";
+            main += "    int32_t x[2] = {1, -1}, t[2] = {3, 4}, w[8];\n    uint8_t buf[64];\n    size_t n = tiny_pack_samples(x, t, 1, buf);\n    tiny_start(&d, 1);\n    tiny_pause(&d);\n    tiny_resume(&d);\n    r += tiny_train(&d, 1, 1);\n    tiny_write_param(&d, 0, 0, 0, 5);\n    r += tiny_read_param(&d, 0, 0, 0);\n    tiny_read_tensor(&d, 0, w);\n    tiny_write_tensor(&d, 0, w);\n    r += tiny_read_tensor_paused(&d, 0, w, 1);\n    r += (int)tiny_status(&d) + (int)tiny_tensor_size(1) + (int)n;\n";
         }
         main += "    return r;\n}\n";
         std::fs::write(out.join("driver/main.c"), main).expect("main.c");

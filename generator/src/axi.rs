@@ -377,7 +377,7 @@ fn registers(t: Option<&AxiTrainer>) -> Vec<Reg> {
     if let Some(t) = t {
         v.extend([
             r("CONTROL", 0x40, "W", "write 1 to bit 0: start (when idle or done), bit 1: pause, bit 2: resume (one-cycle pulses; reads 0)"),
-            r("STATUS", 0x44, "R", "busy [0], paused [1], done [2], weights accessible (neither busy nor starting) [3]"),
+            r("STATUS", 0x44, "R", "busy [0], paused [1], done [2], weights readable now (neither busy nor starting, or paused) [3], weights writable now (neither busy nor starting) [4]"),
             r("ITERATIONS", 0x48, "RW", "iterations a start trains (cfg_iterations; 0 after reset)"),
             r("ITERATION", 0x4C, "R", "iterations completed (st_iteration)"),
             r("GROUP", 0x50, "R", if t.feedback { "the current sample (st_sample)" } else { "the current group (st_group)" }),

@@ -9,13 +9,17 @@
 //! (read back and compared by the harness), so the simulator trains from
 //! those; then the buffer goes in through the sample-load stream, training
 //! runs (with inference requests and pauses through the register map when
-//! interrupted), and fptgen compares the answers before the start and after
-//! the end exactly, the answers during training against the parameters
-//! committed between the states the harness polled around them, the event
-//! counters, the iteration, the last loss, a weight read held back while
-//! training was busy, and every trainable tensor read back at the end.
+//! interrupted), and fptgen compares every answer exactly with the
+//! simulator's inference on the parameters committed in the state that
+//! served it (the harness tags each request accepted during training with
+//! the state it polls next, holding the answer until then, so the trainer
+//! waits where it served it), every trainable tensor read through the
+//! weight windows at each pause against the parameters committed at that
+//! pause, the event counters, the iteration, the last loss, a weight read
+//! held back while training ran, a weight write refused while paused, and
+//! every trainable tensor read back at the end.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use fptgen_sim::network::Network;
@@ -26,7 +30,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::axi::AxiPlan;
 use crate::cosim::{build, stimulus, BuildKind, CosimError, CosimResult};
-use crate::cosim_train::{check_answers, check_final_memories, hex, io, run_harness, write_buffer, Event, TrainCosimOptions};
+use crate::cosim_train::{at_committed, check_answers, check_final_memories, check_memories, io, run_harness, write_buffer, Event, TrainCosimOptions};
 use crate::plan::NetworkPlan;
 
 fn mismatch(msg: String) -> CosimError {
@@ -99,12 +103,15 @@ pub fn run(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, vectors: 
 pub struct AxiTrainResult {
     /// Parameters written through the weight windows and read back.
     pub written: usize,
-    /// Answers compared exactly (before the start, after the end).
+    /// Answers compared exactly, all of them.
     pub answers: usize,
-    /// Answers during training, each matched to a committed state.
+    /// Of those, the answers to requests served during training.
     pub answers_during: usize,
     /// Pauses the harness saw (STATUS).
     pub pauses: usize,
+    /// Parameters read through the weight windows at the pauses and
+    /// compared with the committed parameters there.
+    pub paused_params: usize,
     /// Event counters compared (EVENTS0..2).
     pub events: [u64; 3],
     /// Trainable parameters compared at the end.
@@ -117,8 +124,8 @@ impl AxiTrainResult {
     /// The one-line summary `fptgen cosim --axi --train` prints.
     pub fn summary(&self) -> String {
         format!(
-            "AXI: parameters written and read back {} | events {:?} | answers {} exact, {} during training | pauses {} | final parameters {} | cycles {:?}",
-            self.written, self.events, self.answers, self.answers_during, self.pauses, self.final_params, self.cycles
+            "AXI: parameters written and read back {} | events {:?} | answers {} exact, {} during training | pauses {}, parameters read while paused {} | final parameters {} | cycles {:?}",
+            self.written, self.events, self.answers, self.answers_during, self.pauses, self.paused_params, self.final_params, self.cycles
         )
     }
 }
@@ -153,7 +160,10 @@ fn new_params(net: &Network, plan: &NetworkPlan, seed: u64) -> (Params, Vec<crat
 #[derive(Debug, Default)]
 struct AxiLog {
     answers: Vec<crate::cosim_train::Answer>,
-    during: Vec<(usize, (u64, u64), (u64, u64), String)>,
+    /// Of `answers`, those served during training.
+    during: usize,
+    /// The pauses at which the tensors were read: number, iteration, group.
+    paused: Vec<(u64, u64, u64)>,
     held: Option<i64>,
     pauses: usize,
     regs: HashMap<String, u64>,
@@ -167,10 +177,14 @@ fn parse_log(text: &str) -> Result<AxiLog, CosimError> {
         let num = |i: usize| -> Result<u64, CosimError> { f.get(i).and_then(|x| x.parse().ok()).ok_or_else(bad) };
         match f.first().copied() {
             Some("A") => log.answers.push((num(1)? as usize, num(2)?, num(3)?, f.get(4).ok_or_else(bad)?.to_string())),
-            Some("T") => log.during.push((num(1)? as usize, (num(2)?, num(3)?), (num(4)?, num(5)?), f.get(6).ok_or_else(bad)?.to_string())),
+            Some("T") => {
+                log.answers.push((num(1)? as usize, num(2)?, num(3)?, f.get(4).ok_or_else(bad)?.to_string()));
+                log.during += 1;
+            }
+            Some("K") => log.paused.push((num(1)?, num(2)?, num(3)?)),
             Some("H") => log.held = Some(f.get(1).and_then(|x| x.parse().ok()).ok_or_else(bad)?),
             Some("P") => log.pauses += 1,
-            Some("R") | Some("REG") => {}
+            Some("R") | Some("Q") | Some("REG") => {}
             _ => return Err(bad()),
         }
     }
@@ -214,24 +228,11 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opt
             Event::Write { .. } => counts[1] += 1,
         }
     }
-    // The committed states in order: before each change, and the end.
-    let mut states: Vec<((u64, u64), Params)> = Vec::new();
-    let mut p = net.params().clone();
-    for (key, list) in &exp.changes {
-        states.push((*key, p.clone()));
-        for &(r, v) in list {
-            r.set(&mut p, v);
-        }
-    }
-    states.push(((opts.iterations, 0), p));
-
     build(dir, BuildKind::AxiTrain)?;
     let exe = dir.join(BuildKind::AxiTrain.exe(&plan.name));
     let run_dir = dir.join("sim/run");
     let mut result = AxiTrainResult { written, events: counts, ..Default::default() };
     let rates: &[u32] = if opts.interrupt_permille > 0 { &[0, opts.interrupt_permille] } else { &[0] };
-    let yf = model.output_format();
-    let mut outputs: HashMap<(usize, usize), String> = HashMap::new();
     for &rate in rates {
         let what = if rate == 0 { "AXI, uninterrupted run".to_string() } else { format!("AXI, run with interruptions ({rate}/1000)") };
         let log_path = run_dir.join(format!("axi-train-{rate}.log"));
@@ -254,7 +255,8 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opt
         let log = parse_log(&std::fs::read_to_string(&log_path).map_err(io(&log_path))?)?;
 
         // Registers after the end.
-        expect_reg(&log.regs, "STATUS", 0b1100, &what)?;
+        // done, weights readable and writable
+        expect_reg(&log.regs, "STATUS", 0b11100, &what)?;
         expect_reg(&log.regs, "ITERATIONS", opts.iterations, &what)?;
         expect_reg(&log.regs, "ITERATION", opts.iterations, &what)?;
         expect_reg(&log.regs, "EVENTS0", counts[0], &what)?;
@@ -265,39 +267,37 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opt
             expect_reg(&log.regs, "LAST_LOSS", last_loss, &what)?;
         }
 
-        // Answers before the start and after the end, exactly.
+        // Every answer, against the parameters committed in the state that
+        // served it.
         result.answers += check_answers(net, &exp.changes, &log.answers, &requests, opts.iterations, &what)?;
-        // Answers during training: one of the states between the polls.
-        for (r, lo, hi, got) in &log.during {
-            let mut seen = Vec::new();
-            let mut ok = false;
-            for (k, (key, p)) in states.iter().enumerate() {
-                if key < lo || key > hi {
-                    continue;
-                }
-                let want = match outputs.get(&(*r, k)) {
-                    Some(w) => w.clone(),
-                    None => {
-                        let n = Network::new(model.clone(), p.clone())?;
-                        let w = hex(&n.infer(&requests[*r])?, yf);
-                        outputs.insert((*r, k), w.clone());
-                        w
-                    }
-                };
-                if &want == got {
-                    ok = true;
-                    break;
-                }
-                seen.push(format!("{key:?}: {want}"));
-            }
-            if !ok {
-                return Err(mismatch(format!(
-                    "{what}: request {r}, accepted between the polled states {lo:?} and {hi:?}: m_axis_tdata = {got}, which no committed parameters in between give ({})",
-                    if seen.is_empty() { "no state in that range".to_string() } else { seen.join(", ") }
-                )));
-            }
-            result.answers_during += 1;
+        result.answers_during += log.during;
+
+        // The tensors read through the weight windows at each pause: the
+        // parameters committed there (before the update of the paused group
+        // or sample, after those of every earlier one).
+        let mut by_state: BTreeMap<(u64, u64), Vec<u64>> = BTreeMap::new();
+        for &(k, it, g) in &log.paused {
+            by_state.entry((it, g)).or_default().push(k);
         }
+        if rate > 0 && log.paused.len() != log.pauses {
+            return Err(CosimError::Harness(format!("{what}: {} pauses, but tensors read at {}", log.pauses, log.paused.len())));
+        }
+        at_committed(net.params(), &exp.changes, opts.iterations, by_state, &format!("{what}: a pause"), |params, list| {
+            for k in list {
+                let (it, g) = log.paused.iter().find(|p| p.0 == k).map(|p| (p.1, p.2)).unwrap_or_default();
+                result.paused_params += check_memories(
+                    dir,
+                    plan,
+                    model,
+                    params,
+                    &format!("pause{k}"),
+                    &format!("memory read through AXI4-Lite at pause {k} (iteration {it}, group or sample {g}):"),
+                    "the simulator's committed value there",
+                    &what,
+                )?;
+            }
+            Ok(())
+        })?;
         result.pauses += log.pauses;
 
         // The weight read during training, held until done: tensor 0, word

@@ -461,10 +461,8 @@ pub(crate) fn check_answers(
     }
     let model = net.model().clone();
     let yf = model.output_format();
-    let mut params: Params = net.params().clone();
     let mut checked = 0;
-    let mut check = |params: &Params, key: (u64, u64), checked: &mut usize| -> Result<(), CosimError> {
-        let Some(list) = by_state.remove(&key) else { return Ok(()) };
+    at_committed(net.params(), changes, iterations, by_state, &format!("{what}: an answer"), |params, list| {
         let n = Network::new(model.clone(), params.clone())?;
         for (r, it, g, got) in list {
             let want = hex(&n.infer(&requests[*r])?, yf);
@@ -473,27 +471,67 @@ pub(crate) fn check_answers(
                     "{what}: request {r} (accepted in iteration {it}, group or sample {g}): out_data = {got}, the simulator with the committed parameters gives {want}"
                 )));
             }
-            *checked += 1;
+            checked += 1;
         }
         Ok(())
-    };
+    })?;
+    Ok(checked)
+}
+
+/// Calls `f` with the committed parameters of every state `(iteration,
+/// group or sample)` that `items` holds, and that state's items: the
+/// parameters before the change of that state (`changes`, in order, from
+/// `initial`), or the trained ones at `(iterations, 0)`, the end. A state
+/// training never reached is a mismatch naming `kind`.
+pub(crate) fn at_committed<T>(
+    initial: &Params,
+    changes: &[((u64, u64), Vec<(ParamRef, i128)>)],
+    iterations: u64,
+    mut items: BTreeMap<(u64, u64), Vec<T>>,
+    kind: &str,
+    mut f: impl FnMut(&Params, Vec<T>) -> Result<(), CosimError>,
+) -> Result<(), CosimError> {
+    let mut params: Params = initial.clone();
     for (key, list) in changes {
-        check(&params, *key, &mut checked)?;
+        if let Some(v) = items.remove(key) {
+            f(&params, v)?;
+        }
         for &(p, v) in list {
             p.set(&mut params, v);
         }
     }
-    check(&params, (iterations, 0), &mut checked)?;
-    if let Some(((it, g), _)) = by_state.iter().next() {
-        return Err(mismatch(format!("{what}: an answer is tagged iteration {it}, group {g}, which training never reached")));
+    if let Some(v) = items.remove(&(iterations, 0)) {
+        f(&params, v)?;
     }
-    Ok(checked)
+    if let Some(((it, g), _)) = items.iter().next() {
+        return Err(mismatch(format!("{kind} is tagged iteration {it}, group {g}, which training never reached")));
+    }
+    Ok(())
 }
 
 /// Compares the final contents of every trainable memory, dumped by the
 /// harness, with the simulator's trained parameters `params`, column by
 /// column through the memory's layout; returns the parameters compared.
 pub(crate) fn check_final_memories(dir: &Path, plan: &NetworkPlan, model: &Model, params: &Params, what: &str) -> Result<usize, CosimError> {
+    check_memories(dir, plan, model, params, "final", "final memory", "the simulator's trained value", what)
+}
+
+/// Compares the trainable memories' images `sim/run/<image>.<suffix>`
+/// (written by a harness) with `params`, column by column through each
+/// memory's layout; a difference is a mismatch naming `label`, the memory,
+/// word, column and parameter, what the image holds and `expected` (what
+/// the simulator's value is). Returns the parameters compared.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_memories(
+    dir: &Path,
+    plan: &NetworkPlan,
+    model: &Model,
+    params: &Params,
+    suffix: &str,
+    label: &str,
+    expected: &str,
+    what: &str,
+) -> Result<usize, CosimError> {
     let mut count = 0;
     // A plan's layer is the model's layer of the same name (a folded batch
     // norm has none, and is never trainable).
@@ -502,7 +540,7 @@ pub(crate) fn check_final_memories(dir: &Path, plan: &NetworkPlan, model: &Model
         let p = &params.layers[k];
         for m in lp.trainable() {
             let tensor = &p.tensors[m.tensor];
-            let path = dir.join("sim/run").join(format!("{}.final", m.mem.file));
+            let path = dir.join("sim/run").join(format!("{}.{suffix}", m.mem.file));
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
             let got: Vec<&str> = text
                 .lines()
@@ -524,7 +562,7 @@ pub(crate) fn check_final_memories(dir: &Path, plan: &NetworkPlan, model: &Model
                     if gv != wv {
                         let name = m.index_at(word, c).map_or("padding".to_string(), |i| format!("{}.{}", lp.name, m.describe(i)));
                         return Err(mismatch(format!(
-                            "{what}: final memory {} word {word} column {c} ({name}) = {:?}, the simulator's trained value is {:?}",
+                            "{what}: {label} {} word {word} column {c} ({name}) = {:?}, {expected} is {:?}",
                             m.mem.file,
                             gv.map(|v| f.from_bits(v)),
                             wv.map(|v| f.from_bits(v))

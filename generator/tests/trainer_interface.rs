@@ -19,6 +19,9 @@
 //! * `ctl_pause` before `st_busy` rises, or after the run's last BOUNDARY,
 //!   is ignored; in between it pauses at the next BOUNDARY, and after
 //!   `ctl_resume` the run ends with the parameters of an uninterrupted run;
+//! * the host port (`host_*`): while paused a read gives the committed
+//!   parameter (the initial image with the updates of the groups before the
+//!   paused one), and a write is ignored, as is one while running;
 //! * the update events (`mon_kind` 2) applied to the initial memory image,
 //!   parameter `st_group * P + mon_index` in the training order at the
 //!   memory word and column of docs/hardware.md's layout, give exactly the
@@ -62,6 +65,7 @@ struct Options {
     long start_at = -1;          // another one-cycle ctl_start before this edge offset
     long pause_at = -1;          // one-cycle ctl_pause before this edge offset
     long resume_after = 50;      // ctl_resume this many edges after st_paused rose
+    bool host = false;           // host port: a write while running, reads and a write while paused
 };
 
 struct Result {
@@ -71,7 +75,25 @@ struct Result {
     std::vector<uint64_t> updates;       // (group*P + block) << 32 | new value, in order
     std::vector<std::string> wmem, bmem; // dump_final's files
     bool done_held = true;
+    long paused_group = -1;              // st_group at the first pause
+    std::vector<uint64_t> paused_reads;  // host reads while paused: parameter t of the training order
+    uint64_t reread = 0;                 // parameter 0 read again after a host write while paused
 };
+
+// Parameter t of the training order (weights row-major, then biases) at its
+// memory word and column (docs/hardware.md): returns {is_bias, word, column}.
+static void locate(long t, bool& bias, long& word, long& col) {
+    bias = t >= OUTPUTS * INPUTS;
+    if (bias) {
+        const long o = t - OUTPUTS * INPUTS;
+        word = o / PE;
+        col = o % PE;
+    } else {
+        const long o = t / INPUTS, i = t % INPUTS;
+        word = (o / PE) * SF + i / SIMD;
+        col = (o % PE) * SIMD + i % SIMD;
+    }
+}
 
 static std::vector<std::string> read_lines(const char* path) {
     std::vector<std::string> v;
@@ -126,6 +148,23 @@ static Result train(const Options& o) {
         top->ctl_pause = e == o.pause_at;
         top->ctl_resume = paused_at >= 0 && e == paused_at + o.resume_after;
         if (o.cfg_to_2_before >= 0 && e == o.cfg_to_2_before) top->cfg_iterations = 2;
+        // The host port: a write while running (ignored), and while paused
+        // a read of every parameter, a write (ignored) and a read again.
+        top->host_en = 0;
+        top->host_we = 0;
+        const long pe = paused_at >= 0 ? e - paused_at : -1;   // edges into the pause
+        if (o.host && (e == 10 || (paused && pe >= 1 && pe <= T + 2))) {
+            const long t = paused && pe <= T ? pe - 1 : 0;
+            bool bias; long word, col;
+            locate(t, bias, word, col);
+            top->host_en = 1;
+            top->host_we = !paused || pe == T + 1;
+            top->host_sel = bias ? 1 : 0;
+            top->host_addr = static_cast<uint32_t>(word);
+            top->host_col = static_cast<uint32_t>(col);
+            top->host_wdata = 0x55;
+        }
+        const bool host_read = o.host && paused && pe >= 1 && pe <= T + 2 && pe != T + 1;
         top->eval();
         if (top->mon_valid) {
             char buf[160];
@@ -136,6 +175,12 @@ static Result train(const Options& o) {
                 r.updates.push_back((static_cast<uint64_t>(top->st_group * P + top->mon_index) << 32) | top->mon_param);
         }
         edge();
+        if (host_read) {
+            // host_rdata after the edge: the column read (zero-extended)
+            const uint64_t v = top->host_rdata;
+            if (pe <= T) r.paused_reads.push_back(v);
+            else r.reread = v;
+        }
         if (top->st_busy != busy) {
             busy = top->st_busy;
             if (busy && r.busy_rise < 0) r.busy_rise = e;
@@ -148,7 +193,7 @@ static Result train(const Options& o) {
         }
         if (top->st_paused != paused) {
             paused = top->st_paused;
-            if (paused) { paused_at = e; if (r.paused_rise < 0) r.paused_rise = e; }
+            if (paused) { paused_at = e; if (r.paused_rise < 0) { r.paused_rise = e; r.paused_group = top->st_group; } }
         }
         if (top->st_done != done) {
             done = top->st_done;
@@ -176,21 +221,6 @@ static Result train(const Options& o) {
 static bool same(const Result& a, const Result& b) {
     return a.busy_rise == b.busy_rise && a.done_rise == b.done_rise && a.iteration_edges == b.iteration_edges &&
            a.events == b.events && a.wmem == b.wmem && a.bmem == b.bmem;
-}
-
-// Parameter t of the training order (weights row-major, then biases) at its
-// memory word and column (docs/hardware.md): returns {is_bias, word, column}.
-static void locate(long t, bool& bias, long& word, long& col) {
-    bias = t >= OUTPUTS * INPUTS;
-    if (bias) {
-        const long o = t - OUTPUTS * INPUTS;
-        word = o / PE;
-        col = o % PE;
-    } else {
-        const long o = t / INPUTS, i = t % INPUTS;
-        word = (o / PE) * SF + i / SIMD;
-        col = (o % PE) * SIMD + i % SIMD;
-    }
 }
 
 int main(int argc, char** argv) {
@@ -253,6 +283,33 @@ int main(int argc, char** argv) {
         CHECK(r.paused_rise > 30 && r.done_rise > ref.done_rise, "pause at 30: st_paused rose at %ld", r.paused_rise);
         CHECK(r.events == ref.events && r.wmem == ref.wmem && r.bmem == ref.bmem,
               "a paused and resumed run differs from the uninterrupted one");
+    }
+
+    // The host port: while paused it reads the committed parameters (the
+    // initial ones with the updates of the groups before the paused one);
+    // a write while paused, and one while running, are ignored.
+    {
+        Options h;
+        h.pause_at = CYCLES / 2;   // in group 1 of 3
+        h.host = true;
+        const Result r = train(h);
+        CHECK(r.events == ref.events && r.wmem == ref.wmem && r.bmem == ref.bmem,
+              "host accesses while running and paused changed the run");
+        std::vector<std::string> wimg = read_lines("mem/fc1_w.hex"), bimg = read_lines("mem/fc1_b.hex");
+        std::vector<uint64_t> want;
+        for (long t = 0; t < T; ++t) {
+            bool bias; long word, col;
+            locate(t, bias, word, col);
+            const int width = bias ? B_W : W_W;
+            uint64_t v = (std::strtoull((bias ? bimg : wimg)[word].c_str(), nullptr, 16) >> (col * width)) & ((1ull << width) - 1);
+            for (uint64_t u : ref.updates)
+                if (static_cast<long>(u >> 32) == t && static_cast<long>(u >> 32) / P < r.paused_group) v = u & ((1ull << width) - 1);
+            want.push_back(v);
+        }
+        CHECK(r.paused_group > 0, "paused in group %ld: the committed parameters there are the initial ones; the check is weak", r.paused_group);
+        CHECK(r.paused_reads == want, "host reads while paused in group %ld differ from the committed parameters", r.paused_group);
+        CHECK(!want.empty() && r.reread == want[0], "a host write while paused changed parameter 0 (%llx, was %llx)",
+              static_cast<unsigned long long>(r.reread), static_cast<unsigned long long>(want.empty() ? 0 : want[0]));
     }
 
     // The update events, applied to the initial image, give the final memories.
