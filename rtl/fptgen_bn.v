@@ -39,17 +39,24 @@
  * A trainer read (tr_en) in cycle w shows the value before that cycle's
  * write on tr_rdata after edge w+1 (fptgen_param_mem's read-first port).
  *
- * Structure. One stage: the C channel datapaths (one multiply, the product
- * and sum casts, an add, relu and the output cast, on the memories' read
- * registers, the shift's cast to the accumulator included) feed the output
- * register (C*Y_W bits).
+ * Structure. Two register stages that advance together. Stage 1: per
+ * channel the multiply and the product's cast to the accumulator, and the
+ * shift's cast, on the memories' read registers and the input beat
+ * (registered: 2 x A_W bits per channel). Stage 2: the sum, its cast, relu
+ * and the output cast, into the output register (C*Y_W bits). The split
+ * keeps the multiply and the adders of the casts on different
+ * register-to-register paths (issue 17: the one-stage form was the longest
+ * path of examples/all_operators). The parameters are read when a beat is
+ * accepted, as before, so the trainer's timing below does not change.
  *
- * Handshake. out_data/out_valid is a register:
- *   in_ready = !out_valid || out_ready,
- * combinational in out_ready as fptgen_dense's. Accepting a beat loads the
- * output register with its C results and sets out_valid; otherwise
- * out_valid clears on an edge with out_ready high. Nothing is ever lost or
- * repeated.
+ * Handshake. The stages form a pipeline that advances together (as
+ * fptgen_requant_vec's):
+ *   en       = !out_valid || out_ready
+ *   in_ready = en
+ * combinational in out_ready, as fptgen_dense's. On an edge with en high
+ * stage 1 takes in_valid and the beat, stage 2 takes stage 1. Nothing is
+ * ever lost or repeated. The cycle model is fptgen_generator::timing's
+ * Block::pipe(2).
  *
  * Cycle model. Cycle t is the clock period that ends with rising edge t+1;
  * a beat is accepted on cycle t when in_valid and in_ready are high in it,
@@ -60,8 +67,8 @@
  * after reset: cycle 0). Then
  *   - the k-th beat from it (k = 0: itself) is accepted on cycle t0 + k:
  *     one beat per cycle, images of any size back to back;
- *   - its result is output on cycle t0 + k + 1, the cycle after it is
- *     accepted (latency: valid one edge after the beat's edge).
+ *   - its result is output on cycle t0 + k + 2 (latency 2: valid two edges
+ *     after the beat's edge).
  * in_ready is high on the first cycle after reset.
  *
  * Parameters: C >= 1; every width 1..64 (the simulator's formats); every
@@ -181,12 +188,13 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// Handshake: one output register stage
+// Handshake: two stages that advance together
+reg             s1_valid_reg;
 reg [C*Y_W-1:0] out_data_reg;
 reg             out_valid_reg;
 
-assign in_ready = !out_valid_reg || out_ready;
-wire accept = in_valid && in_ready;
+wire en = !out_valid_reg || out_ready;
+assign in_ready = en;
 
 // ---------------------------------------------------------------------------
 // Parameter memories, read at address 0 on every edge
@@ -215,7 +223,8 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// Channel datapaths: shift cast, product cast, sum cast, relu, output cast
+// Channel datapaths. Stage 1: product and its cast, the shift's cast.
+// Stage 2: sum and its cast, relu, output cast.
 wire [C*Y_W-1:0] y;
 
 generate
@@ -229,6 +238,8 @@ generate
         wire signed [P_W-1:0] prod = s_ext * x_ext;
         wire [A_W-1:0] shift_acc;
         wire [A_W-1:0] prod_acc;
+        reg  [A_W-1:0] shift_acc_reg;
+        reg  [A_W-1:0] prod_acc_reg;
         wire [A_W+1:0] sum;
         wire [A_W-1:0] acc;
 
@@ -246,8 +257,16 @@ generate
             .out(prod_acc)
         );
 
-        assign sum = {{2{A_S != 0 ? shift_acc[A_W-1] : 1'b0}}, shift_acc}
-                   + {{2{A_S != 0 ? prod_acc[A_W-1] : 1'b0}}, prod_acc};
+        // Stage 1 registers (no reset: stage 1's valid says when they hold a beat)
+        always @(posedge clk) begin
+            if (en) begin
+                shift_acc_reg <= shift_acc;
+                prod_acc_reg <= prod_acc;
+            end
+        end
+
+        assign sum = {{2{A_S != 0 ? shift_acc_reg[A_W-1] : 1'b0}}, shift_acc_reg}
+                   + {{2{A_S != 0 ? prod_acc_reg[A_W-1] : 1'b0}}, prod_acc_reg};
 
         fptgen_cast #(
             .IN_W(A_W + 2), .IN_F(A_F), .OUT_W(A_W), .OUT_F(A_F), .OUT_SIGNED(A_S), .QUANT(A_Q), .OVF(A_O)
@@ -268,20 +287,20 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// Output register
+// Stage 2: the output register
 always @(posedge clk) begin
-    if (accept) begin
+    if (en) begin
         out_data_reg <= y;
     end
 end
 
 always @(posedge clk) begin
     if (rst) begin
+        s1_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
-    end else if (accept) begin
-        out_valid_reg <= 1'b1;
-    end else if (out_ready) begin
-        out_valid_reg <= 1'b0;
+    end else if (en) begin
+        s1_valid_reg <= in_valid;
+        out_valid_reg <= s1_valid_reg;
     end
 end
 

@@ -91,6 +91,14 @@ module fptgen_dense #(
     // exact_accumulation, which the generator checks before it sets 1).
     // Adds ceil(clog2(SIMD) / 2) + 2 cycles of latency.
     parameter integer TREE = 0,
+    // Multipliers (TREE = 1 only). 0: one per product. 1: the products of
+    // neurons 2q and 2q + 1 with the same input x share one:
+    // ((w[2q+1] << P_W) + w[2q]) * x, registered; the low product is the
+    // low P_W bits sign-extended, the high one the upper P_W bits plus the
+    // low one's sign bit (exact: the low product fits P_W signed bits). The
+    // multiply is (2*W_W + X_W + 3) x (X_W + 1) bits, one DSP48E2 when that
+    // is at most 27 x 18 (the generator checks). Adds 1 cycle of latency.
+    parameter integer PACK = 0,
     // (The weight memory has NF*SF words of PE*SIMD columns, the bias memory
     // NF words of PE columns; the module derives their address and
     // column-select widths, clog2 of those counts.)
@@ -152,6 +160,9 @@ localparam integer SHIFT = A_F - P_F;       // product to accumulator fraction b
 // products or, if fewer, the A_W - SHIFT bits the accumulator keeps of it
 localparam integer LEVELS = (SIMD > 1) ? clog2(SIMD) : 0;
 localparam integer T = (LEVELS + 1) / 2;
+// Registered stages from the products to the tree's root: the tree's T,
+// and with PACK the packed products' register before the products'
+localparam integer D = T + PACK;
 localparam integer TW = (P_W + LEVELS < A_W - SHIFT) ? P_W + LEVELS : A_W - SHIFT;
 localparam integer TREE_NODES = tree_offset(SIMD, LEVELS + 1);
 
@@ -165,6 +176,9 @@ generate
     end
     if (TREE != 0 && (TREE != 1 || SHIFT < 0 || TW < 1)) begin : g_error_tree_needs_exact_products
         fptgen_param_error_dense_tree_needs_exact_products error_inst ();
+    end
+    if (PACK != 0 && (PACK != 1 || TREE != 1)) begin : g_error_pack_needs_tree
+        fptgen_param_error_dense_pack_needs_tree error_inst ();
     end
 endgenerate
 
@@ -382,16 +396,17 @@ generate
             assign fin_acc[p*A_W +: A_W] = chain[SIMD];
         end
     end else begin : g_tree
-        // Control of the stages after s1: stage 0 holds the registered
-        // products, stages 1..T the registered tree levels, stage T + 1 the
-        // accumulators (the final stage).
-        reg [T+1:0]      c_valid_reg;
-        reg [T+1:0]      c_first_reg;
-        reg [T+1:0]      c_last_reg;
-        reg [T+1:0]      c_done_reg;
-        reg [NF_W-1:0]   c_nf_reg [0:T+1];
-        // The biases of the fold in each of stages 0..T (needed at stage T)
-        reg [PE*B_W-1:0] c_b_reg [0:T];
+        // Control of the stages after s1: stages 0..PACK hold the registered
+        // (with PACK: packed, then separated) products, the next T stages the
+        // registered tree levels, stage D + 1 the accumulators (the final
+        // stage; D = T + PACK).
+        reg [D+1:0]      c_valid_reg;
+        reg [D+1:0]      c_first_reg;
+        reg [D+1:0]      c_last_reg;
+        reg [D+1:0]      c_done_reg;
+        reg [NF_W-1:0]   c_nf_reg [0:D+1];
+        // The biases of the fold in each of stages 0..D (needed at stage D)
+        reg [PE*B_W-1:0] c_b_reg [0:D];
         integer k;
 
         // (The flags that reach the stall and output logic are reset, so
@@ -399,35 +414,110 @@ generate
         // LUT with its slower clock-to-out.)
         always @(posedge clk) begin
             if (rst) begin
-                c_valid_reg <= {(T + 2){1'b0}};
-                c_last_reg <= {(T + 2){1'b0}};
-                c_done_reg <= {(T + 2){1'b0}};
+                c_valid_reg <= {(D + 2){1'b0}};
+                c_last_reg <= {(D + 2){1'b0}};
+                c_done_reg <= {(D + 2){1'b0}};
             end else if (!stall) begin
-                c_valid_reg <= {c_valid_reg[T:0], s1_valid_reg};
-                c_last_reg <= {c_last_reg[T:0], s1_last_reg};
-                c_done_reg <= {c_done_reg[T:0], s1_done_reg};
+                c_valid_reg <= {c_valid_reg[D:0], s1_valid_reg};
+                c_last_reg <= {c_last_reg[D:0], s1_last_reg};
+                c_done_reg <= {c_done_reg[D:0], s1_done_reg};
             end
         end
 
         always @(posedge clk) begin
             if (!stall) begin
-                c_first_reg <= {c_first_reg[T:0], s1_first_reg};
+                c_first_reg <= {c_first_reg[D:0], s1_first_reg};
                 c_nf_reg[0] <= s1_nf_reg;
-                for (k = 1; k <= T + 1; k = k + 1) begin
+                for (k = 1; k <= D + 1; k = k + 1) begin
                     c_nf_reg[k] <= c_nf_reg[k-1];
                 end
                 c_b_reg[0] <= b_rd;
-                for (k = 1; k <= T; k = k + 1) begin
+                for (k = 1; k <= D; k = k + 1) begin
                     c_b_reg[k] <= c_b_reg[k-1];
                 end
             end
         end
 
-        assign fin_valid = c_valid_reg[T+1];
-        assign fin_last = c_last_reg[T+1];
-        assign fin_done = c_done_reg[T+1];
-        assign fin_nf = c_nf_reg[T+1];
-        assign b_bias = c_b_reg[T];
+        assign fin_valid = c_valid_reg[D+1];
+        assign fin_last = c_last_reg[D+1];
+        assign fin_done = c_done_reg[D+1];
+        assign fin_nf = c_nf_reg[D+1];
+        assign b_bias = c_b_reg[D];
+
+        // The registered products (the tree's level 0): lane l of neuron p
+        // at prod_q[(p*SIMD + l)*TW +: TW], each sign-extended by the
+        // tree's growth, TW bits of it kept (or, when TW is the narrower
+        // A_W - SHIFT, the product modulo 2^TW, all that the wrapped sum
+        // keeps)
+        wire [PE*SIMD*TW-1:0] prod_q;
+
+        if (PACK == 0) begin : g_single
+            for (p = 0; p < PE; p = p + 1) begin : g_pe
+                for (l = 0; l < SIMD; l = l + 1) begin : g_lane
+                    wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
+                    wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                    wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
+                    wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
+                    wire signed [P_W-1:0] prod = w_ext * x_ext;
+                    wire [P_W+LEVELS:0] prod_x = {{(LEVELS + 1){prod[P_W-1]}}, prod};
+                    wire unused_prod_x = ^prod_x[P_W+LEVELS:TW];
+                    reg  [TW-1:0] prod_reg;
+
+                    always @(posedge clk) begin
+                        if (!stall) begin
+                            prod_reg <= prod_x[TW-1:0];
+                        end
+                    end
+
+                    assign prod_q[(p*SIMD + l)*TW +: TW] = prod_reg;
+                end
+            end
+        end else begin : g_packed
+            // Neurons p = 2q and p + 1 (absent, weight 0, for the last pair
+            // of an odd PE) share lane l's multiplier.
+            for (p = 0; p < PE; p = p + 2) begin : g_pair
+                for (l = 0; l < SIMD; l = l + 1) begin : g_lane
+                    wire [W_W-1:0] w_lo = w_rd[(p*SIMD + l)*W_W +: W_W];
+                    wire [W_W-1:0] w_hi;
+                    wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                    wire signed [W_W:0] lo_ext = {W_S != 0 ? w_lo[W_W-1] : 1'b0, w_lo};
+                    wire signed [W_W:0] hi_ext = {W_S != 0 ? w_hi[W_W-1] : 1'b0, w_hi};
+                    wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
+                    // hi * 2^P_W + lo, in W_W + 1 + P_W bits
+                    wire signed [W_W+P_W:0] packed_w = {hi_ext, {P_W{1'b0}}} + {{P_W{lo_ext[W_W]}}, lo_ext};
+                    // hi*x*2^P_W + lo*x, in 2*P_W bits (|hi*x| < 2^(P_W-2))
+                    wire signed [2*P_W-1:0] both = packed_w * x_ext;
+                    reg  [2*P_W-1:0] both_reg;
+                    // lo*x is the low P_W bits as a signed number; the upper
+                    // bits are hi*x minus 1 when it is negative
+                    wire [P_W-1:0] prod_lo = both_reg[P_W-1:0];
+                    wire [P_W-1:0] prod_hi = both_reg[2*P_W-1:P_W] + {{(P_W - 1){1'b0}}, both_reg[P_W-1]};
+                    wire [P_W+LEVELS:0] lo_x = {{(LEVELS + 1){prod_lo[P_W-1]}}, prod_lo};
+                    wire [P_W+LEVELS:0] hi_x = {{(LEVELS + 1){prod_hi[P_W-1]}}, prod_hi};
+                    wire unused_x = ^{lo_x[P_W+LEVELS:TW], hi_x[P_W+LEVELS:TW]};
+                    reg  [TW-1:0] lo_reg;
+                    reg  [TW-1:0] hi_reg;
+
+                    if (p + 1 < PE) begin : g_hi
+                        assign w_hi = w_rd[((p + 1)*SIMD + l)*W_W +: W_W];
+                        assign prod_q[((p + 1)*SIMD + l)*TW +: TW] = hi_reg;
+                    end else begin : g_no_hi
+                        assign w_hi = {W_W{1'b0}};
+                        wire unused_hi = ^hi_reg;
+                    end
+
+                    always @(posedge clk) begin
+                        if (!stall) begin
+                            both_reg <= both;
+                            lo_reg <= lo_x[TW-1:0];
+                            hi_reg <= hi_x[TW-1:0];
+                        end
+                    end
+
+                    assign prod_q[(p*SIMD + l)*TW +: TW] = lo_reg;
+                end
+            end
+        end
 
         for (p = 0; p < PE; p = p + 1) begin : g_pe
             // Every level of the tree, level 0 (the products) first; node n
@@ -437,25 +527,7 @@ generate
             wire [TW-1:0] node [0:TREE_NODES-1] /* verilator split_var */;
 
             for (l = 0; l < SIMD; l = l + 1) begin : g_lane
-                wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
-                wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
-                wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
-                wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
-                wire signed [P_W-1:0] prod = w_ext * x_ext;
-                // Sign-extended by the tree's growth; TW bits of it are the
-                // product (or, when TW is the narrower A_W - SHIFT, the
-                // product modulo 2^TW, all that the wrapped sum keeps)
-                wire [P_W+LEVELS:0] prod_x = {{(LEVELS + 1){prod[P_W-1]}}, prod};
-                wire unused_prod_x = ^prod_x[P_W+LEVELS:TW];
-                reg  [TW-1:0] prod_reg;
-
-                always @(posedge clk) begin
-                    if (!stall) begin
-                        prod_reg <= prod_x[TW-1:0];
-                    end
-                end
-
-                assign node[l] = prod_reg;
+                assign node[l] = prod_q[(p*SIMD + l)*TW +: TW];
             end
 
             for (j = 1; j <= LEVELS; j = j + 1) begin : g_level
@@ -487,7 +559,7 @@ generate
                 end
             end
 
-            // Stage T -> T + 1: the accumulator, bias on a neuron's first
+            // Stage D -> D + 1: the accumulator, bias on a neuron's first
             // fold; the root (the fold's dot product) shifted to the
             // accumulator's fraction bits, every addition modulo 2^A_W
             wire [TW-1:0]    root = node[TREE_NODES - 1];
@@ -497,8 +569,8 @@ generate
             reg  [A_W-1:0]   acc_reg;
 
             always @(posedge clk) begin
-                if (c_valid_reg[T] && !stall) begin
-                    acc_reg <= (c_first_reg[T] ? bias_acc[p*A_W +: A_W] : acc_reg) + root_sh[A_W-1:0];
+                if (c_valid_reg[D] && !stall) begin
+                    acc_reg <= (c_first_reg[D] ? bias_acc[p*A_W +: A_W] : acc_reg) + root_sh[A_W-1:0];
                 end
             end
 

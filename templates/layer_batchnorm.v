@@ -7,7 +7,7 @@
  *   scale    {= b.scale.name =} ({= sm.mem.kind =}, {= sm.mem.depth =} x {= sm.mem.cols =} x {= sm.mem.col_width =} bits, {= sm.mem.style =}, {= sm.mem.file =})
  *   shift    {= b.shift.name =} ({= hm.mem.kind =}, {= hm.mem.depth =} x {= hm.mem.cols =} x {= hm.mem.col_width =} bits, {= hm.mem.style =}, {= hm.mem.file =})
  *   accum    {= b.acc.name =}
- *   output   {= l.y.name =}, one beat per input beat, valid the cycle after it
+ *   output   {= l.y.name =}, one beat per input beat, valid two cycles after it
  */
 
 `resetall

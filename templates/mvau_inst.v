@@ -17,6 +17,7 @@ fptgen_dense #(
     {% call m::fmt("Y", mv_y, true) %}{% endcall %}
     .RELU({= d.relu =}),
     .TREE({= d.tree =}),
+    .PACK({= d.pack =}),
     .W_WRITABLE({% if wm.trainable %}1{% else %}0{% endif %}),
     .W_STYLE("{= wm.mem.style =}"),
     .W_FILE("{= wm.mem.file =}"),

@@ -22,26 +22,46 @@ use common::random_net::{cnn, graph, network};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 /// The accumulations of a plan's matrix-vector units: (adder trees,
-/// in-order chains).
-fn accumulations(n: &fptgen_generator::plan::NetworkPlan) -> (usize, usize) {
+/// in-order chains, trees fed by packed multipliers).
+fn accumulations(n: &fptgen_generator::plan::NetworkPlan) -> (usize, usize, usize) {
     use fptgen_generator::layers::KindPlan;
     let units = n.layers.iter().filter_map(|l| match &l.kind_plan {
-        KindPlan::Dense(d) => Some(d.tree),
-        KindPlan::Conv2d(c) => Some(c.mvau.tree),
+        KindPlan::Dense(d) => Some((d.tree, d.pack)),
+        KindPlan::Conv2d(c) => Some((c.mvau.tree, c.mvau.pack)),
         _ => None,
     });
-    units.fold((0, 0), |(t, c), tree| if tree == 1 { (t + 1, c) } else { (t, c + 1) })
+    units.fold((0, 0, 0), |(t, c, k), (tree, pack)| if tree == 1 { (t + 1, c, k + pack as usize) } else { (t, c + 1, k) })
 }
 
-fn check(yaml: &str, seed: u64, units: &std::sync::Mutex<(usize, usize)>) -> Result<(), TestCaseError> {
+/// Packs the products of every other matrix-vector unit of `m` that can be
+/// packed (`multipliers: packed`; `packing_refusal` finds nothing against
+/// it), chosen by the bits of `seed`, as if its model file said so.
+fn pack_some(m: &mut model::Model, seed: u64) {
+    use fptgen_sim::layers::dense::{packing_refusal, Multipliers};
+    use fptgen_sim::model::LayerOp;
+    for (k, l) in m.layers.iter_mut().enumerate() {
+        let x = l.input_format;
+        let unit = match &mut l.op {
+            LayerOp::Dense(d) => d,
+            LayerOp::Conv2d(c) => &mut c.mvau,
+            _ => continue,
+        };
+        if (seed ^ (seed >> (k % 64))) & 1 == 1 && packing_refusal(unit, x).is_none() {
+            unit.multipliers = Multipliers::Packed;
+        }
+    }
+}
+
+fn check(yaml: &str, seed: u64, units: &std::sync::Mutex<(usize, usize, usize)>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
     let path = dir.path().join("model.yaml");
-    let m = model::parse(yaml, &path).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
+    let mut m = model::parse(yaml, &path).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
+    pack_some(&mut m, seed);
     let params = fptgen_sim::weights::random(&m, seed);
     let n = plan(&m);
-    let (t, c) = accumulations(&n);
+    let (t, c, k) = accumulations(&n);
     let mut u = units.lock().unwrap();
-    *u = (u.0 + t, u.1 + c);
+    *u = (u.0 + t, u.1 + c, u.2 + k);
     drop(u);
     let gen = GenInfo { version: fptgen_generator::VERSION, source: "random".into() };
     let files = render(&params, &n, &gen).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -61,7 +81,7 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
         TestRng::from_seed(RngAlgorithm::ChaCha, &[42; 32]),
     );
     let drawn = std::sync::Mutex::new(Vec::new());
-    let units = std::sync::Mutex::new((0, 0));
+    let units = std::sync::Mutex::new((0, 0, 0));
     runner
         .run(&prop_oneof![2 => network(false), 3 => cnn(false), 2 => graph(false)], |(yaml, seed)| {
             drawn.lock().unwrap().push(yaml.clone());
@@ -69,9 +89,12 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
         })
         .unwrap_or_else(|e| panic!("{e}"));
     // Both accumulations of fptgen_dense were co-simulated: the adder tree
-    // (where the simulator proves the order free) and the in-order chain.
-    let (trees, chains) = units.into_inner().unwrap();
+    // (where the simulator proves the order free) and the in-order chain;
+    // and trees fed by packed multipliers (PACK = 1).
+    let (trees, chains, packed) = units.into_inner().unwrap();
+    eprintln!("cosim_random: {trees} adder trees ({packed} with packed multipliers), {chains} in-order chains");
     assert!(trees >= 10 && chains >= 10, "{trees} adder trees and {chains} in-order chains");
+    assert!(packed >= 4, "only {packed} of {trees} adder trees had packed multipliers");
     // The draw covered every image operator and geometry.
     let drawn = drawn.into_inner().unwrap();
     let images = drawn.iter().filter(|y| y.contains("type: conv2d") || y.contains("type: maxpool2d") || y.contains("type: batchnorm")).count();
@@ -88,4 +111,73 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
         .filter(|y| model::parse(y, std::path::Path::new("model.yaml")).is_ok_and(|m| m.layers.iter().any(|l| l.kind().type_name() == "slice")))
         .count();
     assert!(split >= 2, "only {split} random networks split input channels");
+}
+
+/// A format of at most 8 bits for a packed unit's weights and inputs:
+/// (format, width, fraction bits).
+fn narrow() -> impl Strategy<Value = (String, u32, i32)> {
+    use common::random_net::QUANT;
+    (any::<bool>(), 1u32..=8, -2i32..=6, 0..QUANT.len()).prop_map(|(s, w, i, q)| {
+        (format!("{}<{w},{i},{},AP_SAT>", if s { "ap_fixed" } else { "ap_ufixed" }, QUANT[q]), w, w as i32 - i)
+    })
+}
+
+/// A unit that packs: `kind` is `dense` or `conv2d`, with outputs (filters)
+/// `outputs` and `pe` in 2..=outputs, weights of format `w`, a wrapping
+/// 40-bit accumulator with exactly the products' fraction bits (an exact
+/// accumulation) and output format `y`, `multipliers: packed`.
+fn packed_unit(name: &str, kind: &str, size: &str, w: &(String, u32, i32), x_frac: i32, y: &(String, u32, i32), pe: usize, simd: usize) -> String {
+    let f = w.2 + x_frac;
+    format!(
+        "  - name: {name}\n    type: {kind}\n{size}    activation: linear\n    precision: {{weight: '{}', bias: 'ap_fixed<10,4>', accum: 'ap_fixed<40,{},AP_TRN,AP_WRAP>', output: '{}'}}\n    pe: {pe}\n    simd: {simd}\n    multipliers: packed\n    trainable: [weights]\n",
+        w.0,
+        40 - f,
+        y.0
+    )
+}
+
+/// Packed multipliers (`multipliers: packed`, rtl/fptgen_dense.v's PACK)
+/// on random networks made to qualify: dense layers, and a convolution
+/// before a dense layer, every unit with weights and inputs of 1 to 8 bits,
+/// signed or unsigned, odd and even PE (an odd PE's last neuron has a
+/// multiplier of its own), any SIMD. Each is bit-exact with the simulator,
+/// with the predicted cycles (the packed products' extra stage).
+#[test]
+fn packed_multipliers_are_bit_exact() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 4, max_shrink_iters: 0, failure_persistence: None, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let units = std::sync::Mutex::new((0, 0, 0));
+    let expected = std::sync::Mutex::new(0);
+    let net = (
+        any::<bool>(),
+        narrow(),
+        (narrow(), narrow(), 2usize..=7, any::<usize>(), any::<usize>()),
+        (narrow(), narrow(), 2usize..=5, any::<usize>(), any::<usize>()),
+        any::<u64>(),
+    );
+    runner
+        .run(&net, |(conv, x, (w1, y1, n1, pe1, simd1), (w2, y2, n2, pe2, simd2), seed)| {
+            let mut yaml = String::from("name: rnd\n");
+            let inputs = if conv {
+                // 4x4 pixels of 2 channels: a 3x3 convolution's window is 18 values.
+                yaml += &format!("input:\n  shape: [4, 4, 2]\n  format: '{}'\nweights: w.npz\nlayers:\n", x.0);
+                yaml += &packed_unit("c", "conv2d", &format!("    filters: {n1}\n"), &w1, x.2, &y1, 2 + pe1 % (n1 - 1), 1 + simd1 % 18);
+                yaml += "  - name: f\n    type: flatten\n";
+                16 * n1
+            } else {
+                yaml += &format!("input:\n  shape: [6]\n  format: '{}'\nweights: w.npz\nlayers:\n", x.0);
+                yaml += &packed_unit("d1", "dense", &format!("    inputs: 6\n    outputs: {n1}\n"), &w1, x.2, &y1, 2 + pe1 % (n1 - 1), 1 + simd1 % 6);
+                n1
+            };
+            yaml += &packed_unit("d2", "dense", &format!("    inputs: {inputs}\n    outputs: {n2}\n"), &w2, y1.2, &y2, 2 + pe2 % (n2 - 1), 1 + simd2 % inputs);
+            *expected.lock().unwrap() += 2;
+            check(&yaml, seed, &units)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (trees, chains, packed) = units.into_inner().unwrap();
+    let expected = expected.into_inner().unwrap();
+    assert!(chains == 0 && trees == expected && packed == expected, "{packed} packed of {trees} adder trees ({expected} drawn), {chains} chains");
 }

@@ -18,7 +18,7 @@
 //!   output bit compared with the model (the first difference fails, naming
 //!   the beat and channel), and the cycle of every beat accepted and every
 //!   result output with the module's cycle model (its header): beat k on
-//!   cycle k, its result on cycle k + 1. (b) The same beats with random
+//!   cycle k, its result on cycle k + 2. (b) The same beats with random
 //!   input gaps and output back-pressure (four seeded runs): every bit
 //!   compared, nothing lost, nothing extra, and the handshake of the header
 //!   replayed cycle by cycle on the logged signals: in_ready and out_valid
@@ -335,19 +335,26 @@ fn check_outputs(b: &Bench, logs: &[Log], run: &str) {
     }
 }
 
+/// Edges from a beat's acceptance to its result's output (the module
+/// header's cycle model: two stages).
+const LATENCY: usize = 2;
+
 /// The handshake of the module's header, replayed on the signals of every
-/// cycle of a traced run: `in_ready = !out_valid || out_ready`; out_valid
-/// rises on an edge that accepts a beat and otherwise falls on an edge with
-/// out_ready.
+/// cycle of a traced run: `en = in_ready = !out_valid || out_ready`; on an
+/// edge with `en` stage 1's valid takes in_valid and out_valid takes stage
+/// 1's.
 fn check_handshake(log: &Log, ctx: &str) {
     assert!(!log.cycles.is_empty(), "{ctx}: no trace");
-    let mut ov = false;
+    let mut valid = [false; LATENCY];
     for (t, c) in log.cycles.iter().enumerate() {
-        let ir = !ov || c.out_ready;
+        let ov = valid[LATENCY - 1];
+        let en = !ov || c.out_ready;
         assert_eq!(c.out_valid, ov, "{ctx}: out_valid on cycle {t}, model {ov}");
-        assert_eq!(c.in_ready, ir, "{ctx}: in_ready on cycle {t} (out_valid {ov}, out_ready {}), model {ir}", c.out_ready);
-        let accept = c.in_valid && ir;
-        ov = accept || (ov && !c.out_ready);
+        assert_eq!(c.in_ready, en, "{ctx}: in_ready on cycle {t} (out_valid {ov}, out_ready {}), model {en}", c.out_ready);
+        if en {
+            valid.rotate_right(1);
+            valid[0] = c.in_valid;
+        }
     }
 }
 
@@ -362,14 +369,15 @@ fn bn_outputs_and_cycles() {
     }
 
     // (a) Full rate: bits and cycles. The first beat after reset is
-    // accepted on cycle 0, beat k on cycle k, its result output on k + 1.
+    // accepted on cycle 0, beat k on cycle k, its result output on k + 2.
     check_outputs(&b, &b.full_rate, "full rate");
     for (i, cfg) in b.cfgs.iter().enumerate() {
         let log = &b.full_rate[i];
         for k in 0..BEATS {
             let ctx = format!("full rate, parameter set {i} {cfg:?}, beat {k}");
             assert_eq!(log.accepted[k], k as u64, "{ctx}: accepted on cycle {}, model {k}", log.accepted[k]);
-            assert_eq!(log.outputs[k].0, k as u64 + 1, "{ctx}: result output on cycle {}, model {}", log.outputs[k].0, k + 1);
+            let want = (k + LATENCY) as u64;
+            assert_eq!(log.outputs[k].0, want, "{ctx}: result output on cycle {}, model {want}", log.outputs[k].0);
         }
     }
 
@@ -744,8 +752,8 @@ fn bn_trainer_port_updates_parameters() {
         let offered: Vec<usize> = (0..r.random_from).filter(|&t| r.script[t].offer).collect();
         let early: Vec<usize> = log.accepted.iter().copied().filter(|&t| t < r.random_from).collect();
         assert_eq!(early, offered, "{ctx}: beats accepted before cycle {}", r.random_from);
-        for (k, &ta) in early.iter().enumerate().filter(|&(_, &ta)| ta + 1 < r.random_from) {
-            assert_eq!(log.outputs[k].0, ta + 1, "{ctx}: beat {k} accepted on cycle {ta}: result output on cycle {}, model {}", log.outputs[k].0, ta + 1);
+        for (k, &ta) in early.iter().enumerate().filter(|&(_, &ta)| ta + LATENCY < r.random_from) {
+            assert_eq!(log.outputs[k].0, ta + LATENCY, "{ctx}: beat {k} accepted on cycle {ta}: result output on cycle {}, model {}", log.outputs[k].0, ta + LATENCY);
         }
 
         // After the writes between beats every channel uses the new values
@@ -857,11 +865,13 @@ fn bn_synthesizes_for_ultrascale() {
             assert!(dsps > 0, "{name}: the products of a trainable scale need multipliers:\n{stat}");
         }
         assert_eq!(rams, 0, "{name}: a one-word parameter memory is registers, not a RAM primitive:\n{stat}");
-        // The output register (C*8 bits), per memory its read register
-        // (C*8) and, when writable, the word itself and the trainer port's
-        // read register (2*C*8) and column select; out_valid.
+        // The output register (C*8 bits), stage 1's product and shift (2 x
+        // 20-bit accumulator values per channel), per memory its read
+        // register (C*8) and, when writable, the word itself and the
+        // trainer port's read register (2*C*8) and column select; the two
+        // valids.
         let per_mem = 8 * c as u64 + if writable == 1 { 16 * c as u64 + clog2(c) as u64 } else { 0 };
-        let regs = 8 * c as u64 + 2 * per_mem + 1;
+        let regs = 8 * c as u64 + 40 * c as u64 + 2 * per_mem + 2;
         assert!(ffs <= regs, "{name}: {ffs} flip-flops, more than the {regs} register bits:\n{stat}");
     }
     eprintln!("rtl_bn: yosys synth_xilinx -family xcu -flatten -noiopad\n{report}");

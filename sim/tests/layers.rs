@@ -351,3 +351,56 @@ fn bad_image_layers_are_located() {
         .to_string();
     assert!(e.contains("at least 3x3"), "{e}");
 }
+
+/// `multipliers: packed` is read for dense and conv2d layers where it
+/// applies, and refused, at its line with the layer's name and the reason,
+/// where it does not (`packing_refusal`).
+#[test]
+fn packed_multipliers_are_checked() {
+    use fptgen_sim::layers::dense::Multipliers;
+    use fptgen_sim::model::LayerOp;
+    let base = cnn(false);
+    // c2 (wrapping accumulator, exact products) with two filters in
+    // parallel, and d with two outputs in parallel: both pack.
+    let ok = base
+        .replacen("    padding: valid\n", "    padding: valid\n    pe: 2\n    multipliers: packed\n", 1)
+        .replacen("    outputs: 3\n", "    outputs: 3\n    pe: 2\n    multipliers: packed\n", 1);
+    let m = parse(&ok, Path::new("model.yaml")).expect("packed c2 and d");
+    let packed: Vec<&str> = m
+        .layers
+        .iter()
+        .filter(|l| match &l.op {
+            LayerOp::Dense(d) => d.multipliers == Multipliers::Packed,
+            LayerOp::Conv2d(c) => c.mvau.multipliers == Multipliers::Packed,
+            _ => false,
+        })
+        .map(|l| l.name.as_str())
+        .collect();
+    assert_eq!(packed, ["c2", "d"]);
+    let wide = "precision: {weight: 'ap_fixed<12,2>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<40,20>', output: 'ap_fixed<8,3,AP_RND,AP_SAT>'}";
+    for (from, to, words) in [
+        // pe 1: nothing to pair.
+        ("    padding: valid\n", "    padding: valid\n    multipliers: packed\n", &["layer 'c2'", "pe is 1"][..]),
+        // c1's saturating accumulator is proven exact by its bounds, but a
+        // 12-bit weight's products have 15 fraction bits, more than d's
+        // accumulator keeps: not exact, no tree.
+        ("    outputs: 3\n", "    outputs: 3\n    pe: 3\n    multipliers: packed\n    precision: {weight: 'ap_fixed<12,2>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<14,6>', output: 'ap_fixed<8,3>'}\n", &["layer 'd'", "not exact"][..]),
+        // Exact, but 2 x 12 + 8 + 3 = 35 bits do not fit a DSP48E2.
+        ("    outputs: 3\n", &format!("    outputs: 3\n    pe: 3\n    multipliers: packed\n    {wide}\n"), &["layer 'd'", "35 x 9", "27 x 18"][..]),
+        ("    outputs: 3\n", "    outputs: 3\n    multipliers: many\n", &["unknown variant `many`"][..]),
+    ] {
+        let mut text = base.replacen(from, to, 1);
+        if to.contains("precision:") {
+            // The replaced precision is d's own; drop the original line after it.
+            let q = "    precision: {weight: 'ap_fixed<4,1>', bias: 'ap_fixed<6,2>', accum: 'ap_fixed<14,6>', output: 'ap_fixed<8,3,AP_RND,AP_SAT>'}\n";
+            let at = text.rfind(q).expect("d's precision");
+            text.replace_range(at..at + q.len(), "");
+        }
+        let line = text.lines().position(|l| l.contains("multipliers:")).expect("multipliers line") + 1;
+        let e = parse(&text, Path::new("model.yaml")).expect_err(to).to_string();
+        assert!(e.starts_with(&format!("model.yaml:{line}:")), "{to:?}: {e}");
+        for w in words {
+            assert!(e.contains(w), "{to:?}: {w:?} in {e}");
+        }
+    }
+}

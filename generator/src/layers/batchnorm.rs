@@ -1,5 +1,6 @@
 //! The `batchnorm` kind's hardware: `rtl/fptgen_bn.v`, every channel's
-//! scale and shift in parallel on each beat (one register stage), wrapped
+//! scale and shift in parallel on each beat (two register stages that
+//! advance together: the product, then the sum and the casts), wrapped
 //! per layer by `templates/layer_batchnorm.v`. (The simulator half is
 //! `fptgen_sim::layers::batchnorm`.)
 //!
@@ -81,6 +82,6 @@ impl LayerHw for BnPlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::stage()]
+        vec![Block::pipe(2)]
     }
 }

@@ -22,7 +22,10 @@
 //!   summed by a pipelined adder tree instead (`TREE = 1`), which keeps every
 //!   register-to-register path two adders deep; it adds `T + 2` edges of
 //!   latency, `T = ceil(clog2(simd) / 2)` registered tree stages (0 for
-//!   `simd = 1`) plus the product and accumulator registers.
+//!   `simd = 1`) plus the product and accumulator registers;
+//! * with `multipliers: packed` the products of neurons `2q` and `2q + 1`
+//!   come from one multiplier, registered, then separated into the product
+//!   registers: one more edge of latency.
 //!
 //! Its memories: the weights `[outputs, inputs]` as that matrix folded
 //! `pe x simd` (`NF * SF` words of `pe * simd` columns), the biases
@@ -31,7 +34,7 @@
 
 use askama::Template;
 use fptgen_sim::fixed::Format;
-use fptgen_sim::layers::dense::{exact_accumulation, Dense, B, W};
+use fptgen_sim::layers::dense::{exact_accumulation, Dense, Multipliers, B, W};
 use fptgen_sim::layers::{Activation, TensorSpec};
 use fptgen_sim::model::{Layer, Model};
 use serde::Serialize;
@@ -70,6 +73,10 @@ pub struct DensePlan {
     /// 1: the products are summed by a pipelined adder tree (the order of
     /// the additions is proven free); 0: the in-order chain.
     pub tree: u32,
+    /// 1: the products of neurons `2q` and `2q + 1` share one multiplier
+    /// (`multipliers: packed`; `rtl/fptgen_dense.v`'s `PACK`), one more
+    /// stage; 0: a multiplier per product.
+    pub pack: u32,
 }
 
 /// The plan of `layer` of `model`, a dense layer `d` fed `input_shape`.
@@ -91,7 +98,10 @@ pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, in
     ];
     let p = &d.precision;
     let tree = exact_accumulation(d, input_format).is_some();
-    let plan = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], d.activation == Activation::Relu, [p.weight, p.bias, p.accum], tree);
+    let mut plan = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], d.activation == Activation::Relu, [p.weight, p.bias, p.accum], tree);
+    // The model's loader refuses `packed` where it does not apply
+    // (fptgen_sim::layers::dense::packing_refusal), so here it has a tree.
+    plan.pack = u32::from(d.multipliers == Multipliers::Packed && tree);
     (plan, memories)
 }
 
@@ -111,6 +121,7 @@ impl DensePlan {
             b: b.into(),
             acc: acc.into(),
             tree: u32::from(tree),
+            pack: 0,
         }
     }
 
@@ -123,16 +134,18 @@ impl DensePlan {
     }
 
     /// Pipeline stages between the issue stage and the output register
-    /// ([`Block::dense`]): s1 alone for the chain; s1, the products, the
-    /// tree's stages and the accumulators for the tree.
+    /// ([`Block::dense`]): s1 alone for the chain; s1, the packed products
+    /// (with `pack`), the products, the tree's stages and the accumulators
+    /// for the tree.
     pub fn depth(&self) -> usize {
-        if self.tree == 1 { 3 + self.tree_stages() } else { 1 }
+        if self.tree == 1 { 3 + self.pack as usize + self.tree_stages() } else { 1 }
     }
 
     /// The accumulation as `report.md` names it.
     pub fn accumulation(&self) -> String {
         if self.tree == 1 {
-            format!("adder tree ({} stages)", self.depth() - 1)
+            let packed = if self.pack == 1 { ", products packed two to a multiplier" } else { "" };
+            format!("adder tree ({} stages){packed}", self.depth() - 1)
         } else {
             "in-order chain".to_string()
         }

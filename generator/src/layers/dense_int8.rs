@@ -67,6 +67,7 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
         precision: Precision { weight: specs[W].format, bias: specs[B].format, accum: acc, output: acc },
         pe: d.pe,
         simd: d.simd,
+        multipliers: Default::default(),
         trainable: Trainable::default(),
     };
     let tree = exact_accumulation(&unit, offset_fixed()).is_some();

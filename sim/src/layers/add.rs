@@ -21,7 +21,7 @@
 //! archive nor trained.
 
 use super::conv2d::{Conv2d, Padding};
-use super::dense::{Dense, Precision, Trainable, W};
+use super::dense::{Dense, Multipliers, Precision, Trainable, W};
 use super::{Activation, LayerInput, LayerKind};
 use crate::error::ModelError;
 use crate::fixed::{Format, Overflow, Quant};
@@ -102,6 +102,7 @@ pub(crate) fn lower(input: &LayerInput) -> Result<(LayerOp, Lowered), ModelError
                 // one-bit multipliers.
                 pe: m,
                 simd: 2,
+                multipliers: Multipliers::Dsp,
                 trainable: Trainable::default(),
             };
             let mut wt = vec![0i128; 2 * m * m];
@@ -140,6 +141,7 @@ pub(crate) fn sum_conv(
         precision,
         pe,
         simd,
+        multipliers: Multipliers::Dsp,
         trainable: Trainable::default(),
     };
     let conv = Conv2d { input: [hw[0], hw[1], k * c], filters: c, stride: 1, padding: Padding::Same, mvau };

@@ -21,7 +21,7 @@
 //! dimension, `pad = max((out - 1)·S + 3 - in, 0)` split with the smaller
 //! half on top (left). `valid`: `out = floor((in - 3) / S) + 1`.
 
-use super::dense::{dense_neuron, Dense, Precision, Trainable, B, W};
+use super::dense::{dense_neuron, Dense, Multipliers, Precision, Trainable, B, W};
 use super::{Activation, Backward, LayerInput, LayerKind, TensorSpec};
 use crate::error::ModelError;
 use crate::fixed::Format;
@@ -80,7 +80,7 @@ impl Conv2d {
     pub(crate) fn from_file(input: &LayerInput) -> Result<Conv2d, ModelError> {
         let (c, lf) = (input.c, input.lf);
         input.only(
-            &["filters", "kernel", "stride", "padding", "activation", "precision", "pe", "simd", "trainable"],
+            &["filters", "kernel", "stride", "padding", "activation", "precision", "pe", "simd", "multipliers", "trainable"],
             &["weight", "bias", "accum", "output"],
         )?;
         let [h, w, ch] = input.image()?;
@@ -122,15 +122,17 @@ impl Conv2d {
         };
         let (pe, simd) = c.fold_pair(&lf.pe, &lf.simd, (filters, window), ("filters", "window values (9 x channels)"), pixels)?;
         let [weights, biases] = input.trainable(["weights", "biases"])?;
-        let mvau = Dense {
+        let mut mvau = Dense {
             inputs: window,
             outputs: filters,
             activation: input.activation(false)?,
             precision: Precision { weight, bias, accum, output },
             pe,
             simd,
+            multipliers: Multipliers::Dsp,
             trainable: Trainable { weights, biases },
         };
+        mvau.multipliers = input.multipliers(&mvau)?;
         Ok(Conv2d { input: [h, w, ch], filters, stride, padding, mvau })
     }
 

@@ -85,15 +85,35 @@ pub struct Dense {
     pub pe: usize,
     /// Inputs consumed per cycle, 1..=inputs.
     pub simd: usize,
+    /// How the hardware forms the products (the numerics do not depend on
+    /// it).
+    pub multipliers: Multipliers,
     /// Retrainable parameters.
     pub trainable: Trainable,
+}
+
+/// How a matrix-vector unit (`rtl/fptgen_dense.v`) forms its `pe x simd`
+/// products. The arithmetic is the same either way: only the hardware
+/// differs (docs/hardware.md, "Packed multipliers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Multipliers {
+    /// One multiplier per product (a DSP48E2 each, as synthesis maps them).
+    #[default]
+    Dsp,
+    /// Two products that share an input, those of neurons `2q` and `2q + 1`,
+    /// in one multiplier: `((w[2q+1] << P) + w[2q]) * x`, the low product
+    /// the low `P` bits of the result sign-extended, the high one the rest
+    /// plus the low one's sign. Needs the adder tree (an exact, order-free
+    /// accumulation) and a packed multiplicand that fits a DSP48E2's 27 x 18
+    /// multiplier.
+    Packed,
 }
 
 impl Dense {
     /// Reads a `type: dense` entry of the model file.
     pub(crate) fn from_file(input: &LayerInput) -> Result<Dense, ModelError> {
         let (c, lf) = (input.c, input.lf);
-        input.only(&["inputs", "outputs", "activation", "precision", "pe", "simd", "trainable"], &["weight", "bias", "accum", "output"])?;
+        input.only(&["inputs", "outputs", "activation", "precision", "pe", "simd", "multipliers", "trainable"], &["weight", "bias", "accum", "output"])?;
         // `inputs: N` checks the length of what feeds the layer; with
         // `inputs: [names]` the length is that of the gathered input.
         let count = input.input_count();
@@ -127,7 +147,9 @@ impl Dense {
         let (pe, simd) = c.fold_pair(&lf.pe, &lf.simd, (outputs, inputs), ("outputs", "inputs"), 1)?;
         let [weights, biases] = input.trainable(["weights", "biases"])?;
         let activation = input.activation(false)?;
-        Ok(Dense { inputs, outputs, activation, precision, pe, simd, trainable: Trainable { weights, biases } })
+        let mut d = Dense { inputs, outputs, activation, precision, pe, simd, multipliers: Multipliers::Dsp, trainable: Trainable { weights, biases } };
+        d.multipliers = input.multipliers(&d)?;
+        Ok(d)
     }
 
     /// Number of parameters (weights and biases).
@@ -453,6 +475,32 @@ pub fn exact_accumulation(d: &Dense, input_format: Format) -> Option<u32> {
     let lo = b_lo.checked_add(p_lo.checked_mul(n)?)?;
     let hi = b_hi.checked_add(p_hi.checked_mul(n)?)?;
     (lo >= pr.accum.lossless_min_raw() && hi <= pr.accum.max_raw()).then_some(shift)
+}
+
+/// Why `d`'s products cannot be packed two to a multiplier
+/// ([`Multipliers::Packed`]) with inputs in `input_format`, or `None` if
+/// they can: the products must go to the adder tree (an exact, order-free
+/// accumulation: [`exact_accumulation`]), there must be two neurons in
+/// parallel (`pe >= 2`), and the packed multiplicand, `2 * weight bits +
+/// input bits + 3` (two sign-extended weights, the low one's field the
+/// exact product's `weight + input + 2` bits), and the input, sign-extended
+/// by one bit, must fit a DSP48E2's 27 x 18 multiplier.
+pub fn packing_refusal(d: &Dense, input_format: Format) -> Option<String> {
+    let (w, x) = (d.precision.weight.width(), input_format.width());
+    if exact_accumulation(d, input_format).is_none() {
+        return Some("its accumulation is not exact (docs/numerics.md, \"Exact accumulation\"), so its products are summed in order, not by the adder tree that packing feeds".into());
+    }
+    if d.pe < 2 {
+        return Some("packing pairs neurons computed in parallel, and its pe is 1".into());
+    }
+    let a = 2 * w + x + 3;
+    if a > 27 || x + 1 > 18 {
+        return Some(format!(
+            "{w}-bit weights and {x}-bit inputs make a {a} x {} multiply, which does not fit a DSP48E2's 27 x 18",
+            x + 1
+        ));
+    }
+    None
 }
 
 /// The smallest `b` such that every code of `weight` and of `input`, and

@@ -206,6 +206,21 @@ impl LayerInput<'_> {
         Ok(out)
     }
 
+    /// The entry's `multipliers:` for the matrix-vector unit `d` fed this
+    /// input (default `dsp`); `packed` only where
+    /// [`dense::packing_refusal`] finds nothing against it.
+    pub fn multipliers(&self, d: &dense::Dense) -> Result<dense::Multipliers, ModelError> {
+        use crate::model::schema::MultipliersFile;
+        let Some(m) = &self.lf.multipliers else { return Ok(dense::Multipliers::Dsp) };
+        match m.value {
+            MultipliersFile::Dsp => Ok(dense::Multipliers::Dsp),
+            MultipliersFile::Packed => match dense::packing_refusal(d, self.format) {
+                None => Ok(dense::Multipliers::Packed),
+                Some(why) => Err(self.c.err(m, format!("multipliers: packed does not apply to layer '{}': {why}", self.name))),
+            },
+        }
+    }
+
     /// The activation (default `linear` when `optional`).
     pub fn activation(&self, optional: bool) -> Result<Activation, ModelError> {
         let a = match (&self.lf.activation, optional) {

@@ -148,6 +148,16 @@ pub struct InputFile {
     pub format: Spanned<String>,
 }
 
+/// How a matrix-vector unit's products are formed in hardware.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MultipliersFile {
+    /// One multiplier per product.
+    Dsp,
+    /// Two products that share an input in one multiplier.
+    Packed,
+}
+
 /// Activation functions accepted in a model file.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -276,6 +286,10 @@ pub struct LayerFile {
     /// Inputs consumed per cycle, or `auto`.
     #[serde(default)]
     pub simd: Option<Spanned<ShiftFile>>,
+    /// How a matrix-vector unit forms its products (`dsp`, the default, or
+    /// `packed`: two to a DSP48E2).
+    #[serde(default)]
+    pub multipliers: Option<Spanned<MultipliersFile>>,
     /// Which parameter tensors are retrainable on the device.
     #[serde(default)]
     pub trainable: Option<Spanned<Vec<TrainableFile>>>,
