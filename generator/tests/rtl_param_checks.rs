@@ -86,6 +86,8 @@ const CASES: &[Case] = &[
         bad: &[
             ("PE", 5, "fptgen_param_error_dense_pe_or_simd_out_of_range"),
             ("TREE", 2, "fptgen_param_error_dense_tree_needs_exact_products"),
+            // Packed products feed only the adder tree (TREE is 0 by default).
+            ("PACK", 1, "fptgen_param_error_dense_pack_needs_tree"),
         ],
     },
     Case {
