@@ -131,6 +131,7 @@ module fptgen_es_ctrl #(
     output wire           clear,         // ... and clears its gradient
     output wire           acc_en,        // ... and accumulates Q(signal) * e if active
     output wire [clog2(P)-1:0] blk,      // block of the serial phase (0..P-1)
+    output wire [clog2(P)-1:0] blk_next, // blk of the next cycle
     output wire           op_read,       // read the parameter at the cursor into block blk
     output wire           op_perturb,    // write block blk's perturbed value
     output wire           op_restore,    // write block blk's committed value
@@ -262,6 +263,7 @@ assign loss_clear = state_reg == S_EVAL_START;
 assign seed = state_reg == S_INIT;
 assign active = tg;
 assign blk = j_reg;
+assign blk_next = j_next;
 assign rot = (write_pass && (lead_reg || !j_end)) || (state_reg == S_ACCUM && accumulates);
 assign draw = state_reg == S_PERTURB && draws;
 assign clear = state_reg == S_PERTURB && member_reg == {NW{1'b0}};

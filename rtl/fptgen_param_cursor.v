@@ -28,7 +28,13 @@
  *   complement sign-extended (SIGNED[k] = 1) or zero-extended to PW bits,
  *   into block blk's register the cycle after that (so a run of reads, one
  *   per cycle, fills one register per cycle). param is block blk's
- *   register;
+ *   register: with PREFETCH = 0 read combinationally at blk; with
+ *   PREFETCH = 1 a register loaded on every edge with block blk_next's
+ *   value (the caller's blk of the next cycle; a value written on the same
+ *   edge is forwarded), so that param starts a register-to-register path
+ *   instead of continuing one through the P-entry memory's read (issue 17:
+ *   that read began the longest path of the trained examples). Either way
+ *   param in a cycle is block blk's register as of that cycle;
  * - bounds: lo and hi are LO[k] and HI[k] of the current tensor k (PW-bit
  *   codes), the clamp range of its format.
  *
@@ -47,6 +53,9 @@ module fptgen_param_cursor #(
     parameter integer P = 2,
     // Width of the committed values and bounds: signed codes (>= 1)
     parameter integer PW = 9,
+    // 1: param registered, from blk_next (the next cycle's blk); 0: param
+    // read at blk in the same cycle (blk_next unused)
+    parameter integer PREFETCH = 0,
     // Per tensor: the matrix and its folding (as fptgen_param_walk's)
     parameter [K*32-1:0] ROWS = {32'd2, 32'd2},
     parameter [K*32-1:0] COLS = {32'd1, 32'd2},
@@ -71,6 +80,7 @@ module fptgen_param_cursor #(
     input  wire                    op_read,
     input  wire                    op_write,
     input  wire [clog2(P)-1:0]     blk,
+    input  wire [clog2(P)-1:0]     blk_next,
     // Trainer ports of the tensors' memories: enables, and fields 0
     // (addresses), 1 (column selects) and 2 (read data) of every tensor
     output wire [K-1:0]            tr_en,
@@ -147,7 +157,7 @@ localparam integer JW = clog2(P);   // block index
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 // (fptgen_param_walk checks each tensor's matrix and folding.)
 generate
-    if (K < 1 || P < 1 || PW < 1 || bad_width(0) != 0) begin : g_error_out_of_range
+    if (K < 1 || P < 1 || PW < 1 || bad_width(0) != 0 || (PREFETCH != 0 && PREFETCH != 1)) begin : g_error_out_of_range
         fptgen_param_error_param_cursor_out_of_range error_inst ();
     end
 endgenerate
@@ -257,7 +267,21 @@ always @(posedge clk) begin
     end
 end
 
-assign param = committed[blk];
+generate
+    if (PREFETCH != 0) begin : g_prefetch
+        reg [PW-1:0] param_reg;
+
+        always @(posedge clk) begin
+            param_reg <= (rd_valid_reg && rd_blk_reg == blk_next) ? rd_value : committed[blk_next];
+        end
+
+        assign param = param_reg;
+        wire unused_blk = ^blk;
+    end else begin : g_direct
+        assign param = committed[blk];
+        wire unused_blk_next = ^blk_next;
+    end
+endgenerate
 assign lo = lo_reg;
 assign hi = hi_reg;
 

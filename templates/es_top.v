@@ -60,7 +60,7 @@ localparam [P*LW-1:0] SEEDS = {= t.seeds_literal() =};
 wire ext_mode, ext_accept, ld_enable, play, loss_clear;
 wire cur_clear, cur_rewind, cur_step, cur_save, seed;
 wire [{= t.block_w =}:0] active;
-wire [{= t.block_w - 1 =}:0] blk;
+wire [{= t.block_w - 1 =}:0] blk, blk_next;
 wire rot, draw, ring_clear, acc_en;
 wire op_read, op_perturb, op_restore, op_update, negate;
 wire ev_loss, ev_base;
@@ -117,6 +117,7 @@ fptgen_es_ctrl #(
     .clear(ring_clear),
     .acc_en(acc_en),
     .blk(blk),
+    .blk_next(blk_next),
     .op_read(op_read),
     .op_perturb(op_perturb),
     .op_restore(op_restore),
@@ -222,6 +223,7 @@ fptgen_param_cursor #(
     .K({= t.tensors.len() =}),
     .P(P),
     .PW(PW),
+    .PREFETCH(1),
 {%- for (p, v) in t.cursor_params() %}
     .{= p =}({= v =}){% if !loop.last %},{% endif %}
 {%- endfor %}
@@ -235,6 +237,7 @@ fptgen_param_cursor #(
     .op_read(op_read),
     .op_write(op_write),
     .blk(blk),
+    .blk_next(blk_next),
     .tr_en(tr_en),
     .tr_we(tr_we),
     .tr_addr({= t.ports("tr_addr") =}),

@@ -342,6 +342,7 @@ fptgen_param_cursor #(
     .op_read(op_read),
     .op_write(op_write),
     .blk(1'b0),
+    .blk_next(1'b0),
     .tr_en(tr_en),
     .tr_we(tr_we),
     .tr_addr({= t.ports("tr_addr") =}),

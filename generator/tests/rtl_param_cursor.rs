@@ -9,7 +9,9 @@
 //! `(r % PE) * SIMD + c % SIMD` of parameter `(r, c)`), the selected block's
 //! committed value (the read data of the cycle after an `op_read`, sign- or
 //! zero-extended) and the current tensor's bounds. Several configurations in
-//! one build. Fails (does not skip) without Verilator.
+//! one build, with PREFETCH 0 (param read at blk) and 1 (param registered
+//! from blk_next, the next cycle's blk, as the ES trainer uses it: the same
+//! values, one register earlier). Fails (does not skip) without Verilator.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -34,6 +36,8 @@ struct Cfg {
     tensors: Vec<Tensor>,
     p: usize,
     pw: u32,
+    /// PREFETCH: param registered from blk_next (the next cycle's blk).
+    prefetch: bool,
 }
 
 /// Bits that hold 0 .. n - 1, at least 1 (written here, not taken from the
@@ -115,6 +119,8 @@ struct In {
     read: bool,
     write: bool,
     blk: usize,
+    /// The next cycle's blk (PREFETCH = 1 reads the committed value ahead).
+    blk_next: usize,
     rdata: u64,
 }
 
@@ -196,19 +202,24 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
     require_tool("verilator", "--version");
     let cfgs = [
         // examples/tiny: weights 2x2 folded 2x2, biases 2x1 folded 2x1
-        Cfg { tensors: vec![t(2, 2, 2, 2, 8, true), t(2, 1, 2, 1, 8, true)], p: 2, pw: 9 },
+        Cfg { tensors: vec![t(2, 2, 2, 2, 8, true), t(2, 1, 2, 1, 8, true)], p: 2, pw: 9, prefetch: false },
         // PE and SIMD that do not divide; unsigned and signed of different widths
-        Cfg { tensors: vec![t(5, 7, 2, 3, 6, false), t(5, 1, 2, 1, 4, true), t(3, 4, 3, 4, 12, true)], p: 3, pw: 13 },
+        Cfg { tensors: vec![t(5, 7, 2, 3, 6, false), t(5, 1, 2, 1, 4, true), t(3, 4, 3, 4, 12, true)], p: 3, pw: 13, prefetch: true },
         // one parameter, one block
-        Cfg { tensors: vec![t(1, 1, 1, 1, 1, false)], p: 1, pw: 2 },
+        Cfg { tensors: vec![t(1, 1, 1, 1, 1, false)], p: 1, pw: 2, prefetch: false },
         // five tensors (the tensor index wraps before its power of two)
         Cfg {
             tensors: vec![t(2, 3, 1, 1, 3, true), t(3, 1, 3, 1, 5, false), t(1, 6, 1, 4, 2, true), t(4, 2, 2, 1, 7, true), t(2, 2, 1, 2, 9, true)],
             p: 4,
             pw: 10,
+            prefetch: false,
         },
         // the widest value fills PW exactly
-        Cfg { tensors: vec![t(3, 5, 2, 2, 16, true), t(3, 1, 1, 1, 15, false)], p: 5, pw: 16 },
+        Cfg { tensors: vec![t(3, 5, 2, 2, 16, true), t(3, 1, 1, 1, 15, false)], p: 5, pw: 16, prefetch: true },
+        // examples/tiny's, as the ES trainer instantiates it (PREFETCH = 1)
+        Cfg { tensors: vec![t(2, 2, 2, 2, 8, true), t(2, 1, 2, 1, 8, true)], p: 2, pw: 9, prefetch: true },
+        // one block, prefetched
+        Cfg { tensors: vec![t(1, 1, 1, 1, 1, false)], p: 1, pw: 2, prefetch: true },
     ];
     let cycles = 3000;
     let resets = [0, 1, 1700];
@@ -227,10 +238,17 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
                         read: rng.chance(40),
                         write: rng.chance(30),
                         blk: (rng.next() % c.p as u64) as usize,
+                        blk_next: 0,
                         rdata: rng.next() & mask(c.sum(|t| t.width)),
                     }
                 })
-                .collect()
+                .collect::<Vec<In>>()
+        })
+        .map(|mut v| {
+            for cy in 0..cycles - 1 {
+                v[cy].blk_next = v[cy + 1].blk;
+            }
+            v
         })
         .collect();
 
@@ -240,7 +258,7 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
         write!(
             top,
             ",\n    input wire clear{i}, input wire rewind{i}, input wire step{i}, input wire save{i}, input wire rd{i}, input wire wr{i}, \
-             input wire [{}:0] blk{i}, input wire [{}:0] rdata{i}, output wire [{}:0] en{i}, output wire [{}:0] we{i}, \
+             input wire [{}:0] blk{i}, input wire [{bw}:0] blkn{i}, input wire [{}:0] rdata{i}, output wire [{}:0] en{i}, output wire [{}:0] we{i}, \
              output wire [{}:0] addr{i}, output wire [{}:0] col{i}, output wire [{pm}:0] param{i}, output wire [{pm}:0] lo{i}, output wire [{pm}:0] hi{i}",
             bits_for(c.p) - 1,
             c.sum(|t| t.width) - 1,
@@ -248,7 +266,8 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
             c.k() - 1,
             c.sum(Tensor::addr_w) - 1,
             c.sum(Tensor::col_w) - 1,
-            pm = c.pw - 1
+            pm = c.pw - 1,
+            bw = bits_for(c.p) - 1
         )
         .unwrap();
     }
@@ -256,12 +275,13 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
     for (i, c) in cfgs.iter().enumerate() {
         write!(
             top,
-            "fptgen_param_cursor #(.K({}), .P({}), .PW({}), .ROWS({}), .COLS({}), .PE({}), .SIMD({}), .WIDTH({}), .SIGNED({}), .LO({}), .HI({})) u{i} (\n    \
-             .clk(clk), .rst(rst), .clear(clear{i}), .rewind(rewind{i}), .step(step{i}), .save(save{i}), .op_read(rd{i}), .op_write(wr{i}), .blk(blk{i}),\n    \
+            "fptgen_param_cursor #(.K({}), .P({}), .PW({}), .PREFETCH({}), .ROWS({}), .COLS({}), .PE({}), .SIMD({}), .WIDTH({}), .SIGNED({}), .LO({}), .HI({})) u{i} (\n    \
+             .clk(clk), .rst(rst), .clear(clear{i}), .rewind(rewind{i}), .step(step{i}), .save(save{i}), .op_read(rd{i}), .op_write(wr{i}), .blk(blk{i}), .blk_next(blkn{i}),\n    \
              .tr_en(en{i}), .tr_we(we{i}), .tr_addr(addr{i}), .tr_col(col{i}), .tr_rdata(rdata{i}), .param(param{i}), .lo(lo{i}), .hi(hi{i}));\n",
             c.k(),
             c.p,
             c.pw,
+            u8::from(c.prefetch),
             c.packed(|t| format!("32'd{}", t.rows)),
             c.packed(|t| format!("32'd{}", t.cols)),
             c.packed(|t| format!("32'd{}", t.pe)),
@@ -282,7 +302,7 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
         for v in &stim {
             let x = v[cy];
             let b = |f: bool| u8::from(f);
-            write!(text, "{} {} {} {} {} {} {:x} {:x} ", b(x.clear), b(x.rewind), b(x.step), b(x.save), b(x.read), b(x.write), x.blk, x.rdata).unwrap();
+            write!(text, "{} {} {} {} {} {} {:x} {:x} {:x} ", b(x.clear), b(x.rewind), b(x.step), b(x.save), b(x.read), b(x.write), x.blk, x.rdata, x.blk_next).unwrap();
         }
         text.push('\n');
     }
@@ -292,12 +312,12 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
          VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vcursor_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
          top.clk = 0; top.eval();\n",
     );
-    writeln!(cpp, "    for (int t = 0; t < {cycles}; ++t) {{\n        unsigned long long r[8];\n        if (std::fscanf(f, \"%llx\", &r[0]) != 1) return 3;\n        top.rst = r[0];").unwrap();
+    writeln!(cpp, "    for (int t = 0; t < {cycles}; ++t) {{\n        unsigned long long r[9];\n        if (std::fscanf(f, \"%llx\", &r[0]) != 1) return 3;\n        top.rst = r[0];").unwrap();
     for i in 0..cfgs.len() {
         writeln!(
             cpp,
-            "        for (int k = 0; k < 8; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        \
-             top.clear{i} = r[0]; top.rewind{i} = r[1]; top.step{i} = r[2]; top.save{i} = r[3]; top.rd{i} = r[4]; top.wr{i} = r[5]; top.blk{i} = r[6]; top.rdata{i} = r[7];"
+            "        for (int k = 0; k < 9; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        \
+             top.clear{i} = r[0]; top.rewind{i} = r[1]; top.step{i} = r[2]; top.save{i} = r[3]; top.rd{i} = r[4]; top.wr{i} = r[5]; top.blk{i} = r[6]; top.rdata{i} = r[7]; top.blkn{i} = r[8];"
         )
         .unwrap();
     }
