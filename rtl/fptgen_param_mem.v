@@ -120,16 +120,29 @@ endgenerate
 // image). The generated top level calls it through a hierarchical name when
 // its harness-only input dump_final is high on a rising edge, so that the
 // final trainable parameters can be compared with the simulator's.
+// A word is written one hex digit at a time (ceil(COLS*COL_W/4) digits,
+// the most significant first, as %h of the whole word would print it), as
+// $display arguments of more than 8192 bits are refused by Verilator and a
+// wide memory's word is wider (MNIST's fc1 at PE 50 x SIMD 56: 11,200 bits).
+localparam integer FINAL_DIGITS = (COLS * COL_W + 3) / 4;
+
 task write_final;
     integer fd;
     integer i;
+    integer k;
+    reg [FINAL_DIGITS*4-1:0] word;
     begin
         fd = $fopen({"sim/run/", INIT_FILE, ".final"}, "w");
         if (fd == 0) begin
             $display("Error: fptgen_param_mem cannot write sim/run/%0s.final (instance %m)", INIT_FILE);
         end else begin
             for (i = 0; i < DEPTH; i = i + 1) begin
-                $fdisplay(fd, "%h", mem[i]);
+                word = {(FINAL_DIGITS * 4){1'b0}};
+                word[COLS*COL_W-1:0] = mem[i];
+                for (k = FINAL_DIGITS - 1; k >= 0; k = k - 1) begin
+                    $fwrite(fd, "%h", word[k*4 +: 4]);
+                end
+                $fwrite(fd, "\n");
             end
             $fclose(fd);
         end
