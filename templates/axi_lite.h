@@ -114,9 +114,13 @@ inline uint32_t read(Sim& sim, uint32_t addr, const Tick& tick = nullptr) {
 }
 
 // The C driver on the simulated bus: dev.ctx points to a Bus.
+// before_write, when set, is called before each write the driver makes
+// (offset, value), e.g. to see the state a pause the driver made landed on
+// before the driver's resume.
 struct Bus {
     Sim* sim;
     Tick tick;
+    std::function<void(uint32_t, uint32_t)> before_write = nullptr;
 };
 
 inline uint32_t bus_read(struct {= a.core =}_dev* dev, uint32_t offset) {
@@ -126,6 +130,7 @@ inline uint32_t bus_read(struct {= a.core =}_dev* dev, uint32_t offset) {
 
 inline void bus_write(struct {= a.core =}_dev* dev, uint32_t offset, uint32_t value) {
     Bus* b = static_cast<Bus*>(dev->ctx);
+    if (b->before_write) b->before_write(offset, value);
     write(*b->sim, offset, value, b->tick);
 }
 

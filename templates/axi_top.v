@@ -122,33 +122,33 @@ generate
         wire unused_in_pad = ^s_axis_tdata[IN_W-1:CORE_IN_W];
 {%- endif %}
     end else begin : g_in_gather
-        reg [IN_K*IN_W-1:0] gather_reg;
+        // Transfers 0 to IN_K - 2 are gathered in a register; the last goes
+        // through to the core with them, so that it is taken exactly when
+        // the core takes the beat (as with one transfer per beat: a request
+        // whose last transfer the host has sent is in the pipeline, and
+        // while training runs it is served at the safe point where the
+        // handshake happened).
+        reg [(IN_K-1)*IN_W-1:0] gather_reg;
         reg [31:0] gather_count_reg;
-        reg gather_full_reg;
+        wire gather_last = gather_count_reg == IN_K - 1;
+        wire [IN_K*IN_W-1:0] gather_beat = {s_axis_tdata, gather_reg};
         always @(posedge aclk) begin
             if (rst) begin
                 gather_count_reg <= 32'd0;
-                gather_full_reg <= 1'b0;
-            end else begin
-                if (s_axis_tvalid && !gather_full_reg) begin
+            end else if (s_axis_tvalid && s_axis_tready) begin
+                if (gather_last) begin
+                    gather_count_reg <= 32'd0;
+                end else begin
                     gather_reg[gather_count_reg*IN_W +: IN_W] <= s_axis_tdata;
-                    if (gather_count_reg == IN_K - 1) begin
-                        gather_count_reg <= 32'd0;
-                        gather_full_reg <= 1'b1;
-                    end else begin
-                        gather_count_reg <= gather_count_reg + 32'd1;
-                    end
-                end
-                if (gather_full_reg && core_in_ready) begin
-                    gather_full_reg <= 1'b0;
+                    gather_count_reg <= gather_count_reg + 32'd1;
                 end
             end
         end
-        assign s_axis_tready = !gather_full_reg;
-        assign core_in_data = gather_reg[CORE_IN_W-1:0];
-        assign core_in_valid = gather_full_reg;
+        assign s_axis_tready = !gather_last || core_in_ready;
+        assign core_in_data = gather_beat[CORE_IN_W-1:0];
+        assign core_in_valid = gather_last && s_axis_tvalid;
 {%- if a.in_k * a.bus_in > a.core_in %}
-        wire unused_in_pad = ^gather_reg[IN_K*IN_W-1:CORE_IN_W];
+        wire unused_in_pad = ^gather_beat[IN_K*IN_W-1:CORE_IN_W];
 {%- endif %}
     end
 endgenerate

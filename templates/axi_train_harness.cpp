@@ -22,7 +22,8 @@
  *    (while training runs only if an answer is one m_axis transfer, else
  *    only while it is paused), pauses (CONTROL; the first time as soon as
  *    a poll sees group 1 or a later iteration, so that the committed
- *    parameters include an update) now and then and resumes; polls STATUS, ITERATION
+ *    parameters include an update; later only once the run has left the
+ *    safe point of the last pause) now and then and resumes; polls STATUS, ITERATION
  *    and GROUP. A request accepted during training is tagged with the
  *    ITERATION and GROUP of the next poll: until then TREADY is held low,
  *    so the trainer waits at the safe point where it served the request
@@ -33,7 +34,9 @@
  *    which must not resume), and at the first one checks that a weight
  *    write is refused (SLVERR) and changes nothing; after it, once, the
  *    driver's read_tensor_paused while the run goes on must pause, read and
- *    resume it. Without
+ *    resume it (a hook on the bus, just before the driver's resume, polls
+ *    the state that pause landed on and reads the other tensors, so that
+ *    it is logged and compared as a pause like the others). Without
  *    interruptions it reads a weight right after the start, which the
  *    wrapper must hold until training is done;
  * 4. sends a few requests after the end, reads the status registers and
@@ -46,6 +49,7 @@
  *                                           with the state that served it
  *   K n iteration group                     pause n: the tensors read then are
  *                                           in sim/run/mem/<image>.pause<n>
+ *                                           (also the driver's pause, after Q)
  *   H code                                  the weight read during training
  *   P cycle / R cycle                       paused / resumed (STATUS)
  *   Q cycle                                 the driver's read_tensor_paused returned
@@ -328,6 +332,21 @@ int main(int argc, char** argv) {
     };
     bool paused = false, resuming = false, pause_asked = false, driver_paused = false;
     unsigned pauses = 0;
+    // The safe point of the last pause (ITERATION, GROUP, MEMBER). A pause
+    // is asked only once the run has left it: a pause takes effect at the
+    // next safe point, and the requests served while paused must all have
+    // left before the run goes on, so pausing again during that drain would
+    // pause at the same safe point again, and a design whose answers take
+    // long to drain (an image network's) would never train on.
+    uint32_t last_it = ~0u, last_g = ~0u, last_m = ~0u;
+    auto at_pause = [&](uint32_t it, uint32_t g) {
+        last_it = it;
+        last_g = g;
+        last_m = {= a.core =}_read(&dev, {= a.upper() =}_REG_MEMBER);
+    };
+    auto moved = [&](uint32_t it, uint32_t g) {
+        return it != last_it || g != last_g || {= a.core =}_read(&dev, {= a.upper() =}_REG_MEMBER) != last_m;
+    };
     uint64_t resume_at = 0;
     const uint64_t limit = {= iteration_cycles =}ull * (iterations + 1) * 64 + 1000000;
     for (;;) {
@@ -352,6 +371,7 @@ int main(int argc, char** argv) {
                     return 1;
                 }
                 std::fprintf(log, "K %u %u %u\n", pauses, it, g);
+                at_pause(it, g);
                 for (unsigned k = 0; k < kTensorCount; ++k) {
                     std::vector<int32_t> codes({= a.core =}_tensor_size(k));
                     // (the driver's read during training: paused already,
@@ -387,18 +407,49 @@ int main(int argc, char** argv) {
             if (resuming && !presenting && untagged == 0) {= a.core =}_resume(&dev);
             else if (pauses == 1 && !paused && !pause_asked && !driver_paused && (status & {= a.upper() =}_STATUS_BUSY)) {
                 // Once: the driver's read during a run, which pauses it,
-                // reads and resumes (its values are not compared: the
-                // harness does not see where that pause fell).
-                std::vector<int32_t> codes({= a.core =}_tensor_size(0));
-                if ({= a.core =}_read_tensor_paused(&dev, 0, codes.data(), 1000000) != 0 ||
-                    ({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_PAUSED) != 0) {
+                // reads and resumes. Just before the driver's resume (the
+                // run paused at a safe point) the bus hook polls the state
+                // the pause landed on and reads the other tensors, so that
+                // this pause is compared like the harness's own (the hook
+                // only reads).
+                std::vector<std::vector<int32_t>> all(kTensorCount);
+                for (unsigned k = 0; k < kTensorCount; ++k) all[k].resize({= a.core =}_tensor_size(k));
+                bool seen = false;
+                uint32_t pit = 0, pg = 0;
+                uint64_t pcycle = 0;
+                bus.before_write = [&](uint32_t offset, uint32_t value) {
+                    if (offset != {= a.upper() =}_REG_CONTROL || value != {= a.upper() =}_CONTROL_RESUME || seen) return;
+                    seen = true;
+                    pcycle = cycle;
+                    if (({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_PAUSED) == 0) {
+                        std::printf("MISMATCH signal=STATUS: the driver's read_tensor_paused resumes a run that is not paused\n");
+                        std::exit(1);
+                    }
+                    poll_state(pit, pg);
+                    at_pause(pit, pg);
+                    for (unsigned k = 1; k < kTensorCount; ++k) {= a.core =}_read_tensor(&dev, k, all[k].data());
+                };
+                const int rc = {= a.core =}_read_tensor_paused(&dev, 0, all[0].data(), 1000000);
+                bus.before_write = nullptr;
+                if (rc != 0 || ({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_PAUSED) != 0) {
                     std::printf("MISMATCH signal=STATUS: the driver's read_tensor_paused during the run timed out or left the run paused\n");
                     return 1;
                 }
                 driver_paused = true;
                 std::fprintf(log, "Q %llu\n", static_cast<unsigned long long>(cycle));
+                // (Not seen: the run ended before the pause landed, and
+                // the driver read the trained tensor without pausing.)
+                if (seen) {
+                    std::fprintf(log, "P %llu\n", static_cast<unsigned long long>(pcycle));
+                    std::fprintf(log, "K %u %u %u\n", pauses, pit, pg);
+                    for (unsigned k = 0; k < kTensorCount; ++k) {
+                        if (!write_image(kTensors[k], all[k], std::string("sim/run/") + kTensors[k].file + ".pause" + std::to_string(pauses))) return 3;
+                    }
+                    ++pauses;
+                }
             }
-            else if (!paused && !pause_asked && (status & {= a.upper() =}_STATUS_BUSY) && ((pauses == 0 && (it > 0 || g > 0)) || rng.permille(interrupt * 4))) {
+            else if (!paused && !pause_asked && (status & {= a.upper() =}_STATUS_BUSY) && ((pauses == 0 && (it > 0 || g > 0)) || rng.permille(interrupt * 4)) &&
+                     moved(it, g)) {
                 {= a.core =}_pause(&dev);
                 pause_asked = true;
             }

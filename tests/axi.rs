@@ -130,7 +130,8 @@ fn split_transfers_and_batched_tlast_and_faults_are_named() {
     let line = out.lines().find(|l| l.starts_with("AXI: vectors")).unwrap_or_else(|| panic!("{out}"));
     assert_eq!(after(line, "mismatches"), 0, "{line}");
     // Two 8-bit transfers per 16-bit vector each way: the pipeline (II 1)
-    // waits for the second input transfer and the gather's hand-over.
+    // waits for the output's two transfers and the scatter's hand-over
+    // (the input's last transfer goes through with the gathered one).
     assert_eq!(after(line, "measured II"), 3, "{line}");
     let o = dir.path().join("out");
     let regs = std::fs::read_to_string(o.join("driver/tiny_regs.h")).expect("header");
