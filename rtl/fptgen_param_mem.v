@@ -130,17 +130,20 @@ task write_final;
     integer fd;
     integer i;
     integer k;
-    reg [FINAL_DIGITS*4-1:0] word;
+    integer j;
+    reg [3:0] digit;
     begin
         fd = $fopen({"sim/run/", INIT_FILE, ".final"}, "w");
         if (fd == 0) begin
             $display("Error: fptgen_param_mem cannot write sim/run/%0s.final (instance %m)", INIT_FILE);
         end else begin
             for (i = 0; i < DEPTH; i = i + 1) begin
-                word = {(FINAL_DIGITS * 4){1'b0}};
-                word[COLS*COL_W-1:0] = mem[i];
                 for (k = FINAL_DIGITS - 1; k >= 0; k = k - 1) begin
-                    $fwrite(fd, "%h", word[k*4 +: 4]);
+                    // (bits above the word, in its top digit, are 0)
+                    for (j = 0; j < 4; j = j + 1) begin
+                        digit[j] = (k*4 + j < COLS*COL_W) ? mem[i][k*4 + j] : 1'b0;
+                    end
+                    $fwrite(fd, "%h", digit);
                 end
                 $fwrite(fd, "\n");
             end
