@@ -179,8 +179,12 @@ pub enum SynthError {
     #[error("yosys not found on PATH; install it (Debian: apt-get install yosys)")]
     MissingYosys,
     /// yosys failed.
-    #[error("yosys failed in {}, see {}:\n{tail}", dir.display(), log.display())]
+    #[error("yosys failed ({how}) in {}, see {}:\n{tail}", dir.display(), log.display())]
     Yosys {
+        /// How it ended: its exit code, or the signal that killed it (a
+        /// crash or the kernel's out-of-memory killer leaves nothing in
+        /// the log).
+        how: String,
         /// Design directory.
         dir: PathBuf,
         /// yosys's log.
@@ -344,6 +348,28 @@ pub fn parse_ltp(text: &str) -> Option<u64> {
     })
 }
 
+/// How a process ended, for an error message: "exit code N", or "killed by
+/// signal N (SIGSEGV)" on Unix.
+pub fn exit_description(status: &std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL: out of memory?)",
+                11 => " (SIGSEGV)",
+                _ => "",
+            };
+            return format!("killed by signal {sig}{name}");
+        }
+    }
+    match status.code() {
+        Some(c) => format!("exit code {c}"),
+        None => "no exit code".into(),
+    }
+}
+
 /// yosys's version line (`yosys -V`), or [`SynthError::MissingYosys`].
 pub fn yosys_version() -> Result<String, SynthError> {
     let version = Command::new("yosys").arg("-V").output().map_err(|_| SynthError::MissingYosys)?;
@@ -375,7 +401,7 @@ pub fn run(
         let text = std::fs::read_to_string(&log).unwrap_or_else(|_| String::from_utf8_lossy(&out.stderr).into_owned());
         let lines: Vec<&str> = text.lines().collect();
         let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-        return Err(SynthError::Yosys { dir: dir.to_path_buf(), log, tail });
+        return Err(SynthError::Yosys { how: exit_description(&out.status), dir: dir.to_path_buf(), log, tail });
     }
     let read = |name: &str| -> Result<(PathBuf, String), SynthError> {
         let path = dir.join(name);
@@ -470,6 +496,17 @@ pub fn report_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crash leaves nothing in yosys's log, so the error says how the
+    /// process ended: real processes that exit with a code and that die of
+    /// a signal.
+    #[test]
+    fn exit_descriptions_name_codes_and_signals() {
+        let run = |script: &str| Command::new("sh").args(["-c", script]).status().unwrap();
+        assert_eq!(exit_description(&run("exit 3")), "exit code 3");
+        assert_eq!(exit_description(&run("kill -SEGV $$")), "killed by signal 11 (SIGSEGV)");
+        assert_eq!(exit_description(&run("kill -KILL $$")), "killed by signal 9 (SIGKILL: out of memory?)");
+    }
 
     /// A hand-written `stat` output in yosys 0.23's layout: `top` holds two
     /// `leaf` (one parameterization) and one `mid`, which holds three `leaf`
