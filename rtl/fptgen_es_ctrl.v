@@ -25,7 +25,10 @@
  *   READ_WAIT    1         the last read lands
  *  [baseline: EVAL_START, EVAL, BASE_DONE: L_base]
  *   then N members, each after a BOUNDARY cycle:
- *   BOUNDARY     1         memory holds committed values: pause or serve here
+ *   BOUNDARY     1         pause or serve here; before either, RESTORE
+ *                          (tg cycles) writes the committed values back if
+ *                          a perturbation is in memory, and the boundary
+ *                          comes again
  *   PERTURB      P + 1     a pass: the blocks draw their noise (antithetic:
  *                          even members only; member 0 also clears the
  *                          gradients), write clamp(w + (+-e << sigma))
@@ -33,7 +36,6 @@
  *   EVAL         E - W     M samples, one every II cycles; ends when the
  *                          M-th output has been taken
  *   LOSS_WAIT    W         its error reaches the loss (W = LOSS_WAIT)
- *   RESTORE      tg        write w back
  *   SIGNAL       1         s = fitness signal, registered
  *   PO2          1         Q(s) (fptgen_po2 of s), registered by the top level
  *   ACCUM        P or 1    a pass: every block adds Q(s) * e; antithetic:
@@ -42,7 +44,11 @@
  *   UPDATE       P + 1     a pass: write clamp(w - R(G / 2^lr_shift))
  *   NEXT_GROUP   1         next group, or next iteration, or DONE
  *
- * so a group takes N * (P + tg + E + 5) + A + P + tg + 5 cycles, A the
+ * The next member's perturbation and the update write every parameter in
+ * use from its committed value (the cursor's copy), so the perturbed values
+ * stay in memory until then: nothing is restored unless a pause or a
+ * request needs the committed values at a boundary. Without pauses and
+ * requests a group takes N * (P + E + 5) + A + P + tg + 5 cycles, A the
  * ACCUM cycles (N * P; antithetic N/2 * (P + 1)), plus E + 2 with
  * baseline fitness, where E = D + (M - 1) * II + latency + 1 + W, D being
  * the cycles from EVAL_START to the pipeline taking sample 0
@@ -215,6 +221,7 @@ reg [LWW-1:0]  wait_reg, wait_next;
 reg [MW-1:0]   outs_reg, outs_next;
 reg            base_eval_reg, base_eval_next;  // the running evaluation is the baseline
 reg            served_reg, served_next;        // this boundary has served
+reg            dirty_reg, dirty_next;          // memory holds a perturbation
 reg            pause_reg, pause_next;          // pause requested
 reg            busy_reg, busy_next;
 reg            done_reg, done_next;
@@ -296,6 +303,7 @@ always @* begin
     wait_next = wait_reg;
     base_eval_next = base_eval_reg;
     served_next = served_reg;
+    dirty_next = dirty_reg;
     pause_next = pause_reg || (ctl_pause && busy_reg);
     busy_next = busy_reg;
     done_next = done_reg;
@@ -367,8 +375,7 @@ always @* begin
         S_LOSS_WAIT: begin
             wait_next = wait_reg + 1'b1;
             if (wait_reg == LAST_WAIT) begin
-                state_next = base_eval_reg ? S_BASE_DONE : S_RESTORE;
-                j_next = {JW{1'b0}};
+                state_next = base_eval_reg ? S_BASE_DONE : S_SIGNAL;
             end
         end
         S_BASE_DONE: begin
@@ -378,7 +385,11 @@ always @* begin
         end
         S_BOUNDARY: begin
             base_eval_next = 1'b0;
-            if (pause_reg) begin
+            if (dirty_reg && (pause_reg || (ext_in_valid && !served_reg))) begin
+                // the committed values first, then this boundary again
+                j_next = {JW{1'b0}};
+                state_next = S_RESTORE;
+            end else if (pause_reg) begin
                 pause_next = 1'b0;
                 state_next = S_PAUSED;
             end else if (ext_in_valid && !served_reg) begin
@@ -410,6 +421,7 @@ always @* begin
         end
         S_PERTURB: begin
             lead_next = 1'b0;
+            dirty_next = 1'b1;
             if (!lead_reg) begin
                 j_next = j_reg + 1'b1;
                 if (j_end) begin
@@ -420,7 +432,8 @@ always @* begin
         S_RESTORE: begin
             j_next = j_reg + 1'b1;
             if (j_last) begin
-                state_next = S_SIGNAL;
+                dirty_next = 1'b0;
+                state_next = S_BOUNDARY;
             end
         end
         S_SIGNAL: begin
@@ -446,6 +459,7 @@ always @* begin
         end
         S_UPDATE: begin
             lead_next = 1'b0;
+            dirty_next = 1'b0;
             if (!lead_reg) begin
                 j_next = j_reg + 1'b1;
                 if (j_end) begin
@@ -491,6 +505,7 @@ always @(posedge clk) begin
         outs_reg <= {MW{1'b0}};
         base_eval_reg <= 1'b0;
         served_reg <= 1'b0;
+        dirty_reg <= 1'b0;
         pause_reg <= 1'b0;
         busy_reg <= 1'b0;
         done_reg <= 1'b0;
@@ -515,6 +530,7 @@ always @(posedge clk) begin
         outs_reg <= outs_next;
         base_eval_reg <= base_eval_next;
         served_reg <= served_next;
+        dirty_reg <= dirty_next;
         pause_reg <= pause_next;
         busy_reg <= busy_next;
         done_reg <= done_next;

@@ -4,8 +4,10 @@
 //!
 //! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. With P
 //! blocks (a ring that rotates past one unit in passes of P cycles), a
-//! group of `tg` parameters takes `N * (P + tg + E + 5) + A + P + tg + 5`
-//! cycles, `A` the cycles of the N accumulation passes (`N * P`;
+//! group of `tg` parameters takes `N * (P + E + 5) + A + P + tg + 5`
+//! cycles when nothing pauses it or asks for an inference (the perturbed
+//! values stay in memory until the next perturbation or the update
+//! overwrites them; a pause or a request first restores them), `A` the cycles of the N accumulation passes (`N * P`;
 //! antithetic: `N/2 * (P + 1)`, the even members' take one cycle), plus
 //! `E + 2` with `baseline` fitness, where `E` is one evaluation of the M
 //! buffered samples: the pipeline takes sample 0 D cycles after the buffer
@@ -169,7 +171,7 @@ impl TrainHwPlan {
         // The accumulation passes: antithetic (fitness 0) members
         // accumulate in pairs, the even member's ACCUM is one cycle.
         let accum = if self.fitness == 0 { n / 2 * (p + 1) } else { n * p };
-        n * (p + tg + self.eval_cycles + 5) + accum + p + tg + 5 + base
+        n * (p + self.eval_cycles + 5) + accum + p + tg + 5 + base
     }
 
     /// The index width of `mon_index` (member or block).
