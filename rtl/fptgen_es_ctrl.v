@@ -29,17 +29,25 @@
  *                          (tg cycles) writes the committed values back if
  *                          a perturbation is in memory, and the boundary
  *                          comes again
- *   PERTURB      P + 1     a pass: the blocks draw their noise (antithetic:
- *                          even members only; member 0 also clears the
- *                          gradients), write clamp(w + (+-e << sigma))
+ *   PERTURB      P + 1     a pass: the blocks add the previous member's
+ *                          Q(s) * e if it is pending (see ACCUM), draw
+ *                          their noise (antithetic: even members only;
+ *                          member 0 also clears the gradients), write
+ *                          clamp(w + (+-e << sigma))
  *   EVAL_START   1         start the sample buffer, clear the loss
  *   EVAL         E - W     M samples, one every II cycles; ends when the
  *                          M-th output has been taken
  *   LOSS_WAIT    W         its error reaches the loss (W = LOSS_WAIT)
  *   SIGNAL       1         s = fitness signal, registered
- *   PO2          1         Q(s) (fptgen_po2 of s), registered by the top level
- *   ACCUM        P or 1    a pass: every block adds Q(s) * e; antithetic:
- *                          odd members only, even ones take 1 cycle
+ *   PO2          1         Q(s) (fptgen_po2 of s), registered by the top level;
+ *                          the member's loss event
+ *   ACCUM        P         the last member only: a pass, every block adds
+ *                          Q(s) * e. Any other member that accumulates
+ *                          (antithetic: the odd ones) leaves it pending, and
+ *                          the next member's PERTURB pass does it, in the
+ *                          same rotation as the draw (fptgen_itb adds with
+ *                          the value before the draw), so each block's
+ *                          operations keep their order
  *   BOUNDARY     1         (the (N+1)-th, before the update)
  *   UPDATE       P + 1     a pass: write clamp(w - R(G / 2^lr_shift))
  *   NEXT_GROUP   1         next group, or next iteration, or DONE
@@ -48,8 +56,7 @@
  * use from its committed value (the cursor's copy), so the perturbed values
  * stay in memory until then: nothing is restored unless a pause or a
  * request needs the committed values at a boundary. Without pauses and
- * requests a group takes N * (P + E + 5) + A + P + tg + 5 cycles, A the
- * ACCUM cycles (N * P; antithetic N/2 * (P + 1)), plus E + 2 with
+ * requests a group takes N * (P + E + 5) + 2 * P + tg + 5 cycles, plus E + 2 with
  * baseline fitness, where E = D + (M - 1) * II + latency + 1 + W, D being
  * the cycles from EVAL_START to the pipeline taking sample 0
  * (fptgen_sample_buf: 1, or WORDS + 2). The generator's report.json states the sum per
@@ -174,6 +181,8 @@ localparam integer LAST_G_I = G - 1;
 localparam [GW-1:0] LAST_G = LAST_G_I[GW-1:0];
 localparam integer N_C_I = N;
 localparam [NW-1:0] N_C = N_C_I[NW-1:0];
+localparam integer LAST_N_I = N - 1;
+localparam [NW-1:0] LAST_N = LAST_N_I[NW-1:0];
 localparam integer P_C_I = P;
 localparam [TGW-1:0] P_C = P_C_I[TGW-1:0];
 localparam [TGW-1:0] LAST_TG = LAST_TG_I[TGW-1:0];
@@ -222,6 +231,7 @@ reg [MW-1:0]   outs_reg, outs_next;
 reg            base_eval_reg, base_eval_next;  // the running evaluation is the baseline
 reg            served_reg, served_next;        // this boundary has served
 reg            dirty_reg, dirty_next;          // memory holds a perturbation
+reg            pend_reg, pend_next;            // an accumulation waits for the next PERTURB
 reg            pause_reg, pause_next;          // pause requested
 reg            busy_reg, busy_next;
 reg            done_reg, done_next;
@@ -262,7 +272,7 @@ assign st_iteration = iter_reg;
 assign st_group = group_reg;
 assign st_member = member_reg;
 assign st_last_loss = last_loss_reg;
-assign ev_loss = state_reg == S_ACCUM && j_reg == {JW{1'b0}};
+assign ev_loss = state_reg == S_PO2;
 assign ev_base = state_reg == S_BOUNDARY && base_eval_reg;
 
 assign play = state_reg == S_EVAL_START;
@@ -271,10 +281,10 @@ assign seed = state_reg == S_INIT;
 assign active = tg;
 assign blk = j_reg;
 assign blk_next = j_next;
-assign rot = (write_pass && (lead_reg || !j_end)) || (state_reg == S_ACCUM && accumulates);
+assign rot = (write_pass && (lead_reg || !j_end)) || state_reg == S_ACCUM;
 assign draw = state_reg == S_PERTURB && draws;
 assign clear = state_reg == S_PERTURB && member_reg == {NW{1'b0}};
-assign acc_en = state_reg == S_ACCUM && accumulates;
+assign acc_en = state_reg == S_ACCUM || (state_reg == S_PERTURB && pend_reg);
 assign op_read = state_reg == S_READ;
 assign op_perturb = state_reg == S_PERTURB && !lead_reg && j_on;
 assign op_restore = state_reg == S_RESTORE;
@@ -304,6 +314,7 @@ always @* begin
     base_eval_next = base_eval_reg;
     served_next = served_reg;
     dirty_next = dirty_reg;
+    pend_next = pend_reg;
     pause_next = pause_reg || (ctl_pause && busy_reg);
     busy_next = busy_reg;
     done_next = done_reg;
@@ -425,6 +436,7 @@ always @* begin
             if (!lead_reg) begin
                 j_next = j_reg + 1'b1;
                 if (j_end) begin
+                    pend_next = 1'b0;
                     state_next = S_EVAL_START;
                 end
             end
@@ -448,11 +460,18 @@ always @* begin
         end
         S_PO2: begin
             j_next = {JW{1'b0}};
-            state_next = S_ACCUM;
+            if (member_reg == LAST_N) begin
+                // the last member accumulates before the update
+                state_next = S_ACCUM;
+            end else begin
+                pend_next = accumulates;
+                member_next = member_reg + 1'b1;
+                state_next = S_BOUNDARY;
+            end
         end
         S_ACCUM: begin
             j_next = j_reg + 1'b1;
-            if (!accumulates || j_end) begin
+            if (j_end) begin
                 member_next = member_reg + 1'b1;
                 state_next = S_BOUNDARY;
             end
@@ -506,6 +525,7 @@ always @(posedge clk) begin
         base_eval_reg <= 1'b0;
         served_reg <= 1'b0;
         dirty_reg <= 1'b0;
+        pend_reg <= 1'b0;
         pause_reg <= 1'b0;
         busy_reg <= 1'b0;
         done_reg <= 1'b0;
@@ -531,6 +551,7 @@ always @(posedge clk) begin
         base_eval_reg <= base_eval_next;
         served_reg <= served_next;
         dirty_reg <= dirty_next;
+        pend_reg <= pend_next;
         pause_reg <= pause_next;
         busy_reg <= busy_next;
         done_reg <= done_next;

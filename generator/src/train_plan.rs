@@ -4,11 +4,12 @@
 //!
 //! The schedule is the one `rtl/fptgen_es_ctrl.v` documents. With P
 //! blocks (a ring that rotates past one unit in passes of P cycles), a
-//! group of `tg` parameters takes `N * (P + E + 5) + A + P + tg + 5`
+//! group of `tg` parameters takes `N * (P + E + 5) + 2 * P + tg + 5`
 //! cycles when nothing pauses it or asks for an inference (the perturbed
 //! values stay in memory until the next perturbation or the update
-//! overwrites them; a pause or a request first restores them), `A` the cycles of the N accumulation passes (`N * P`;
-//! antithetic: `N/2 * (P + 1)`, the even members' take one cycle), plus
+//! overwrites them; a pause or a request first restores them; a member's
+//! accumulation pass is the next member's perturbation pass, except the
+//! last member's), plus
 //! `E + 2` with `baseline` fitness, where `E` is one evaluation of the M
 //! buffered samples: the pipeline takes sample 0 D cycles after the buffer
 //! starts (1, or words + 2 for an input vector stored as several words),
@@ -168,10 +169,9 @@ impl TrainHwPlan {
         let n = self.n as u64;
         let p = self.p as u64;
         let base = if self.fitness == 1 { self.eval_cycles + 2 } else { 0 };
-        // The accumulation passes: antithetic (fitness 0) members
-        // accumulate in pairs, the even member's ACCUM is one cycle.
-        let accum = if self.fitness == 0 { n / 2 * (p + 1) } else { n * p };
-        n * (p + self.eval_cycles + 5) + accum + p + tg + 5 + base
+        // Every member's accumulation but the last rides on the next
+        // member's perturbation pass; the last member's is a pass of P.
+        n * (p + self.eval_cycles + 5) + 2 * p + tg + 5 + base
     }
 
     /// The index width of `mon_index` (member or block).
