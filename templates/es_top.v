@@ -148,8 +148,9 @@ fptgen_loss_acc #(
 // ---------------------------------------------------------------------------
 // Incremental-training blocks
 // Q(s), registered: the controller's PO2 cycle lies between SIGNAL (s
-// registered) and ACCUM (the blocks add), so no path runs from the loss
-// through the priority encoder into the blocks' adders.
+// registered) and the pass in which the blocks add (ACCUM, or the next
+// member's PERTURB), so no path runs from the loss through the priority
+// encoder into the blocks' adders.
 wire po2_zero, po2_neg;
 wire [5:0] po2_exp;
 wire [32:0] po2_onehot;
