@@ -319,7 +319,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
 
 /// The graph's one non-constant input and its shape: `[batch, n]` or
 /// `[batch, c, h, w]`, where the batch dimension is 1 or named.
-fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
+pub(super) fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
     let inputs: Vec<_> = g.proto.input.iter().filter(|i| !g.is_constant(&i.name)).collect();
     let [input] = inputs.as_slice() else {
         return Err(ImportError::file(g.file, format!("the graph has {} inputs; one is supported", inputs.len())));
