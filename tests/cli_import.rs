@@ -305,12 +305,13 @@ fn float_scales_and_zero_points_map_to_int8_within_one_code_of_qonnx() {
     check_int8_against_qonnx("int8_affine", 1, 0.99);
 }
 
-/// The int8 imports are generated and co-simulated in Verilator bit for
-/// bit against the simulator (dense_int8 and requantize hardware).
+/// The int8 imports (dense_int8 and requantize hardware) and the
+/// per-channel BipolarQuant and Trunc batch norms are generated and
+/// co-simulated in Verilator bit for bit against the simulator.
 #[test]
-fn int8_imports_cosimulate() {
+fn int8_and_per_channel_imports_cosimulate() {
     common::require("verilator");
-    for name in ["brevitas_int8", "int8_affine"] {
+    for name in ["brevitas_int8", "int8_affine", "channels_v1"] {
         let dir = tempfile::tempdir().unwrap();
         let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
@@ -387,9 +388,31 @@ fn trunc_v2_equals_qonnx() {
     check_against_qonnx("trunc_v2");
 }
 
+/// A Trunc of values finer than its scale: QONNX rounds them to the scale
+/// (ties to even), then truncates; two batch norms that each round once.
 #[test]
-fn refuses_a_trunc_of_values_finer_than_its_scale() {
-    refused(&fixture("bad_trunc_fine"), &["node 'trunc_fine' (Trunc)", "4 fraction bits", "double rounding"]);
+fn trunc_of_values_finer_than_its_scale_equals_qonnx() {
+    check_against_qonnx("trunc_fine");
+}
+
+/// Per-channel scales of BipolarQuant (weights of MatMul and of Gemm
+/// transB 1, an activation) and of Trunc version 1, some channels coarser
+/// than the input.
+#[test]
+fn per_channel_bipolar_quant_and_trunc_v1_equal_qonnx() {
+    check_against_qonnx("channels_v1");
+}
+
+/// Trunc version 2 with per-channel scales and output scales (clipped),
+/// and a per-tensor one of an input finer than its scale.
+#[test]
+fn per_channel_trunc_v2_equals_qonnx() {
+    check_against_qonnx("channels_v2");
+}
+
+#[test]
+fn refuses_a_per_channel_bipolar_scale_that_is_not_a_power_of_two() {
+    refused(&fixture("bad_bipolar_channels"), &["node 'bipolar_ch_third' (BipolarQuant)", "channel 2", "not a power of two"]);
 }
 
 #[test]
