@@ -114,3 +114,47 @@ pub fn check(file: &Path, net: &Network, model: &Model, named: &[NamedArray], sa
     }
     Ok(worst)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use fptgen_sim::layers::dense_int8::Affine;
+
+    use super::super::dense::Dense;
+    use super::super::{render, Kind, Layer, Network};
+    use super::check;
+
+    /// A 2-input, 1-output layer with weights 1 and scales making every
+    /// multiplier exactly 1/2: its bias (real 0) is written as `b` codes.
+    fn net(b: i64) -> Network {
+        let q = Affine::new(0.5, 0).unwrap();
+        let d = Dense {
+            inputs: 2,
+            outputs: 1,
+            relu: false,
+            input: q,
+            output: Affine::new(1.0, 0).unwrap(),
+            weight_scales: vec![1.0],
+            w: vec![1, 1],
+            b: vec![b],
+            bias_real: vec![0.0],
+        };
+        Network { inputs: 2, interface: q, layers: vec![Layer { name: "fc1".into(), node: ("mm".into(), "MatMul".into()), kind: Kind::Dense(d) }] }
+    }
+
+    fn run(n: &Network) -> Result<i128, String> {
+        let yaml = render::model_yaml(n, "t", "t.onnx");
+        let model = fptgen_sim::model::parse(&yaml, Path::new("model.yaml")).map_err(|e| e.to_string())?;
+        check(Path::new("t.onnx"), n, &model, &render::weight_arrays(n), 16).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_layer_within_one_code_passes_and_one_further_off_is_refused_by_name() {
+        // Ties differ (QONNX to even, TFLite toward +infinity): at most one code.
+        assert!(run(&net(0)).unwrap() <= 1);
+        // A bias of 6 codes (3 output codes) where the graph's is 0.
+        let e = run(&net(6)).unwrap_err();
+        assert!(e.contains("node 'mm' (MatMul)") && e.contains("more than one code"), "{e}");
+    }
+}
