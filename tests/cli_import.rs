@@ -122,6 +122,76 @@ fn check_file_against_qonnx(file: &Path, name: &str) {
     }
 }
 
+/// The quantization `(scale, zero point)` of an int8 model's input (its
+/// interface) and of its last layer's output.
+fn int8_quantizations(model: &fptgen_sim::model::Model) -> ((f32, i32), (f32, i32)) {
+    use fptgen_sim::model::LayerOp;
+    let i = model.interface.as_ref().expect("an int8 import has an interface").quantization;
+    let o = match &model.layers.last().unwrap().op {
+        LayerOp::DenseInt8(d) => d.output_q(),
+        LayerOp::Requantize(r) => r.output_q(),
+        op => panic!("an int8 import ends in an int8 layer, not {op:?}"),
+    };
+    ((i.scale(), i.zero_point()), (o.scale(), o.zero_point()))
+}
+
+/// Imports fixture `name` (a graph of float scales: fptgen's int8 domain)
+/// and compares fptgen's simulator with QONNX's executor on 1,000 random
+/// int8 inputs (the extremes and the zero point first; QONNX gets their
+/// real values `(q - z) * s` in float32). QONNX computes in float32 and
+/// rounds the real value, fptgen requantizes integers as TFLite does, so
+/// they may differ on ties and near them: every output code must be within
+/// `max_diff` of QONNX's (its output divided by the output scale, plus the
+/// zero point) and at least `min_equal` of them equal. Returns the number
+/// equal and the largest difference.
+fn check_int8_against_qonnx(name: &str, max_diff: i64, min_equal: f64) -> (usize, i64) {
+    let file = fixture(name);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let (code, stdout, err) = fptgen(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "import {name}: {err}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    let model = fptgen_sim::model::load(&out.join("model.yaml")).unwrap();
+    let ((s_in, z_in), (s_out, z_out)) = int8_quantizations(&model);
+    let n = model.input_len();
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let codes: Vec<i64> = (0..INPUTS * n)
+        .map(|j| match j / n {
+            0 => 127,
+            1 => -128,
+            2 => i64::from(z_in),
+            _ => rng.random_range(-128..=127),
+        })
+        .collect();
+    let (xs, onnx_xs) = (dir.path().join("x.npy"), dir.path().join("x_onnx.npy"));
+    write_npy(&xs, &[INPUTS, n], &OutValues::F64(codes.iter().map(|&q| q as f64).collect())).unwrap();
+    let reals = codes.iter().map(|&q| f64::from((q - i64::from(z_in)) as f32 * s_in)).collect();
+    write_npy(&onnx_xs, &[INPUTS, n], &OutValues::F64(reals)).unwrap();
+    let want_path = dir.path().join("qonnx.npy");
+    run_qonnx(&file, &onnx_xs, &want_path);
+    let got_path = dir.path().join("fptgen.npy");
+    let (code, _, err) =
+        fptgen(&["simulate", out.join("model.yaml").to_str().unwrap(), "--inputs", xs.to_str().unwrap(), "--output", got_path.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "simulate {name}: {err}");
+    let (want_shape, want) = floats(&want_path);
+    let (got_shape, got) = floats(&got_path);
+    let m = model.output_len();
+    assert_eq!(want_shape, vec![INPUTS, m], "{name}: QONNX's output shape");
+    assert_eq!(got_shape, want_shape, "{name}: output shape");
+    let (mut equal, mut worst) = (0, 0);
+    for k in 0..want.len() {
+        let q = (f64::from(want[k] as f32 / s_out)).round() as i64 + i64::from(z_out);
+        let d = (q - got[k] as i64).abs();
+        assert!(d <= max_diff, "{name}: input {} output {}: QONNX {} (code {q}) fptgen code {}", k / m, k % m, want[k], got[k]);
+        equal += usize::from(d == 0);
+        worst = worst.max(d);
+    }
+    let fraction = equal as f64 / want.len() as f64;
+    eprintln!("{name}: {equal} of {} outputs equal to QONNX's ({:.2}%), largest difference {worst} code(s)", want.len(), 100.0 * fraction);
+    assert!(fraction >= min_equal, "{name}: only {equal} of {} outputs equal QONNX's", want.len());
+    (equal, worst)
+}
+
 #[test]
 fn dense_relu_network_equals_qonnx() {
     check_against_qonnx("mlp_relu");
@@ -217,9 +287,59 @@ fn refuses_an_operator_with_no_mapping() {
     refused(&fixture("bad_sigmoid"), &["bad_sigmoid.onnx", "node 'act_sigmoid' (Sigmoid)", "no mapping"]);
 }
 
+/// Brevitas's default float-scaled quantizers (`make_brevitas.py
+/// make-int8`): int8 input, per-tensor and per-channel weight scales, an
+/// Int32Bias, no bias (MatMul of a Transpose), a float bias, unsigned
+/// QuantReLUs, as dense_int8 layers.
+#[test]
+fn brevitas_float_scales_map_to_int8_within_one_code_of_qonnx() {
+    check_int8_against_qonnx("brevitas_int8", 1, 0.99);
+}
+
+/// Float scales with zero points (`make_fixtures.py make-int8`): an
+/// unsigned input with zero point 37, per-channel weight scales, float
+/// biases by an Add and by Gemm's C, a Relu after a signed Quant with zero
+/// point -5, a standalone Quant (requantize, HALF_UP), an IntQuant.
+#[test]
+fn float_scales_and_zero_points_map_to_int8_within_one_code_of_qonnx() {
+    check_int8_against_qonnx("int8_affine", 1, 0.99);
+}
+
+/// The int8 imports (dense_int8 and requantize hardware) and the
+/// per-channel BipolarQuant and Trunc batch norms are generated and
+/// co-simulated in Verilator bit for bit against the simulator.
+#[test]
+fn int8_and_per_channel_imports_cosimulate() {
+    common::require("verilator");
+    for name in ["brevitas_int8", "int8_affine", "channels_v1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
+        assert_eq!(code, 0, "import {name}: {err}");
+        let (code, out, err) = fptgen(&["cosim", "imported/model.yaml", "--vectors", "20"], dir.path());
+        assert_eq!(code, 0, "cosim {name}: {out}{err}");
+        assert!(out.contains("vectors 20 mismatches 0"), "{name}: {out}");
+    }
+}
+
+#[test]
+fn refuses_an_int8_convolution() {
+    refused(&fixture("bad_int8_conv"), &["node 'conv_float' (Conv)", "no int8 convolution", "node 'q_in' (Quant)", "int8 domain"]);
+}
+
+#[test]
+fn refuses_an_int8_activation_that_is_not_8_bits() {
+    refused(&fixture("bad_int8_bits"), &["node 'q_a4' (Quant)", "bit width 4", "8 bits"]);
+}
+
+#[test]
+fn refuses_an_int8_weight_zero_point() {
+    refused(&fixture("bad_int8_weight_zeropt"), &["node 'q_w_zp' (Quant)", "weight zero point other than 0"]);
+}
+
 #[test]
 fn refuses_a_scale_that_is_not_a_power_of_two() {
-    refused(&fixture("bad_scale"), &["node 'q_w_third' (Quant)", "scale 0.3", "not a power of two"]);
+    // Not a power of two: the int8 domain, where the MatMul's output must be an 8-bit Quant.
+    refused(&fixture("bad_scale"), &["node 'q_w_third' (Quant)", "scale 0.3", "not a power of two", "node 'fc1' (MatMul)", "8-bit Quant"]);
 }
 
 #[test]
@@ -268,9 +388,31 @@ fn trunc_v2_equals_qonnx() {
     check_against_qonnx("trunc_v2");
 }
 
+/// A Trunc of values finer than its scale: QONNX rounds them to the scale
+/// (ties to even), then truncates; two batch norms that each round once.
 #[test]
-fn refuses_a_trunc_of_values_finer_than_its_scale() {
-    refused(&fixture("bad_trunc_fine"), &["node 'trunc_fine' (Trunc)", "4 fraction bits", "double rounding"]);
+fn trunc_of_values_finer_than_its_scale_equals_qonnx() {
+    check_against_qonnx("trunc_fine");
+}
+
+/// Per-channel scales of BipolarQuant (weights of MatMul and of Gemm
+/// transB 1, an activation) and of Trunc version 1, some channels coarser
+/// than the input.
+#[test]
+fn per_channel_bipolar_quant_and_trunc_v1_equal_qonnx() {
+    check_against_qonnx("channels_v1");
+}
+
+/// Trunc version 2 with per-channel scales and output scales (clipped),
+/// and a per-tensor one of an input finer than its scale.
+#[test]
+fn per_channel_trunc_v2_equals_qonnx() {
+    check_against_qonnx("channels_v2");
+}
+
+#[test]
+fn refuses_a_per_channel_bipolar_scale_that_is_not_a_power_of_two() {
+    refused(&fixture("bad_bipolar_channels"), &["node 'bipolar_ch_third' (BipolarQuant)", "channel 2", "not a power of two"]);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use super::graph::Graph;
 use super::network::{Kind, Mac};
 use super::onnx::NodeProto;
 use super::quant;
-use super::lower::{conv1x1, transpose};
+use super::lower::{bipolar, conv1x1, transpose};
 use super::tail::{tail, Tail};
 use super::walk::{is_bipolar, is_quant, is_standard, Shape};
 
@@ -34,9 +34,12 @@ fn quantized_constant(g: &Graph<'_>, name: &str, reader: &NodeProto) -> Result<O
     }
     if let Some(q) = g.producer(name).filter(|q| is_bipolar(q)) {
         let Some((shape, values)) = g.constant(q.input.first().map_or("", String::as_str))? else { return Ok(None) };
-        let frac = quant::po2_input(g, q, 1, "scale")?;
-        let f = quant::bipolar_format(frac).ok_or_else(|| ImportError::node(g.file, q, format!("its scale 2^{} gives no ap_fixed format", -frac)))?;
-        return Ok(Some((f, shape.to_vec(), quant::bipolar_codes(values))));
+        if let Ok(frac) = quant::po2_input(g, q, 1, "scale") {
+            let f = quant::bipolar_format(frac).ok_or_else(|| ImportError::node(g.file, q, format!("its scale 2^{} gives no ap_fixed format", -frac)))?;
+            return Ok(Some((f, shape.to_vec(), quant::bipolar_codes(values))));
+        }
+        let (f, codes) = bipolar::weights(g, q, shape, values)?;
+        return Ok(Some((f, shape.to_vec(), codes)));
     }
     let Some(q) = g.producer(name).filter(|q| is_quant(q)) else { return Ok(None) };
     let Some((shape, values)) = g.constant(q.input.first().map_or("", String::as_str))? else { return Ok(None) };

@@ -20,6 +20,7 @@ pub mod concat;
 pub mod dyadic;
 pub mod error;
 pub mod graph;
+pub mod int8;
 pub mod lower;
 pub mod mac;
 pub mod network;
@@ -55,14 +56,30 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
     let mut graph = graph::Graph::new(path, g)?;
     graph.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
-    let net = walk::network(&graph)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(why) = int8::trigger(&graph) {
+        return import_int8(path, &graph, why, &stem, &source);
+    }
+    let net = walk::network(&graph)?;
     let model_yaml = yaml::model_yaml(&net, &yaml::network_name(&stem), &source);
     let model = fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
         .map_err(|e| ImportError::file(path, format!("the imported model does not validate (please report this): {e}")))?;
     let arrays = yaml::weight_arrays(&net);
     proof::check(&graph, &net, &model, &arrays, proof::SAMPLES)?;
+    let weights_npz =
+        fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len() })
+}
+
+/// Maps a graph of the int8 domain ([`int8`]), which `why` says it is in.
+fn import_int8(path: &Path, graph: &graph::Graph<'_>, why: (&onnx::NodeProto, String), stem: &str, source: &str) -> Result<Imported, ImportError> {
+    let net = int8::network(graph, why)?;
+    let model_yaml = int8::render::model_yaml(&net, &yaml::network_name(stem), source);
+    let model = fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
+        .map_err(|e| ImportError::file(path, format!("the imported model does not validate (please report this): {e}")))?;
+    let arrays = int8::render::weight_arrays(&net);
+    int8::check::check(path, &net, &model, &arrays, int8::check::SAMPLES)?;
     let weights_npz =
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
     Ok(Imported { model_yaml, weights_npz, layers: net.layers.len() })

@@ -208,10 +208,19 @@ fn scalar(args: &[Option<Tensor>], k: usize) -> Result<Dyadic, String> {
 
 /// QONNX's `BipolarQuant` (`bipolar_quant.py`, `binary_quant`):
 /// `where(x >= 0, 1, -1) · scale`.
+/// The scale broadcasts (numpy's rules: one per tensor, or per channel).
 fn bipolar_quant(args: &[Option<Tensor>]) -> Result<Tensor, String> {
-    let (x, scale) = (arg(args, 0)?, scalar(args, 1)?);
-    let minus = Dyadic::ZERO.sub(scale).ok_or(OVERFLOW)?;
-    Ok(Tensor { shape: x.shape.clone(), v: x.v.iter().map(|a| if a.m >= 0 { scale } else { minus }).collect() })
+    broadcast(arg(args, 0)?, arg(args, 1)?, |a, s| if a.m >= 0 { Some(s) } else { Dyadic::ZERO.sub(s) })
+}
+
+/// Input `k` of `args` broadcast to `x`'s shape (numpy's rules), element
+/// by element.
+fn per_element(x: &Tensor, args: &[Option<Tensor>], k: usize) -> Result<Vec<Dyadic>, String> {
+    let t = broadcast(x, arg(args, k)?, |_, s| Some(s))?;
+    if t.shape != x.shape {
+        return Err(format!("input {k} of shape {:?} does not broadcast to {:?}", arg(args, k)?.shape, x.shape));
+    }
+    Ok(t.v)
 }
 
 /// `2^-F` as `F`, if `d` is a positive power of two.
@@ -227,7 +236,29 @@ fn po2(d: Dyadic) -> Option<i32> {
 /// later): `X` as before, divided by `trunc_scale = 2^round(log2(out_scale
 /// / scale))`, clipped to the `signed`, `narrow`, `out_bw` integer range,
 /// rounded with the mode, times `out_scale` (here a power of two).
+///
+/// The scale and output scale broadcast (one per tensor, or per channel):
+/// each element is computed with its own.
 fn trunc(node: &NodeProto, args: &[Option<Tensor>], opset: i64) -> Result<Tensor, String> {
+    let x = arg(args, 0)?;
+    let scales = per_element(x, args, 1)?;
+    let out_scales = if opset < 2 { None } else { Some(per_element(x, args, 4)?) };
+    let mut v = Vec::with_capacity(x.v.len());
+    // The other inputs (bit widths, zero point) as they are; x and the scales per element.
+    let mut one: Vec<Option<Tensor>> = args.iter().enumerate().map(|(k, a)| if k == 0 { None } else { a.clone() }).collect();
+    for (j, &a) in x.v.iter().enumerate() {
+        one[0] = Some(Tensor { shape: vec![1], v: vec![a] });
+        one[1] = Some(Tensor { shape: vec![1], v: vec![scales[j]] });
+        if let Some(o) = &out_scales {
+            one[4] = Some(Tensor { shape: vec![1], v: vec![o[j]] });
+        }
+        v.push(trunc_one(node, &one, opset)?.v[0]);
+    }
+    Ok(Tensor { shape: x.shape.clone(), v })
+}
+
+/// [`trunc`] with one scale (and output scale).
+fn trunc_one(node: &NodeProto, args: &[Option<Tensor>], opset: i64) -> Result<Tensor, String> {
     let x = arg(args, 0)?;
     let f = po2(scalar(args, 1)?).ok_or("only a power-of-two scale is evaluated")?;
     if scalar(args, 2)?.m != 0 {

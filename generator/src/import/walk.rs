@@ -200,10 +200,16 @@ impl<'g> Walk<'g, '_> {
             return self.cover(node, out, Value { src, shape: x.shape, format });
         }
         if is_trunc(node) {
-            let kind = trunc::lower(g, node, &x.shape, x.format)?;
+            let kinds = trunc::lower(g, node, &x.shape, x.format)?;
             let out = g.output(node)?;
-            let format = kind.output_format(x.format);
-            let src = self.push("trunc", "", node, vec![x.src], kind, Some((out.to_string(), x.shape.clone())));
+            let (mut src, mut format, n) = (x.src, x.format, kinds.len());
+            for (k, kind) in kinds.into_iter().enumerate() {
+                // trunc<k>_1, trunc<k>_2, ..., the last trunc<k> (the ONNX tensor).
+                let last = k + 1 == n;
+                let suffix = if last { String::new() } else { format!("_{}", k + 1) };
+                format = kind.output_format(format);
+                src = self.push("trunc", &suffix, node, vec![src], kind, last.then(|| (out.to_string(), x.shape.clone())));
+            }
             return self.cover(node, out, Value { src, shape: x.shape, format });
         }
         if is_standard(node, "Concat") {
@@ -319,7 +325,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
 
 /// The graph's one non-constant input and its shape: `[batch, n]` or
 /// `[batch, c, h, w]`, where the batch dimension is 1 or named.
-fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
+pub(super) fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), ImportError> {
     let inputs: Vec<_> = g.proto.input.iter().filter(|i| !g.is_constant(&i.name)).collect();
     let [input] = inputs.as_slice() else {
         return Err(ImportError::file(g.file, format!("the graph has {} inputs; one is supported", inputs.len())));

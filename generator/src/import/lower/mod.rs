@@ -6,6 +6,7 @@
 
 pub mod bipolar;
 pub mod cast;
+pub mod channels;
 pub mod conv1x1;
 pub mod residual_add;
 pub mod transpose;

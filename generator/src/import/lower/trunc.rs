@@ -1,4 +1,4 @@
-//! QONNX's `Trunc` (`trunc.py`) as fptgen's `batchnorm` layer, for a
+//! QONNX's `Trunc` (`trunc.py`) as fptgen's `batchnorm` layer, for one
 //! power-of-two `scale` `s = 2^-F`, zero point 0, and an input whose values
 //! are multiples of `s` (at most `F` fraction bits), so that QONNX's first
 //! step `X = round(x / s)` is exact. QONNX's executor runs the version of
@@ -21,11 +21,15 @@
 //!   mode (`super::super::quant`), an identity batch norm that casts
 //!   ([`super::cast::identity`]).
 //!
-//! Refused, naming the node: other scales or zero points, rounding modes
-//! without an `ap_fixed` mode (`CEIL`, `UP`), and inputs finer than `s`
-//! (QONNX would round them to `s` first, ties to even, and then again).
+//! Per-channel scales, and inputs finer than `s` (which QONNX rounds to `s`
+//! first, ties to even, and then again), become two or three batch norms
+//! that each round once ([`staged`]).
+//!
+//! Refused, naming the node: scales that are not powers of two or vary
+//! within a channel, zero points other than 0, rounding modes without an
+//! `ap_fixed` mode (`CEIL`, `UP`).
 
-use fptgen_sim::fixed::{Format, Overflow};
+use fptgen_sim::fixed::{Format, Overflow, Quant};
 
 use crate::import::error::ImportError;
 use crate::import::graph::Graph;
@@ -34,6 +38,8 @@ use crate::import::network::{Bn, Kind};
 use crate::import::onnx::NodeProto;
 use crate::import::quant;
 use crate::import::walk::Shape;
+
+use super::channels;
 
 /// Input `k` of `node`: an integer bit width from 1 to 64.
 fn bit_width(g: &Graph<'_>, node: &NodeProto, k: usize, what: &str) -> Result<i32, ImportError> {
@@ -44,9 +50,10 @@ fn bit_width(g: &Graph<'_>, node: &NodeProto, k: usize, what: &str) -> Result<i3
     Ok(b as i32)
 }
 
-/// The layer of the `Trunc` `node` reading `x` (of `shape`), as QONNX's
-/// version of it ([`Graph::opset`]) computes.
-pub fn lower(g: &Graph<'_>, node: &NodeProto, shape: &Shape, x: Format) -> Result<Kind, ImportError> {
+/// The layers of the `Trunc` `node` reading `x` (of `shape`), as QONNX's
+/// version of it ([`Graph::opset`]) computes: one batch norm for one
+/// scale and an input no finer than it, else [`staged`]'s two or three.
+pub fn lower(g: &Graph<'_>, node: &NodeProto, shape: &Shape, x: Format) -> Result<Vec<Kind>, ImportError> {
     let err = |m: String| ImportError::node(g.file, node, m);
     let opset = g.opset(node);
     let v2 = opset >= 2;
@@ -59,28 +66,24 @@ pub fn lower(g: &Graph<'_>, node: &NodeProto, shape: &Shape, x: Format) -> Resul
             node.domain
         )));
     }
-    let f = quant::po2_input(g, node, 1, "scale")?;
     let z = quant::scalar_input(g, node, 2, "zero point")?;
     if z != 0.0 {
         return Err(err(format!("zero point {z}: only 0 maps to an ap_fixed format")));
     }
-    if x.frac_bits() > f {
-        return Err(err(format!(
-            "its input {x} has {} fraction bits, more than its scale 2^{} holds: QONNX rounds the input to the scale first (ties to even) and then truncates, a double rounding that fptgen's single cast does not compute",
-            x.frac_bits(),
-            -f
-        )));
+    let per = channels::po2_per_channel(g, node, 1, "scale", shape)?;
+    let per_out = if v2 { Some(channels::po2_per_channel(g, node, 4, "output scale", shape)?) } else { None };
+    let uniform = |v: &[i32]| v.iter().all(|&a| a == v[0]);
+    if !uniform(&per) || per_out.as_deref().is_some_and(|o| !uniform(o)) || x.frac_bits() > per[0] {
+        return staged(g, node, x, &per, per_out.as_deref());
     }
-    let channels = match *shape {
-        Shape::Image(_, _, c) => c,
-        Shape::Vector(n, _) => n,
-    };
+    let f = per[0];
+    let channels = channels::count(shape);
     let wide = || err(format!("its exact form needs a format of more than 64 bits (input {x})"));
     if v2 {
         let fo = quant::po2_input(g, node, 4, "output scale")?;
         let bits = bit_width(g, node, 5, "output bit width")?;
         let out = quant::clipped_format(node, bits as u32, fo, "FLOOR").map_err(err)?;
-        return super::cast::identity(shape, x, false, Some(out)).ok_or_else(wide);
+        return Ok(vec![super::cast::identity(shape, x, false, Some(out)).ok_or_else(wide)?]);
     }
     let k = bit_width(g, node, 3, "input bit width")? - bit_width(g, node, 4, "output bit width")?;
     let mode = quant::mode(node, "FLOOR").map_err(err)?;
@@ -92,5 +95,59 @@ pub fn lower(g: &Graph<'_>, node: &NodeProto, shape: &Shape, x: Format) -> Resul
     let width = u32::try_from(int_bits + f).ok().filter(|w| (1..=64).contains(w)).ok_or_else(wide)?;
     let output = Format::new(true, width, int_bits, mode, Overflow::Sat).map_err(|e| err(format!("gives no ap_fixed format: {e}")))?;
     let sc = sf.exact_f64(scale).map_err(|_| wide())?;
-    Ok(Kind::BatchNorm(Bn { channels, relu: false, scale: sf, shift: one, accum, output, scale_codes: vec![sc; channels], shift_codes: vec![0; channels] }))
+    Ok(vec![Kind::BatchNorm(Bn { channels, relu: false, scale: sf, shift: one, accum, output, scale_codes: vec![sc; channels], shift_codes: vec![0; channels] })])
+}
+
+/// A `Trunc` with per-channel scales `2^-F_c` (and output scales `2^-G_c`,
+/// version 2), or of an input finer than its scale, in batch norms that
+/// each round once:
+///
+/// 1. only for an input finer than some `2^-F_c`: `X = round(x · 2^F_c)`,
+///    ties to even (QONNX's `np.round(x / scale)`), cast to integers
+///    (`trunc<k>_1`), wide enough that nothing saturates;
+/// 2. the integer QONNX rounds with the mode: version 1 `X · 2^-k`, not
+///    clipped; version 2 `X · 2^(G_c - F_c)` (`X / trunc_scale`), cast to
+///    the `signed`, `narrow`, `out_bw` integer range, which clips first
+///    (`trunc<k>_2`, or `_1` without step 1); from `x` directly without
+///    step 1, at scale `2^(F_c - k)` or `2^G_c`, since `X = x · 2^F_c`;
+/// 3. that integer times `2^-F_c` (version 1) or `2^-G_c` (version 2),
+///    exactly (`trunc<k>`).
+fn staged(g: &Graph<'_>, node: &NodeProto, x: Format, f: &[i32], g_out: Option<&[i32]>) -> Result<Vec<Kind>, ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    let wide = || err(format!("its exact form needs a format of more than 64 bits (input {x})"));
+    let zeros = vec![0.0; f.len()];
+    let pow = |v: &[i32], sign: i32, plus: i32| -> Vec<f64> { v.iter().map(|&e| 2f64.powi(sign * e + plus)).collect() };
+    // An integer format holding every value of `accum` rounded, not saturating.
+    let integers = |accum: Format, mode: Quant| {
+        let bits = (accum.int_bits() + 1).max(2);
+        u32::try_from(bits).ok().filter(|&b| b <= 64).and_then(|b| Format::new(true, b, bits, mode, Overflow::Sat).ok())
+    };
+    let mut layers = Vec::new();
+    let finer = f.iter().any(|&fc| x.frac_bits() > fc);
+    let (mut input, mut base): (Format, Vec<i32>) = (x, f.to_vec());
+    if finer {
+        let mut bn = channels::batchnorm(x, &pow(f, 1, 0), &zeros, false, None).ok_or_else(wide)?;
+        bn.output = integers(bn.accum, Quant::RndConv).ok_or_else(wide)?;
+        input = bn.output;
+        base = vec![0; f.len()];
+        layers.push(Kind::BatchNorm(bn));
+    }
+    // Step 2's scale: 2^(base_c + e_c) with X = x · 2^base_c already applied when finer.
+    let mode = quant::mode(node, "FLOOR").map_err(err)?;
+    let (scale2, out_scale): (Vec<f64>, Vec<f64>) = match g_out {
+        None => {
+            let k = bit_width(g, node, 3, "input bit width")? - bit_width(g, node, 4, "output bit width")?;
+            (base.iter().map(|&b| 2f64.powi(b - k)).collect(), pow(f, -1, 0))
+        }
+        Some(go) => (base.iter().zip(f).zip(go).map(|((&b, &fc), &gc)| 2f64.powi(b - fc + gc)).collect(), pow(go, -1, 0)),
+    };
+    let mut bn = channels::batchnorm(input, &scale2, &zeros, false, None).ok_or_else(wide)?;
+    bn.output = match g_out {
+        None => integers(bn.accum, mode).ok_or_else(wide)?,
+        Some(_) => quant::clipped_format(node, bit_width(g, node, 5, "output bit width")? as u32, 0, "FLOOR").map_err(err)?,
+    };
+    let ints = bn.output;
+    layers.push(Kind::BatchNorm(bn));
+    layers.push(Kind::BatchNorm(channels::batchnorm(ints, &out_scale, &zeros, false, None).ok_or_else(wide)?));
+    Ok(layers)
 }

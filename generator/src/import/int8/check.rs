@@ -1,0 +1,160 @@
+//! The int8 import's check before anything is written: the model file and
+//! archive load into fptgen's simulator, and on random int8 inputs every
+//! layer's codes are within one code of the ONNX graph's real function
+//! evaluated on that layer's own input codes (QONNX's `Quant` of the exact
+//! real sum: `round(y / s_out) + z_out` to nearest, clipped), so an
+//! import whose requantization or bias rounding moves an output by more
+//! than one code is refused, naming the node.
+//!
+//! Not an exact proof, as the `ap_fixed` import's is: QONNX rounds the real
+//! value, TFLite's kernel the product of an integer sum and a 31-bit
+//! multiplier, and TFLite's int32 bias is the float bias rounded; they
+//! differ on ties and near them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use fptgen_sim::model::Model;
+use fptgen_sim::network::Network as Simulator;
+use fptgen_sim::tensor::{Array, NamedArray, OutValues, Values};
+use fptgen_sim::weights::{self, Conversion};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::super::error::ImportError;
+use super::{Kind, Network};
+
+/// Random inputs of the check (after the two extremes and zero).
+pub const SAMPLES: usize = 64;
+
+/// Seed of the check's random inputs.
+const SEED: u64 = 18;
+
+/// The archive's arrays as the simulator's loader reads them.
+fn arrays(named: &[NamedArray]) -> BTreeMap<String, Array> {
+    named
+        .iter()
+        .map(|a| {
+            let values = match &a.values {
+                OutValues::F64(v) => v.clone(),
+                OutValues::I64(v) => v.iter().map(|&x| x as f64).collect(),
+                OutValues::U64(v) => v.iter().map(|&x| x as f64).collect(),
+            };
+            (a.name.clone(), Array { shape: a.shape.clone(), values: Values::Float(values), dtype: "<f8".into() })
+        })
+        .collect()
+}
+
+/// QONNX's 8-bit `Quant` of the real `y` (ties to even), as a code.
+fn quantize(y: f64, scale: f32, zero_point: i32) -> f64 {
+    ((y / f64::from(scale)).round_ties_even() + f64::from(zero_point)).clamp(-128.0, 127.0)
+}
+
+/// The real function of layer `kind` on input codes `x`: its output codes
+/// before rounding to integers is what QONNX rounds.
+fn reference(kind: &Kind, x: &[i128]) -> Vec<f64> {
+    match kind {
+        Kind::Dense(d) => (0..d.outputs)
+            .map(|o| {
+                let s_w = f64::from(d.weight_scales[if d.weight_scales.len() == 1 { 0 } else { o }]);
+                let z_in = i128::from(d.input.zero_point());
+                let sum: i128 = (0..d.inputs).map(|i| i128::from(d.w[o * d.inputs + i]) * (x[i] - z_in)).sum();
+                let mut y = sum as f64 * s_w * f64::from(d.input.scale()) + d.bias_real[o];
+                if d.relu {
+                    y = y.max(0.0);
+                }
+                quantize(y, d.output.scale(), d.output.zero_point())
+            })
+            .collect(),
+        Kind::Requantize(from, to) => {
+            x.iter().map(|&c| quantize((c - i128::from(from.zero_point())) as f64 * f64::from(from.scale()), to.scale(), to.zero_point())).collect()
+        }
+    }
+}
+
+/// Loads `model` with the archive `named` and checks every layer on the
+/// extremes, zero and `samples` random int8 inputs; returns the largest
+/// difference in codes seen.
+pub fn check(file: &Path, net: &Network, model: &Model, named: &[NamedArray], samples: usize) -> Result<i128, ImportError> {
+    let params = weights::from_arrays(model, Path::new("weights.npz"), arrays(named), Conversion::Exact)
+        .map_err(|e| ImportError::file(file, format!("the imported weights do not load: {e}")))?;
+    let sim = Simulator::new(model.clone(), params).map_err(|e| ImportError::file(file, format!("the imported model does not run: {e}")))?;
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let mut worst = 0;
+    for s in 0..samples + 3 {
+        let x: Vec<i128> = (0..net.inputs)
+            .map(|_| match s {
+                0 => 127,
+                1 => -128,
+                2 => i128::from(net.interface.zero_point()),
+                _ => rng.random_range(-128..=127),
+            })
+            .collect();
+        let trace = sim.trace(&x).map_err(|e| ImportError::file(file, format!("the simulator refuses check input {s}: {e}")))?;
+        let mut input = x;
+        for (k, l) in net.layers.iter().enumerate() {
+            let got = &trace[k];
+            let want = reference(&l.kind, &input);
+            for (j, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                let d = (g as f64 - w).abs() as i128;
+                worst = worst.max(d);
+                if d > 1 {
+                    return Err(ImportError::named(
+                        file,
+                        &l.node,
+                        format!(
+                            "its int8 layer '{}' is more than one code from the graph: on check input {s} output {j} is {g} where QONNX's real function gives {w} (the bias or the requantization does not fit the int8 domain)",
+                            l.name
+                        ),
+                    ));
+                }
+            }
+            input = got.clone();
+        }
+    }
+    Ok(worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use fptgen_sim::layers::dense_int8::Affine;
+
+    use super::super::dense::Dense;
+    use super::super::{render, Kind, Layer, Network};
+    use super::check;
+
+    /// A 2-input, 1-output layer with weights 1 and scales making every
+    /// multiplier exactly 1/2: its bias (real 0) is written as `b` codes.
+    fn net(b: i64) -> Network {
+        let q = Affine::new(0.5, 0).unwrap();
+        let d = Dense {
+            inputs: 2,
+            outputs: 1,
+            relu: false,
+            input: q,
+            output: Affine::new(1.0, 0).unwrap(),
+            weight_scales: vec![1.0],
+            w: vec![1, 1],
+            b: vec![b],
+            bias_real: vec![0.0],
+        };
+        Network { inputs: 2, interface: q, layers: vec![Layer { name: "fc1".into(), node: ("mm".into(), "MatMul".into()), kind: Kind::Dense(d) }] }
+    }
+
+    fn run(n: &Network) -> Result<i128, String> {
+        let yaml = render::model_yaml(n, "t", "t.onnx");
+        let model = fptgen_sim::model::parse(&yaml, Path::new("model.yaml")).map_err(|e| e.to_string())?;
+        check(Path::new("t.onnx"), n, &model, &render::weight_arrays(n), 16).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_layer_within_one_code_passes_and_one_further_off_is_refused_by_name() {
+        // Ties differ (QONNX to even, TFLite toward +infinity): at most one code.
+        assert!(run(&net(0)).unwrap() <= 1);
+        // A bias of 6 codes (3 output codes) where the graph's is 0.
+        let e = run(&net(6)).unwrap_err();
+        assert!(e.contains("node 'mm' (MatMul)") && e.contains("more than one code"), "{e}");
+    }
+}
