@@ -4,7 +4,8 @@
 //! 3x3; [`super::mac`]) with the bias, `Relu` and `Quant` after them;
 //! `BatchNormalization` ([`super::batchnorm`]); `MaxPool` 2x2; `Flatten`
 //! or `Reshape` to a vector; `Concat`; and an `Add` of two activations
-//! ([`super::lower::residual_add`]). A tensor read by several nodes (a
+//! ([`super::lower::residual_add`]); with `--lower approximate` a 5x5 or
+//! 7x7 `Conv` as stacked 3x3 ones ([`super::lower::stacked_conv`]). A tensor read by several nodes (a
 //! branch) is the output of a layer that several layers read, as in
 //! fptgen's graphs (`inputs:`).
 //!
@@ -21,10 +22,10 @@ use super::batchnorm;
 use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
-use super::lower::{bipolar, cast, trunc};
+use super::lower::{bipolar, cast, stacked_conv, trunc};
 use super::lower::residual_add::{self, Lowering};
-use super::mac::mac_layer;
-use super::network::{Kind, Layer, Network, Src};
+use super::mac::{self, mac_layer};
+use super::network::{Approximation, Kind, Layer, Network, Src};
 use super::onnx::NodeProto;
 use super::quant;
 
@@ -87,6 +88,10 @@ struct Walk<'g, 'a> {
     covered: HashSet<&'g str>,
     layers: Vec<Layer>,
     counts: HashMap<&'static str, usize>,
+    /// Whether rewrites that change the function are applied (`--lower approximate`).
+    approximate: bool,
+    /// The blocks those rewrites wrote.
+    blocks: Vec<Approximation>,
 }
 
 impl<'g> Walk<'g, '_> {
@@ -150,6 +155,11 @@ impl<'g> Walk<'g, '_> {
             let (out, shape) = (g.output(node)?, Shape::Image(h / 2, w / 2, c));
             let src = self.push("pool", "", node, vec![x.src], Kind::MaxPool, Some((out.to_string(), shape.clone())));
             return self.cover(node, out, Value { src, shape, format: x.format });
+        }
+        if is_standard(node, "Conv") {
+            if let Some(k) = mac::large_kernel(g, node)? {
+                return self.stacked(node, acts[0], x, k);
+            }
         }
         if is_standard(node, "MatMul") || is_standard(node, "Gemm") || is_standard(node, "Conv") {
             let (kind, shape, end) = mac_layer(g, node, acts[0], &x.shape, x.format)?;
@@ -224,6 +234,46 @@ impl<'g> Walk<'g, '_> {
         ))
     }
 
+    /// A 5x5 or 7x7 `Conv` reading `xname` (`x`): with `--lower
+    /// approximate` stacked 3x3 convolutions ([`stacked_conv`]) recorded as
+    /// a block to retrain, else an error naming the node and the rewrite.
+    fn stacked(&mut self, node: &'g NodeProto, xname: &'g str, x: Value, k: usize) -> Result<(), ImportError> {
+        let g = self.g;
+        let rewrite = stacked_conv::rewrite(k);
+        if !self.approximate {
+            return Err(ImportError::node(
+                g.file,
+                node,
+                format!(
+                    "a {k}x{k} convolution; fptgen's core set has 3x3 convolutions, and the rewrite '{rewrite}' changes the function: it is applied only by `fptgen import --lower approximate`, after which `fptgen train --teacher` retrains the new layers (docs/import.md)"
+                ),
+            ));
+        }
+        let Shape::Image(h, w, c) = x.shape else { return Err(ImportError::node(g.file, node, "convolves a vector")) };
+        let conv = mac::large_conv(g, node, xname, c)?;
+        let macs = stacked_conv::layers(&conv, x.format).map_err(|m| ImportError::node(g.file, node, m))?;
+        let shape = Shape::Image(h, w, conv.filters);
+        let (first, n) = (self.layers.len(), macs.len());
+        let mut src = x.src;
+        let mut format = x.format;
+        for (i, mac) in macs.into_iter().enumerate() {
+            let last = i + 1 == n;
+            let suffix = if last { String::new() } else { format!("_s{}", i + 1) };
+            let onnx = last.then(|| (conv.end.to_string(), shape.clone()));
+            format = mac.output;
+            src = self.push("conv", &suffix, node, vec![src], Kind::Conv { mac, stride: 1, same: true }, onnx);
+        }
+        self.blocks.push(Approximation {
+            layers: (first..first + n).collect(),
+            node: (node.name.clone(), node.op_type.clone()),
+            rewrite,
+            init: stacked_conv::INIT.to_string(),
+            input: (xname.to_string(), x.shape),
+            output: (conv.end.to_string(), shape.clone()),
+        });
+        self.cover(node, conv.end, Value { src, shape, format })
+    }
+
     /// The activations `parts` that `node` (an `Add` or `Concat`) joins,
     /// each in one common format ([`cast::common_format`]): a part in
     /// another format is read through a widening cast layer
@@ -269,8 +319,10 @@ impl<'g> Walk<'g, '_> {
     }
 }
 
-/// Maps the graph to a [`Network`], or says which node cannot be mapped and why.
-pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
+/// Maps the graph to a [`Network`], or says which node cannot be mapped and
+/// why; with `approximate`, also by the rewrites that change the function
+/// ([`Network::blocks`]).
+pub fn network(g: &Graph<'_>, approximate: bool) -> Result<Network, ImportError> {
     let (input, shape) = graph_input(g)?;
     let first = match g.consumers(input) {
         [] => return Err(ImportError::file(g.file, format!("nothing reads the input '{input}'"))),
@@ -283,7 +335,8 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
         Shape::Image(h, w, c) => vec![h, w, c],
     };
     let input_tensor = g.output(first)?;
-    let mut walk = Walk { g, values: HashMap::new(), covered: HashSet::new(), layers: Vec::new(), counts: HashMap::new() };
+    let mut walk =
+        Walk { g, values: HashMap::new(), covered: HashSet::new(), layers: Vec::new(), counts: HashMap::new(), approximate, blocks: Vec::new() };
     walk.covered.insert(input_tensor);
     walk.values.insert(input_tensor, Value { src: Src::Input, shape, format: input_format });
     for node in &g.proto.node {
@@ -293,7 +346,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
         }
         walk.node(node)?;
     }
-    let layers = walk.layers;
+    let (layers, blocks) = (walk.layers, walk.blocks);
     let out = match g.proto.output.as_slice() {
         [o] => o.name.as_str(),
         outs => return Err(ImportError::file(g.file, format!("the graph has {} outputs; one is supported", outs.len()))),
@@ -314,7 +367,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
     if !layers.iter().any(|l| matches!(l.kind, Kind::Dense(_) | Kind::Conv { .. })) {
         return Err(ImportError::file(g.file, "the graph has no MatMul, Gemm or Conv layer"));
     }
-    Ok(Network { input_shape, input_format, input_tensor: input_tensor.to_string(), layers })
+    Ok(Network { input_shape, input_format, input_tensor: input_tensor.to_string(), layers, blocks })
 }
 
 /// The graph's one non-constant input and its shape: `[batch, n]` or
