@@ -53,21 +53,35 @@ fn import_without_lower_approximate_refuses_the_7x7_convolution_naming_it_and_th
     assert!(!dir.path().join("imported").exists(), "something was written");
 }
 
-/// The block `conv2_s1, conv2_s2, conv2` (the 7x7's stack) as a model of
-/// its own, reading `[8, 8, 3]` in the stem's output format, with the
-/// block's arrays of `archive`; returns the model file's path.
-fn block_model(imported: &Path, archive: &str, tag: &str) -> PathBuf {
+/// Where a block sits in an imported model file: its first layer, the
+/// layer after it, its input's shape and format (the output format of
+/// layer `format_of`, or the network input's) and its layers with
+/// parameters.
+struct Cut<'a> {
+    first: &'a str,
+    stop: &'a str,
+    shape: [usize; 3],
+    format_of: Option<&'a str>,
+    params: &'a [&'a str],
+}
+
+/// The block `cut` as a model of its own with the block's arrays of
+/// `archive`; returns the model file's path.
+fn block_model(imported: &Path, archive: &str, tag: &str, cut: &Cut) -> PathBuf {
     let text = std::fs::read_to_string(imported.join("model.yaml")).unwrap();
-    let start = text.find("  - name: conv2_s1 ").expect("layer conv2_s1 in model.yaml");
-    let end = text.find("  - name: pool1 ").expect("layer pool1 in model.yaml");
-    let stem = &text[text.find("  - name: conv1 ").expect("layer conv1")..start];
-    let format = stem.lines().find_map(|l| l.trim().strip_prefix("output: ")).expect("conv1's output format");
+    let at = |name: &str| text.find(&format!("  - name: {name} ")).unwrap_or_else(|| panic!("layer {name} in model.yaml"));
+    let (start, end) = (at(cut.first), at(cut.stop));
+    let format = match cut.format_of {
+        Some(l) => text[at(l)..start].lines().find_map(|l| l.trim().strip_prefix("output: ")).expect("the output format").to_string(),
+        None => text.lines().find_map(|l| l.trim().strip_prefix("format: ")).expect("the input format").to_string(),
+    };
     let weights = format!("block_{tag}.npz");
-    let yaml = format!("name: block\ninput:\n  shape: [8, 8, 3]\n  format: {format}\nweights: {weights}\nlayers:\n{}", &text[start..end]);
+    let [h, w, c] = cut.shape;
+    let yaml = format!("name: block\ninput:\n  shape: [{h}, {w}, {c}]\n  format: {format}\nweights: {weights}\nlayers:\n{}", &text[start..end]);
     let arrays = read_npz(&imported.join(archive)).unwrap();
     let named: Vec<NamedArray> = arrays
         .into_iter()
-        .filter(|(k, _)| ["conv2_s1/", "conv2_s2/", "conv2/"].iter().any(|p| k.starts_with(p)))
+        .filter(|(k, _)| cut.params.iter().any(|p| k.starts_with(&format!("{p}/"))))
         .map(|(name, a)| {
             let values = match a.values {
                 Values::Float(v) => OutValues::F64(v),
@@ -76,7 +90,7 @@ fn block_model(imported: &Path, archive: &str, tag: &str) -> PathBuf {
             NamedArray { name, shape: a.shape, values }
         })
         .collect();
-    assert_eq!(named.len(), 6, "the block's w and b arrays in {archive}");
+    assert_eq!(named.len(), 2 * cut.params.len(), "the block's w and b arrays in {archive}");
     write_npz(&imported.join(&weights), &named).unwrap();
     let path = imported.join(format!("block_{tag}.yaml"));
     std::fs::write(&path, yaml).unwrap();
@@ -95,33 +109,31 @@ fn block_mse(model: &Path, x: &Path, want: &[f64], dir: &Path, tag: &str) -> f64
 }
 
 /// NCHW `[n, c, h, w]` values as NHWC.
-fn nhwc(shape: &[usize], v: &[f32]) -> Vec<f64> {
+fn nhwc(shape: &[usize], v: &[f64]) -> Vec<f64> {
     let [n, c, h, w] = shape[..] else { panic!("shape {shape:?}") };
     (0..n * h * w * c)
         .map(|j| {
             let (s, y, x, k) = (j / (h * w * c), j / (w * c) % h, j / c % w, j % c);
-            f64::from(v[((s * c + k) * h + y) * w + x])
+            v[((s * c + k) * h + y) * w + x]
         })
         .collect()
 }
 
-#[test]
-fn distillation_brings_the_stacked_block_closer_to_qonnx_and_the_network_still_generates() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (code, out, err) = fptgen(&["import", conv7().to_str().unwrap(), "-o", "imported", "--lower", "approximate"], d);
+/// Imports `fixture` with `--lower approximate` into `d/imported`, checks
+/// that stdout has every one of `says`, distills with `fptgen train
+/// --teacher` into `imported/distilled.npz`, and measures the block `cut`
+/// before and after against QONNX's tensors `teacher_in` and `teacher_out`
+/// on held-out inputs of the network input shape `[2, 8, 8]` (codes of
+/// ap_fixed<6,3>: k/8, k in -32..31, another seed than the trainer's).
+/// Returns the two mean squared errors.
+fn distill_and_measure(d: &Path, fixture: &str, says: &[&str], cut: &Cut, (teacher_in, teacher_out): (&str, &str)) -> (f64, f64) {
+    let onnx = root().join("tests/fixtures/qonnx").join(format!("{fixture}.onnx"));
+    let (code, out, err) = fptgen(&["import", onnx.to_str().unwrap(), "-o", "imported", "--lower", "approximate"], d);
     assert_eq!(code, 0, "{err}");
-    for w in ["distill.yaml", "layers conv2_s1, conv2_s2, conv2 replace node 'conv7' (Conv)", "layers conv3_s1, conv3 replace node 'conv5' (Conv)"] {
+    for w in says {
         assert!(out.contains(w), "expected {w:?} in: {out}");
     }
-    let imported = d.join("imported");
-    let record = std::fs::read_to_string(imported.join("distill.yaml")).unwrap();
-    for w in ["node: \"conv7\"", "layers: [\"conv2_s1\", \"conv2_s2\", \"conv2\"]", "tensor: \"q_a0_out\"", "tensor: \"q_a1_out\"", "node: \"conv5\""] {
-        assert!(record.contains(w), "expected {w:?} in distill.yaml: {record}");
-    }
-
-    let teacher = conv7();
-    let train = ["train", "imported/model.yaml", "--teacher", teacher.to_str().unwrap(), "-o", "imported/distilled.npz", "--samples", "128", "--epochs", "12", "--batch", "8", "--lr", "0.01", "--seed", "3"];
+    let train = ["train", "imported/model.yaml", "--teacher", onnx.to_str().unwrap(), "-o", "imported/distilled.npz", "--samples", "128", "--epochs", "12", "--batch", "8", "--lr", "0.01", "--seed", "3"];
     let (code, out, err) = fptgen(&train, d);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("held-out MSE"), "{out}");
@@ -130,16 +142,15 @@ fn distillation_brings_the_stacked_block_closer_to_qonnx_and_the_network_still_g
     assert_eq!(code, 1);
     assert!(err.contains("distilled.npz") && err.contains("already exists"), "{err}");
 
-    // Held-out network inputs (codes of ap_fixed<6,3>: k/8, k in -32..31),
-    // another seed than the trainer's.
     let mut rng = ChaCha8Rng::seed_from_u64(99);
     let x: Vec<f64> = (0..HELD_OUT * 2 * 64).map(|_| f64::from(rng.random_range(-32i32..32)) / 8.0).collect();
     let x_path = d.join("x.npy");
     write_npy(&x_path, &[HELD_OUT, 2, 8, 8], &OutValues::F64(x)).unwrap();
     let t_path = d.join("teacher.npz");
     let script = root().join("tests/fixtures/qonnx/make_fixtures.py");
+    let names = format!("{teacher_in},{teacher_out}");
     let o = Command::new("python3")
-        .args([script.to_str().unwrap(), "tensors", conv7().to_str().unwrap(), x_path.to_str().unwrap(), "q_a0_out,q_a1_out", t_path.to_str().unwrap()])
+        .args([script.to_str().unwrap(), "tensors", onnx.to_str().unwrap(), x_path.to_str().unwrap(), &names, t_path.to_str().unwrap()])
         .output()
         .expect("python3");
     assert!(o.status.success(), "QONNX's executor failed (pip install qonnx==1.0.0): {}", String::from_utf8_lossy(&o.stderr));
@@ -147,17 +158,24 @@ fn distillation_brings_the_stacked_block_closer_to_qonnx_and_the_network_still_g
     let tensor = |name: &str| {
         let a = &teacher[name];
         let Values::Float(v) = &a.values else { panic!("{name}: not floats") };
-        nhwc(&a.shape, &v.iter().map(|&x| x as f32).collect::<Vec<f32>>())
+        nhwc(&a.shape, v)
     };
-    let (block_in, block_out) = (tensor("q_a0_out"), tensor("q_a1_out"));
+    let (block_in, block_out) = (tensor(teacher_in), tensor(teacher_out));
     let bx = d.join("block_x.npy");
-    write_npy(&bx, &[HELD_OUT, 8, 8, 3], &OutValues::F64(block_in)).unwrap();
-    let before = block_mse(&block_model(&imported, "weights.npz", "before"), &bx, &block_out, d, "before");
-    let after = block_mse(&block_model(&imported, "distilled.npz", "after"), &bx, &block_out, d, "after");
-    eprintln!("block conv2_s1..conv2 against QONNX on {HELD_OUT} held-out inputs: MSE {before} before, {after} after distillation");
-    assert!(after < 0.8 * before, "the block's MSE against QONNX went from {before} to {after}: not down by 20%");
+    let [h, w, c] = cut.shape;
+    write_npy(&bx, &[HELD_OUT, h, w, c], &OutValues::F64(block_in)).unwrap();
+    let imported = d.join("imported");
+    let imported = imported.as_path();
+    let before = block_mse(&block_model(imported, "weights.npz", "before", cut), &bx, &block_out, d, "before");
+    let after = block_mse(&block_model(imported, "distilled.npz", "after", cut), &bx, &block_out, d, "after");
+    eprintln!("{fixture}: block {}.. against QONNX on {HELD_OUT} held-out inputs: MSE {before} before, {after} after distillation", cut.first);
+    (before, after)
+}
 
-    // The distilled network passes check and generates.
+/// The distilled model `imported/model.yaml` with `distilled.npz` passes
+/// `fptgen check` and generates.
+fn distilled_generates(d: &Path) {
+    let imported = d.join("imported");
     let text = std::fs::read_to_string(imported.join("model.yaml")).unwrap();
     assert!(text.contains("weights: weights.npz"));
     std::fs::write(imported.join("distilled.yaml"), text.replace("weights: weights.npz", "weights: distilled.npz")).unwrap();
@@ -166,6 +184,39 @@ fn distillation_brings_the_stacked_block_closer_to_qonnx_and_the_network_still_g
     let (code, _, err) = fptgen(&["generate", "imported/distilled.yaml", "-o", "rtl"], d);
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::read_dir(d.join("rtl")).unwrap().count() > 0, "generate wrote nothing");
+}
+
+#[test]
+fn distillation_brings_the_stacked_block_closer_to_qonnx_and_the_network_still_generates() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let says = ["distill.yaml", "layers conv2_s1, conv2_s2, conv2 replace node 'conv7' (Conv)", "layers conv3_s1, conv3 replace node 'conv5' (Conv)"];
+    let cut = Cut { first: "conv2_s1", stop: "pool1", shape: [8, 8, 3], format_of: Some("conv1"), params: &["conv2_s1", "conv2_s2", "conv2"] };
+    let (before, after) = distill_and_measure(d, "conv7", &says, &cut, ("q_a0_out", "q_a1_out"));
+    assert!(after < 0.8 * before, "the block's MSE against QONNX went from {before} to {after}: not down by 20%");
+    let record = std::fs::read_to_string(d.join("imported/distill.yaml")).unwrap();
+    for w in ["node: \"conv7\"", "layers: [\"conv2_s1\", \"conv2_s2\", \"conv2\"]", "tensor: \"q_a0_out\"", "tensor: \"q_a1_out\"", "node: \"conv5\""] {
+        assert!(record.contains(w), "expected {w:?} in distill.yaml: {record}");
+    }
+    distilled_generates(d);
+}
+
+#[test]
+fn a_3x3_stride_2_pool_after_the_7x7_joins_its_block_and_is_distilled_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Without the flag: refused at the 7x7 convolution.
+    let onnx = root().join("tests/fixtures/qonnx/conv7_pool.onnx");
+    let (code, _, err) = fptgen(&["import", onnx.to_str().unwrap(), "-o", "exact"], d);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("node 'stem7' (Conv)"), "{err}");
+    let says = ["layers conv1_s1, conv1_s2, conv1, pool1 replace node 'stem7' (Conv)", "MaxPool 'stem_pool': 3x3 stride-2 max-pool as a 2x2 stride-2 max-pool"];
+    let cut = Cut { first: "conv1_s1", stop: "flatten1", shape: [8, 8, 2], format_of: None, params: &["conv1_s1", "conv1_s2", "conv1"] };
+    let (before, after) = distill_and_measure(d, "conv7_pool", &says, &cut, ("q_in_out", "stem_pool_out"));
+    assert!(after < 0.8 * before, "the block's MSE against QONNX went from {before} to {after}: not down by 20%");
+    let record = std::fs::read_to_string(d.join("imported/distill.yaml")).unwrap();
+    assert!(record.contains("tensor: \"stem_pool_out\"") && record.contains("\"pool1\"]"), "{record}");
+    distilled_generates(d);
 }
 
 #[test]

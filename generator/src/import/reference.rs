@@ -416,7 +416,9 @@ fn conv(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
     Ok(Tensor { shape: vec![1, f, oh, ow], v })
 }
 
-/// ONNX `MaxPool` without padding, `ceil_mode` 0.
+/// ONNX `MaxPool` with `ceil_mode` 0, padded or not (`pads` `[top, left,
+/// bottom, right]`; a padded position is left out of its window, as if it
+/// held minus infinity).
 fn maxpool(node: &NodeProto, x: &Tensor) -> Result<Tensor, String> {
     let [1, c, h, w] = x.shape[..] else { return Err(format!("shape {:?}: an image is pooled", x.shape)) };
     let (Some([kh, kw]), s) = (ints(node, "kernel_shape").as_deref().map(|k| [k[0] as usize, k[k.len() - 1] as usize]), ints(node, "strides")) else {
@@ -424,16 +426,24 @@ fn maxpool(node: &NodeProto, x: &Tensor) -> Result<Tensor, String> {
     };
     let s = s.unwrap_or_else(|| vec![1, 1]);
     let (sy, sx) = (s[0] as usize, s[s.len() - 1] as usize);
-    if ints(node, "pads").is_some_and(|p| p.iter().any(|&v| v != 0)) || int(node, "ceil_mode", 0) != 0 || h < kh || w < kw {
-        return Err("only unpadded pooling with ceil_mode 0 is evaluated".into());
+    let pads = ints(node, "pads").unwrap_or_else(|| vec![0; 4]);
+    let Ok([t, l, b, r]) = <[usize; 4]>::try_from(pads.iter().map(|&p| usize::try_from(p).unwrap_or(usize::MAX)).collect::<Vec<_>>()) else {
+        return Err(format!("pads {pads:?}: four non-negative pads expected"));
+    };
+    if int(node, "ceil_mode", 0) != 0 || h + t + b < kh || w + l + r < kw || t >= kh || l >= kw || b >= kh || r >= kw {
+        return Err(format!("only ceil_mode 0 and pads smaller than the kernel are evaluated (pads {pads:?})"));
     }
-    let (oh, ow) = ((h - kh) / sy + 1, (w - kw) / sx + 1);
+    let (oh, ow) = ((h + t + b - kh) / sy + 1, (w + l + r - kw) / sx + 1);
     let mut v = Vec::with_capacity(c * oh * ow);
     for k in 0..c {
         for oy in 0..oh {
             for ox in 0..ow {
                 let win = (0..kh).flat_map(|dy| (0..kw).map(move |dx| (dy, dx)));
-                v.push(win.map(|(dy, dx)| x.v[(k * h + oy * sy + dy) * w + ox * sx + dx]).max().unwrap_or(Dyadic::ZERO));
+                let inside = win.filter_map(|(dy, dx)| {
+                    let (y, xx) = ((oy * sy + dy).checked_sub(t)?, (ox * sx + dx).checked_sub(l)?);
+                    (y < h && xx < w).then(|| x.v[(k * h + y) * w + xx])
+                });
+                v.push(inside.max().unwrap_or(Dyadic::ZERO));
             }
         }
     }

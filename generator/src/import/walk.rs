@@ -22,7 +22,7 @@ use super::batchnorm;
 use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
-use super::lower::{bipolar, cast, stacked_conv, trunc};
+use super::lower::{bipolar, cast, pool, stacked_conv, trunc};
 use super::lower::residual_add::{self, Lowering};
 use super::mac::{self, mac_layer};
 use super::network::{Approximation, Kind, Layer, Network, Src};
@@ -150,11 +150,7 @@ impl<'g> Walk<'g, '_> {
             return self.cover(node, out, value);
         }
         if is_standard(node, "MaxPool") {
-            let Shape::Image(h, w, c) = x.shape else { return Err(ImportError::node(g.file, node, "pools a vector")) };
-            check_pool(g, node, h, w)?;
-            let (out, shape) = (g.output(node)?, Shape::Image(h / 2, w / 2, c));
-            let src = self.push("pool", "", node, vec![x.src], Kind::MaxPool, Some((out.to_string(), shape.clone())));
-            return self.cover(node, out, Value { src, shape, format: x.format });
+            return self.maxpool(node, acts[0], x);
         }
         if is_standard(node, "Conv") {
             if let Some(k) = mac::large_kernel(g, node)? {
@@ -230,8 +226,63 @@ impl<'g> Walk<'g, '_> {
         Err(ImportError::node(
             g.file,
             node,
-            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1, BatchNormalization, MaxPool 2x2, Add, Concat, Relu, Flatten, Reshape)",
+            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1 (5x5 and 7x7 with --lower approximate), BatchNormalization, MaxPool 2x2 and kxk stride k (3x3 stride 2 with --lower approximate), Add, Concat, Relu, Flatten, Reshape)",
         ))
+    }
+
+    /// A `MaxPool` reading `xname` (`x`): fptgen's 2x2 stride-2 pools,
+    /// exactly, or with `--lower approximate` a 3x3 stride-2 pool as a 2x2
+    /// one taken into the approximated block it follows ([`pool`]).
+    fn maxpool(&mut self, node: &'g NodeProto, xname: &'g str, x: Value) -> Result<(), ImportError> {
+        let g = self.g;
+        let err = |m: String| ImportError::node(g.file, node, m);
+        let Shape::Image(h, w, c) = x.shape else { return Err(err("pools a vector".into())) };
+        let ints = |name: &str, default: Vec<i64>| node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.ints.clone());
+        let auto = Graph::string_attr(node, "auto_pad", "NOTSET");
+        if !matches!(auto.as_str(), "NOTSET" | "" | "VALID") {
+            return Err(err(format!("auto_pad {auto}: give the pads explicitly")));
+        }
+        let rewrite = pool::rewrite(&ints("kernel_shape", vec![]), &ints("strides", vec![1, 1]), &ints("pads", vec![0, 0, 0, 0]), Graph::int_attr(node, "ceil_mode", 0), (h, w))
+            .map_err(err)?;
+        let out = g.output(node)?;
+        match rewrite {
+            pool::Rewrite::Exact(m) => {
+                let (mut src, mut hh, mut ww) = (x.src, h, w);
+                for i in 0..m {
+                    (hh, ww) = (hh / 2, ww / 2);
+                    let last = i + 1 == m;
+                    let suffix = if last { String::new() } else { format!("_p{}", i + 1) };
+                    let onnx = last.then(|| (out.to_string(), Shape::Image(hh, ww, c)));
+                    src = self.push("pool", &suffix, node, vec![src], Kind::MaxPool, onnx);
+                }
+                self.cover(node, out, Value { src, shape: Shape::Image(hh, ww, c), format: x.format })
+            }
+            pool::Rewrite::Approximate => {
+                if !self.approximate {
+                    return Err(err(format!(
+                        "a 3x3 stride-2 max-pool; fptgen's core set has 2x2 stride-2 pools, and the rewrite '{}' changes the function: it is applied only by `fptgen import --lower approximate` (docs/import.md)",
+                        pool::APPROXIMATE
+                    )));
+                }
+                let shape = Shape::Image(h / 2, w / 2, c);
+                let Src::Layer(j) = x.src else { return Err(err(format!("{}: only right after an approximated block, whose distillation absorbs it; this pool reads the network input", pool::APPROXIMATE))) };
+                let sole = g.consumers(xname).len() == 1;
+                let Some(b) = self.blocks.iter().position(|b| b.layers.last() == Some(&j)).filter(|_| sole) else {
+                    return Err(err(format!(
+                        "{}: only right after an approximated block (seed 004's block1: the 7x7 convolution and the 3x3 pool), as its output's only reader, whose distillation absorbs it; this pool reads layer '{}'",
+                        pool::APPROXIMATE,
+                        self.layers[j].name
+                    )));
+                };
+                let src = self.push("pool", "", node, vec![x.src], Kind::MaxPool, Some((out.to_string(), shape.clone())));
+                let k = self.layers.len() - 1;
+                let block = &mut self.blocks[b];
+                block.layers.push(k);
+                block.rewrite = format!("{}; then {} '{}': {}", block.rewrite, node.op_type, node.name, pool::APPROXIMATE);
+                block.output = (out.to_string(), shape.clone());
+                self.cover(node, out, Value { src, shape, format: x.format })
+            }
+        }
     }
 
     /// A 5x5 or 7x7 `Conv` reading `xname` (`x`): with `--lower
@@ -406,14 +457,4 @@ fn check_to_vector(g: &Graph<'_>, node: &NodeProto) -> Result<(), ImportError> {
         Some([b, n]) if (*b == 1.0 || *b == -1.0) && (*n == -1.0 || *n > 0.0) => Ok(()),
         _ => Err(ImportError::node(g.file, node, "only a reshape to [batch, n] (a constant shape) is supported")),
     }
-}
-
-/// A `MaxPool` must be 2x2 with stride 2 and no padding.
-fn check_pool(g: &Graph<'_>, node: &NodeProto, h: usize, w: usize) -> Result<(), ImportError> {
-    let ints = |name: &str| node.attribute.iter().find(|a| a.name == name).map(|a| a.ints.clone()).unwrap_or_default();
-    let pads_zero = ints("pads").iter().all(|&p| p == 0);
-    if ints("kernel_shape") != [2, 2] || ints("strides") != [2, 2] || !pads_zero || Graph::int_attr(node, "ceil_mode", 0) != 0 || h < 2 || w < 2 {
-        return Err(ImportError::node(g.file, node, "only 2x2 pooling with stride 2, no padding and ceil_mode 0 is supported"));
-    }
-    Ok(())
 }
