@@ -60,7 +60,7 @@ fn import_without_lower_approximate_refuses_the_7x7_convolution_naming_it_and_th
 struct Cut<'a> {
     first: &'a str,
     stop: &'a str,
-    shape: [usize; 3],
+    shape: &'a [usize],
     format_of: Option<&'a str>,
     params: &'a [&'a str],
 }
@@ -76,8 +76,8 @@ fn block_model(imported: &Path, archive: &str, tag: &str, cut: &Cut) -> PathBuf 
         None => text.lines().find_map(|l| l.trim().strip_prefix("format: ")).expect("the input format").to_string(),
     };
     let weights = format!("block_{tag}.npz");
-    let [h, w, c] = cut.shape;
-    let yaml = format!("name: block\ninput:\n  shape: [{h}, {w}, {c}]\n  format: {format}\nweights: {weights}\nlayers:\n{}", &text[start..end]);
+    let shape: Vec<String> = cut.shape.iter().map(usize::to_string).collect();
+    let yaml = format!("name: block\ninput:\n  shape: [{}]\n  format: {format}\nweights: {weights}\nlayers:\n{}", shape.join(", "), &text[start..end]);
     let arrays = read_npz(&imported.join(archive)).unwrap();
     let named: Vec<NamedArray> = arrays
         .into_iter()
@@ -108,8 +108,11 @@ fn block_mse(model: &Path, x: &Path, want: &[f64], dir: &Path, tag: &str) -> f64
     got.iter().zip(want).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / got.len() as f64
 }
 
-/// NCHW `[n, c, h, w]` values as NHWC.
+/// NCHW `[n, c, h, w]` values as NHWC (vectors `[n, k]` as they are).
 fn nhwc(shape: &[usize], v: &[f64]) -> Vec<f64> {
+    if shape.len() == 2 {
+        return v.to_vec();
+    }
     let [n, c, h, w] = shape[..] else { panic!("shape {shape:?}") };
     (0..n * h * w * c)
         .map(|j| {
@@ -123,10 +126,10 @@ fn nhwc(shape: &[usize], v: &[f64]) -> Vec<f64> {
 /// that stdout has every one of `says`, distills with `fptgen train
 /// --teacher` into `imported/distilled.npz`, and measures the block `cut`
 /// before and after against QONNX's tensors `teacher_in` and `teacher_out`
-/// on held-out inputs of the network input shape `[2, 8, 8]` (codes of
+/// on held-out inputs of the network's ONNX input shape `net` (codes of
 /// ap_fixed<6,3>: k/8, k in -32..31, another seed than the trainer's).
 /// Returns the two mean squared errors.
-fn distill_and_measure(d: &Path, fixture: &str, says: &[&str], cut: &Cut, (teacher_in, teacher_out): (&str, &str)) -> (f64, f64) {
+fn distill_and_measure(d: &Path, fixture: &str, net: &[usize], says: &[&str], cut: &Cut, (teacher_in, teacher_out): (&str, &str)) -> (f64, f64) {
     let onnx = root().join("tests/fixtures/qonnx").join(format!("{fixture}.onnx"));
     let (code, out, err) = fptgen(&["import", onnx.to_str().unwrap(), "-o", "imported", "--lower", "approximate"], d);
     assert_eq!(code, 0, "{err}");
@@ -143,9 +146,11 @@ fn distill_and_measure(d: &Path, fixture: &str, says: &[&str], cut: &Cut, (teach
     assert!(err.contains("distilled.npz") && err.contains("already exists"), "{err}");
 
     let mut rng = ChaCha8Rng::seed_from_u64(99);
-    let x: Vec<f64> = (0..HELD_OUT * 2 * 64).map(|_| f64::from(rng.random_range(-32i32..32)) / 8.0).collect();
+    let per: usize = net.iter().product();
+    let x: Vec<f64> = (0..HELD_OUT * per).map(|_| f64::from(rng.random_range(-32i32..32)) / 8.0).collect();
     let x_path = d.join("x.npy");
-    write_npy(&x_path, &[HELD_OUT, 2, 8, 8], &OutValues::F64(x)).unwrap();
+    let x_shape: Vec<usize> = std::iter::once(HELD_OUT).chain(net.iter().copied()).collect();
+    write_npy(&x_path, &x_shape, &OutValues::F64(x)).unwrap();
     let t_path = d.join("teacher.npz");
     let script = root().join("tests/fixtures/qonnx/make_fixtures.py");
     let names = format!("{teacher_in},{teacher_out}");
@@ -162,8 +167,8 @@ fn distill_and_measure(d: &Path, fixture: &str, says: &[&str], cut: &Cut, (teach
     };
     let (block_in, block_out) = (tensor(teacher_in), tensor(teacher_out));
     let bx = d.join("block_x.npy");
-    let [h, w, c] = cut.shape;
-    write_npy(&bx, &[HELD_OUT, h, w, c], &OutValues::F64(block_in)).unwrap();
+    let bx_shape: Vec<usize> = std::iter::once(HELD_OUT).chain(cut.shape.iter().copied()).collect();
+    write_npy(&bx, &bx_shape, &OutValues::F64(block_in)).unwrap();
     let imported = d.join("imported");
     let imported = imported.as_path();
     let before = block_mse(&block_model(imported, "weights.npz", "before", cut), &bx, &block_out, d, "before");
@@ -191,8 +196,8 @@ fn distillation_brings_the_stacked_block_closer_to_qonnx_and_the_network_still_g
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let says = ["distill.yaml", "layers conv2_s1, conv2_s2, conv2 replace node 'conv7' (Conv)", "layers conv3_s1, conv3 replace node 'conv5' (Conv)"];
-    let cut = Cut { first: "conv2_s1", stop: "pool1", shape: [8, 8, 3], format_of: Some("conv1"), params: &["conv2_s1", "conv2_s2", "conv2"] };
-    let (before, after) = distill_and_measure(d, "conv7", &says, &cut, ("q_a0_out", "q_a1_out"));
+    let cut = Cut { first: "conv2_s1", stop: "pool1", shape: &[8, 8, 3], format_of: Some("conv1"), params: &["conv2_s1", "conv2_s2", "conv2"] };
+    let (before, after) = distill_and_measure(d, "conv7", &[2, 8, 8], &says, &cut, ("q_a0_out", "q_a1_out"));
     assert!(after < 0.8 * before, "the block's MSE against QONNX went from {before} to {after}: not down by 20%");
     let record = std::fs::read_to_string(d.join("imported/distill.yaml")).unwrap();
     for w in ["node: \"conv7\"", "layers: [\"conv2_s1\", \"conv2_s2\", \"conv2\"]", "tensor: \"q_a0_out\"", "tensor: \"q_a1_out\"", "node: \"conv5\""] {
@@ -211,11 +216,28 @@ fn a_3x3_stride_2_pool_after_the_7x7_joins_its_block_and_is_distilled_with_it() 
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("node 'stem7' (Conv)"), "{err}");
     let says = ["layers conv1_s1, conv1_s2, conv1, pool1 replace node 'stem7' (Conv)", "MaxPool 'stem_pool': 3x3 stride-2 max-pool as a 2x2 stride-2 max-pool"];
-    let cut = Cut { first: "conv1_s1", stop: "flatten1", shape: [8, 8, 2], format_of: None, params: &["conv1_s1", "conv1_s2", "conv1"] };
-    let (before, after) = distill_and_measure(d, "conv7_pool", &says, &cut, ("q_in_out", "stem_pool_out"));
+    let cut = Cut { first: "conv1_s1", stop: "flatten1", shape: &[8, 8, 2], format_of: None, params: &["conv1_s1", "conv1_s2", "conv1"] };
+    let (before, after) = distill_and_measure(d, "conv7_pool", &[2, 8, 8], &says, &cut, ("q_in_out", "stem_pool_out"));
     assert!(after < 0.8 * before, "the block's MSE against QONNX went from {before} to {after}: not down by 20%");
     let record = std::fs::read_to_string(d.join("imported/distill.yaml")).unwrap();
     assert!(record.contains("tensor: \"stem_pool_out\"") && record.contains("\"pool1\"]"), "{record}");
+    distilled_generates(d);
+}
+
+#[test]
+fn a_layer_norm_becomes_a_batch_norm_that_distillation_brings_closer_to_qonnx() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let onnx = root().join("tests/fixtures/qonnx/layernorm.onnx");
+    let (code, _, err) = fptgen(&["import", onnx.to_str().unwrap(), "-o", "exact"], d);
+    assert_eq!(code, 1, "{err}");
+    for w in ["node 'ln' (LayerNormalization)", "layer normalization as a batch norm", "--lower approximate"] {
+        assert!(err.contains(w), "expected {w:?} in: {err}");
+    }
+    let says = ["layers bn1 replace node 'ln' (LayerNormalization)"];
+    let cut = Cut { first: "bn1", stop: "fc2", shape: &[12], format_of: Some("fc1"), params: &["bn1"] };
+    let (before, after) = distill_and_measure(d, "layernorm", &[16], &says, &cut, ("q_a1_out", "q_a2_out"));
+    assert!(after < 0.8 * before, "the block's MSE against QONNX went from {before} to {after}: not down by 20%");
     distilled_generates(d);
 }
 

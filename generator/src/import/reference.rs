@@ -108,6 +108,7 @@ fn eval_node(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String
         "Gemm" => gemm(node, args),
         "Conv" => conv(node, args),
         "MaxPool" => maxpool(node, x),
+        "LayerNormalization" => layer_norm(node, args),
         "BatchNormalization" => batchnorm(node, args),
         "Concat" => concat(node, args),
         "Transpose" => transpose(node, x),
@@ -448,6 +449,39 @@ fn maxpool(node: &NodeProto, x: &Tensor) -> Result<Tensor, String> {
         }
     }
     Ok(Tensor { shape: vec![1, c, oh, ow], v })
+}
+
+/// ONNX `LayerNormalization` (`axis`, `epsilon`, `Scale`, optional `B`),
+/// in `f64`, NOT exact: the root of a variance is irrational in general.
+/// The import maps a layer norm only as an approximation
+/// (`lower/layernorm.rs`), which the proof leaves out with every layer
+/// after it; this evaluation gives the teacher's targets for its
+/// distillation (`fptgen train --teacher`), each `f64` result taken as the
+/// dyadic rational it is.
+fn layer_norm(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
+    let x = arg(args, 0)?;
+    let scale = arg(args, 1)?;
+    let bias = args.get(2).and_then(Option::as_ref);
+    let rank = x.shape.len() as i64;
+    let axis = int(node, "axis", -1);
+    let a = usize::try_from(if axis < 0 { rank + axis } else { axis }).ok().filter(|&a| (a as i64) < rank).ok_or(format!("axis {axis} of a rank-{rank} tensor"))?;
+    let inner: usize = x.shape[a..].iter().product();
+    if inner == 0 || scale.v.len() != inner || bias.is_some_and(|b| b.v.len() != inner) {
+        return Err(format!("Scale and B must have the {inner} values of the normalized dimensions"));
+    }
+    let eps = f64::from(Graph::float_attr(node, "epsilon", 1e-5));
+    let mut v = Vec::with_capacity(x.v.len());
+    for group in x.v.chunks(inner) {
+        let xs: Vec<f64> = group.iter().map(|d| d.approx()).collect();
+        let mean = xs.iter().sum::<f64>() / inner as f64;
+        let var = xs.iter().map(|&t| (t - mean) * (t - mean)).sum::<f64>() / inner as f64;
+        let sd = (var + eps).sqrt();
+        for (i, &t) in xs.iter().enumerate() {
+            let y = (t - mean) / sd * scale.v[i].approx() + bias.map_or(0.0, |b| b.v[i].approx());
+            v.push(Dyadic::from_f64(y).ok_or("a result is not finite")?);
+        }
+    }
+    Ok(Tensor { shape: x.shape.clone(), v })
 }
 
 /// ONNX `BatchNormalization` (inference): per channel `c` (dimension 1)

@@ -22,7 +22,7 @@ use super::batchnorm;
 use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
-use super::lower::{bipolar, cast, pool, stacked_conv, trunc};
+use super::lower::{bipolar, cast, layernorm, pool, stacked_conv, trunc};
 use super::lower::residual_add::{self, Lowering};
 use super::mac::{self, mac_layer};
 use super::network::{Approximation, Kind, Layer, Network, Src};
@@ -173,6 +173,9 @@ impl<'g> Walk<'g, '_> {
             let src = self.push("bn", "", node, vec![x.src], kind, Some((end.to_string(), x.shape.clone())));
             return self.cover(node, end, Value { src, shape: x.shape, format });
         }
+        if is_standard(node, "LayerNormalization") {
+            return self.layer_norm(node, acts[0], x);
+        }
         if is_standard(node, "Add") {
             if acts.len() != 2 {
                 return Err(ImportError::node(g.file, node, "an Add of a constant is imported only as the bias right after a MatMul, Gemm or Conv"));
@@ -226,7 +229,7 @@ impl<'g> Walk<'g, '_> {
         Err(ImportError::node(
             g.file,
             node,
-            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1 (5x5 and 7x7 with --lower approximate), BatchNormalization, MaxPool 2x2 and kxk stride k (3x3 stride 2 with --lower approximate), Add, Concat, Relu, Flatten, Reshape)",
+            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1 (5x5 and 7x7 with --lower approximate), BatchNormalization, MaxPool 2x2 and kxk stride k (3x3 stride 2 with --lower approximate), LayerNormalization of a vector (with --lower approximate), Add, Concat, Relu, Flatten, Reshape)",
         ))
     }
 
@@ -283,6 +286,39 @@ impl<'g> Walk<'g, '_> {
                 self.cover(node, out, Value { src, shape, format: x.format })
             }
         }
+    }
+
+    /// A `LayerNormalization` reading `xname` (`x`): with `--lower
+    /// approximate` a batch norm recorded as a block to retrain
+    /// ([`layernorm`]), else an error naming the node and the rewrite.
+    fn layer_norm(&mut self, node: &'g NodeProto, xname: &'g str, x: Value) -> Result<(), ImportError> {
+        let g = self.g;
+        if !self.approximate {
+            return Err(ImportError::node(
+                g.file,
+                node,
+                format!(
+                    "a layer normalization has no fixed-point form; the rewrite '{}' changes the function: it is applied only by `fptgen import --lower approximate`, after which `fptgen train --teacher` retrains the batch norm (docs/import.md)",
+                    layernorm::REWRITE
+                ),
+            ));
+        }
+        if node.input.first().map(String::as_str) != Some(xname) {
+            return Err(ImportError::node(g.file, node, format!("the activation '{xname}' must be its first input")));
+        }
+        let (kind, end) = layernorm::lower(g, node, &x.shape, x.format)?;
+        let format = kind.output_format(x.format);
+        let k = self.layers.len();
+        let src = self.push("bn", "", node, vec![x.src], kind, Some((end.to_string(), x.shape.clone())));
+        self.blocks.push(Approximation {
+            layers: vec![k],
+            node: (node.name.clone(), node.op_type.clone()),
+            rewrite: layernorm::REWRITE.to_string(),
+            init: layernorm::INIT.to_string(),
+            input: (xname.to_string(), x.shape.clone()),
+            output: (end.to_string(), x.shape.clone()),
+        });
+        self.cover(node, end, Value { src, shape: x.shape, format })
     }
 
     /// A 5x5 or 7x7 `Conv` reading `xname` (`x`): with `--lower
