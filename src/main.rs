@@ -400,13 +400,16 @@ enum Command {
     /// Import a QONNX model (ONNX with QONNX's Quant nodes) as a model file
     /// and weights archive (docs/import.md).
     ///
-    /// Writes OUT/model.yaml and OUT/weights.npz. Chains of layers are
-    /// imported: an input Quant, then MatMul, Gemm or Conv (3x3) layers
-    /// with an optional bias Add, Relu and activation Quant, MaxPool 2x2
-    /// and Flatten/Reshape between them. Quant nodes need a
-    /// power-of-two scale and zero point 0. A node that cannot be mapped
-    /// exactly is an error naming it (name and operator) and why, and
-    /// nothing is written. Refuses a non-empty OUT that fptgen did not create.
+    /// Writes OUT/model.yaml and OUT/weights.npz. Graphs of layers are
+    /// imported: an input Quant, then MatMul, Gemm or Conv (3x3, 1x1)
+    /// layers with an optional bias Add, Relu and activation Quant,
+    /// MaxPool (2x2, kxk stride k), BatchNormalization, Add, Concat and
+    /// Flatten/Reshape. Quant nodes need a power-of-two scale and zero
+    /// point 0. A node that cannot be mapped exactly is an error naming it
+    /// (name and operator) and why, and nothing is written; with --lower
+    /// approximate seed 004's rewrites that change the function are
+    /// applied and listed in OUT/distill.yaml. Refuses a non-empty OUT
+    /// that fptgen did not create.
     Import {
         /// The ONNX file.
         #[arg(value_name = "MODEL.onnx")]
@@ -417,8 +420,10 @@ enum Command {
         /// Which rewrites to apply: `exact` (only rewrites that compute the
         /// same function, proven on random inputs) or `approximate` (also
         /// seed 004's rewrites that change the function: a 5x5 or 7x7
-        /// convolution as stacked 3x3 ones; their layers are listed in
-        /// OUT/distill.yaml and retrained with `fptgen train --teacher`).
+        /// convolution as stacked 3x3 ones, a 3x3 stride-2 max-pool after
+        /// one as a 2x2 one, a layer normalization of a vector as a batch
+        /// norm; their layers are listed in OUT/distill.yaml and retrained
+        /// with `fptgen train --teacher`).
         #[arg(long, value_enum, default_value_t = LowerArg::Exact)]
         lower: LowerArg,
     },
