@@ -242,7 +242,7 @@ fn a_layer_norm_becomes_a_batch_norm_that_distillation_brings_closer_to_qonnx() 
 }
 
 #[test]
-fn train_teacher_refuses_a_record_that_names_a_missing_layer() {
+fn train_teacher_refuses_a_record_that_names_a_missing_layer_and_another_network_as_teacher() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (code, _, err) = fptgen(&["import", conv7().to_str().unwrap(), "-o", "imported", "--lower", "approximate"], d);
@@ -253,6 +253,15 @@ fn train_teacher_refuses_a_record_that_names_a_missing_layer() {
     let (code, _, err) = fptgen(&["train", "imported/model.yaml", "--teacher", conv7().to_str().unwrap(), "-o", "w.npz", "--samples", "4", "--epochs", "1"], d);
     assert_eq!(code, 1, "{err}");
     for w in ["distill.yaml", "node 'conv7'", "layer 'conv9_s2'"] {
+        assert!(err.contains(w), "expected {w:?} in: {err}");
+    }
+    assert!(!d.join("w.npz").exists());
+    // Another network as the teacher: named, with the input it has.
+    std::fs::write(&record, text).unwrap();
+    let other = root().join("tests/fixtures/qonnx/layernorm.onnx");
+    let (code, _, err) = fptgen(&["train", "imported/model.yaml", "--teacher", other.to_str().unwrap(), "-o", "w.npz", "--samples", "4", "--epochs", "1"], d);
+    assert_eq!(code, 1, "{err}");
+    for w in ["layernorm.onnx", "input 'x'", "[-1, 16]", "[1, 2, 8, 8]"] {
         assert!(err.contains(w), "expected {w:?} in: {err}");
     }
     assert!(!d.join("w.npz").exists());

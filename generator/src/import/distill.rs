@@ -138,12 +138,26 @@ pub fn teacher_values(path: &Path, record: &Record, inputs: &[Vec<i128>], input_
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
     let mut graph = Graph::new(path, g)?;
     graph.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
-    let graph_input = g.input.iter().find(|i| !graph.is_constant(&i.name)).map(|i| i.name.clone()).ok_or_else(|| ImportError::file(path, "the graph has no input"))?;
+    let input = g.input.iter().find(|i| !graph.is_constant(&i.name)).ok_or_else(|| ImportError::file(path, "the graph has no input"))?;
+    let graph_input = input.name.clone();
     let n: usize = input_shape.iter().product();
     let onnx_shape = match *input_shape {
         [h, w, c] => vec![1, c, h, w],
         _ => vec![1, n],
     };
+    let dims: Vec<Option<i64>> = input.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()).map_or_else(Vec::new, |s| s.dim.iter().map(|d| d.dim_value).collect());
+    let want: Vec<Option<i64>> = onnx_shape[1..].iter().map(|&d| Some(d as i64)).collect();
+    if dims.len() != onnx_shape.len() || dims[1..] != want[..] {
+        return Err(ImportError::file(
+            path,
+            format!(
+                "its input '{graph_input}' has dimensions {:?}; the model takes {:?} (batch first): is it the network the model was imported from ({})?",
+                dims.iter().map(|d| d.unwrap_or(-1)).collect::<Vec<_>>(),
+                onnx_shape,
+                record.source
+            ),
+        ));
+    }
     let in_shape = shape_of(input_shape);
     let reference = Reference::new(&graph)?;
     let per_sample: Vec<Vec<Pair>> = inputs
