@@ -45,6 +45,9 @@ pub struct Options<'a> {
     pub log: Option<&'a Path>,
 }
 
+/// Per sample, codes.
+type Codes = Vec<Vec<i128>>;
+
 /// Stream of the held-out random inputs (the training ones use the seed).
 const HELD_OUT_STREAM: u64 = 0x4E1D_0D7D;
 
@@ -152,7 +155,7 @@ pub fn run(model_path: &Path, teacher: &Path, o: &Options) -> anyhow::Result<()>
 /// The training and held-out network inputs: the data directory's training
 /// samples (the last `validation` held out), or seeded random codes of the
 /// input format (`samples`, and a quarter as many held out, at least 1).
-fn inputs(model: &Model, o: &Options) -> anyhow::Result<(Vec<Vec<i128>>, Vec<Vec<i128>>, String)> {
+fn inputs(model: &Model, o: &Options) -> anyhow::Result<(Codes, Codes, String)> {
     if let Some(dir) = o.data {
         let splits = data::load_dir(model, dir)?;
         let (train, val) = splits.train.split_last(o.validation).ok_or_else(|| {
@@ -171,7 +174,7 @@ fn inputs(model: &Model, o: &Options) -> anyhow::Result<(Vec<Vec<i128>>, Vec<Vec
 }
 
 /// A block's inputs as codes of `format` and its targets as real values.
-fn block_arrays(pairs: &[Pair], format: Format) -> anyhow::Result<(Vec<Vec<i128>>, Vec<Vec<f32>>)> {
+fn block_arrays(pairs: &[Pair], format: Format) -> anyhow::Result<(Codes, Vec<Vec<f32>>)> {
     let (lo, hi) = (format.lossless_min_raw().min(format.max_raw()), format.max_raw());
     let mut xs = Vec::with_capacity(pairs.len());
     let mut ts = Vec::with_capacity(pairs.len());

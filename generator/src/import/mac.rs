@@ -167,9 +167,12 @@ pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: 
     })
 }
 
+/// A bias's format and codes.
+type Bias = (Format, Vec<i128>);
+
 /// The bias of `node` (its input `C`/`B`, or a constant `Add` right after
 /// it) and the `Relu` and `Quant` it absorbs after that.
-fn bias_and_tail<'g>(g: &Graph<'g>, node: &'g NodeProto, n_out: usize) -> Result<(Option<(Format, Vec<i128>)>, Tail<'g>), ImportError> {
+fn bias_and_tail<'g>(g: &Graph<'g>, node: &'g NodeProto, n_out: usize) -> Result<(Option<Bias>, Tail<'g>), ImportError> {
     let mut end = g.output(node)?;
     let bias_name = if node.op_type != "MatMul" { node.input.get(2).filter(|c| !c.is_empty()).cloned() } else { None };
     let mut bias = match bias_name {
