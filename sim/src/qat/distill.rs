@@ -210,3 +210,43 @@ impl Qat {
         g
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{block_mse, check_block, random_inputs, BlockData};
+    use crate::qat::{Loss, Qat, QatConfig};
+    use crate::weights::{LayerParams, Params};
+
+    const YAML: &str = "name: t\ninput: {shape: [2], format: 'ap_fixed<8,4>'}\nweights: w.npz\nlayers:\n\
+        \x20 - {name: a, type: dense, inputs: 2, outputs: 2, activation: linear,\n\
+        \x20   precision: {weight: 'ap_fixed<8,4>', bias: 'ap_fixed<8,4>', accum: 'ap_fixed<24,12>', output: 'ap_fixed<16,8>'}}\n\
+        \x20 - {name: b, type: dense, inputs: 2, outputs: 1, activation: linear,\n\
+        \x20   precision: {weight: 'ap_fixed<8,4>', bias: 'ap_fixed<8,4>', accum: 'ap_fixed<32,16>', output: 'ap_fixed<16,8>'}}\n";
+
+    #[test]
+    fn a_two_layer_block_learns_a_teachers_affine_map_and_only_a_chain_is_a_block() {
+        let model = crate::model::parse(YAML, Path::new("t.yaml")).unwrap();
+        // a: the identity (codes of 1.0 at F = 4); b: zeros.
+        let params = Params { layers: vec![LayerParams { tensors: vec![vec![16, 0, 0, 16], vec![0, 0]] }, LayerParams { tensors: vec![vec![0, 0], vec![0]] }] };
+        let f = model.input_format;
+        // The teacher, in plain arithmetic: y = 0.75 x0 - 0.5 x1 + 0.25.
+        let teacher = |x: &[i128]| vec![(0.75 * f.to_f64(x[0]) - 0.5 * f.to_f64(x[1]) + 0.25) as f32];
+        let (train_x, held_x) = (random_inputs(f, 2, 64, 7), random_inputs(f, 2, 32, 8));
+        let train_t: Vec<Vec<f32>> = train_x.iter().map(|x| teacher(x)).collect();
+        let held_t: Vec<Vec<f32>> = held_x.iter().map(|x| teacher(x)).collect();
+        let (train, held) = (BlockData { inputs: &train_x, targets: &train_t }, BlockData { inputs: &held_x, targets: &held_t });
+        check_block(&model, &[0, 1], 2, 1).unwrap();
+        let before = block_mse(&model, &params, &[0, 1], held);
+        let config = QatConfig { batch: 8, lr: 0.05, total_epochs: 30, seed: 1, loss: Loss::Mse };
+        let mut qat = Qat::from_params(model.clone(), &params, config, false);
+        for _ in 0..30 {
+            qat.distill_epoch(&[0, 1], train, &mut |_| {});
+        }
+        let after = block_mse(&model, &qat.params(), &[0, 1], held);
+        assert!(after < 0.05 * before, "held-out MSE {before} before, {after} after");
+        assert!(check_block(&model, &[1, 0], 2, 1).unwrap_err().contains("chain"));
+        assert!(check_block(&model, &[0, 1], 3, 1).unwrap_err().contains("3"));
+    }
+}
