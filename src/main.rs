@@ -232,9 +232,27 @@ enum Command {
         /// Model file (YAML).
         #[arg(value_name = "MODEL")]
         model: PathBuf,
-        /// Data directory (IDX files or .npy arrays, see above).
-        #[arg(long, value_name = "DIR")]
-        data: PathBuf,
+        /// Data directory (IDX files or .npy arrays, see above). Optional
+        /// with --teacher (then --samples random inputs).
+        #[arg(long, value_name = "DIR", required_unless_present = "teacher")]
+        data: Option<PathBuf>,
+        /// Block-wise distillation instead (docs/training.md, "Block-wise
+        /// distillation"): the original ONNX network the model was imported
+        /// from with `fptgen import --lower approximate`. Trains only the
+        /// layers of each block that the distill.yaml beside MODEL lists,
+        /// one block at a time, so that the block's output matches the
+        /// teacher's (mean squared error), the block's input taken from the
+        /// teacher; prints each block's held-out MSE before and after.
+        /// Takes --data (its inputs only; the last --validation held out)
+        /// or --samples, and --epochs (per block), --batch, --lr, --seed,
+        /// --output, --log.
+        #[arg(long, value_name = "ORIGINAL.onnx", conflicts_with_all = ["sgm", "loss", "limit"])]
+        teacher: Option<PathBuf>,
+        /// With --teacher and no --data: seeded random inputs (uniform over
+        /// the input format's codes) to train on, and a quarter as many
+        /// (at least 1) held out.
+        #[arg(long, default_value_t = 512, requires = "teacher", conflicts_with = "data", value_parser = args::count::<usize>(1, 1 << 24), allow_negative_numbers = true)]
+        samples: usize,
         /// Epochs over the training samples.
         #[arg(long, default_value_t = 20, value_parser = args::count::<usize>(1, 100_000), allow_negative_numbers = true)]
         epochs: usize,
@@ -382,13 +400,16 @@ enum Command {
     /// Import a QONNX model (ONNX with QONNX's Quant nodes) as a model file
     /// and weights archive (docs/import.md).
     ///
-    /// Writes OUT/model.yaml and OUT/weights.npz. Chains of layers are
-    /// imported: an input Quant, then MatMul, Gemm or Conv (3x3) layers
-    /// with an optional bias Add, Relu and activation Quant, MaxPool 2x2
-    /// and Flatten/Reshape between them. Quant nodes need a
-    /// power-of-two scale and zero point 0. A node that cannot be mapped
-    /// exactly is an error naming it (name and operator) and why, and
-    /// nothing is written. Refuses a non-empty OUT that fptgen did not create.
+    /// Writes OUT/model.yaml and OUT/weights.npz. Graphs of layers are
+    /// imported: an input Quant, then MatMul, Gemm or Conv (3x3, 1x1)
+    /// layers with an optional bias Add, Relu and activation Quant,
+    /// MaxPool (2x2, kxk stride k), BatchNormalization, Add, Concat and
+    /// Flatten/Reshape. Quant nodes need a power-of-two scale and zero
+    /// point 0. A node that cannot be mapped exactly is an error naming it
+    /// (name and operator) and why, and nothing is written; with --lower
+    /// approximate seed 004's rewrites that change the function are
+    /// applied and listed in OUT/distill.yaml. Refuses a non-empty OUT
+    /// that fptgen did not create.
     Import {
         /// The ONNX file.
         #[arg(value_name = "MODEL.onnx")]
@@ -396,7 +417,25 @@ enum Command {
         /// Output directory.
         #[arg(long, short, value_name = "OUT")]
         output: PathBuf,
+        /// Which rewrites to apply: `exact` (only rewrites that compute the
+        /// same function, proven on random inputs) or `approximate` (also
+        /// seed 004's rewrites that change the function: a 5x5 or 7x7
+        /// convolution as stacked 3x3 ones, a 3x3 stride-2 max-pool after
+        /// one as a 2x2 one, a layer normalization of a vector as a batch
+        /// norm; their layers are listed in OUT/distill.yaml and retrained
+        /// with `fptgen train --teacher`).
+        #[arg(long, value_enum, default_value_t = LowerArg::Exact)]
+        lower: LowerArg,
     },
+}
+
+/// `fptgen import --lower`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LowerArg {
+    /// Only exact rewrites.
+    Exact,
+    /// Also the rewrites that change the function (retrained afterwards).
+    Approximate,
 }
 
 /// What `fptgen export` writes.
@@ -454,10 +493,25 @@ fn main() -> ExitCode {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });
             commands::cosim::run(&model, vectors, seed, trace.as_deref(), output.as_deref(), quantize, train, overrides, axi.options())
         }
-        Command::Train { model, data, sgm: true, validation, limit, output, seed, noise, .. } => {
+        Command::Train { model, data, teacher: Some(teacher), epochs, batch, lr, seed, validation, samples, output, log, .. } => {
+            let o = commands::train_distill::Options {
+                epochs,
+                batch,
+                lr: lr as f32,
+                seed,
+                data: data.as_deref(),
+                validation,
+                samples,
+                output: output.as_deref(),
+                log: log.as_deref(),
+            };
+            commands::train_distill::run(&model, &teacher, &o)
+        }
+        Command::Train { data: None, .. } => Err(anyhow::anyhow!("--data is required without --teacher")),
+        Command::Train { model, data: Some(data), sgm: true, validation, limit, output, seed, noise, .. } => {
             commands::train_sgm::run(&model, &data, &commands::train_sgm::Options { validation, limit, output: output.as_deref(), seed, noise })
         }
-        Command::Train { model, data, epochs, batch, lr, loss, seed, validation, limit, output, log, sgm: false, .. } => {
+        Command::Train { model, data: Some(data), epochs, batch, lr, loss, seed, validation, limit, output, log, sgm: false, .. } => {
             let loss = match loss {
                 LossArg::Mae => fptgen_sim::qat::Loss::Mae,
                 LossArg::Mse => fptgen_sim::qat::Loss::Mse,
@@ -473,7 +527,13 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::SweepRun { dir, index } => commands::sweep_run::run(&dir, index),
         Command::SweepMerge { dir } => commands::sweep_merge::merge(&dir),
-        Command::Import { model, output } => commands::import::run(&model, &output),
+        Command::Import { model, output, lower } => {
+            let lower = match lower {
+                LowerArg::Exact => fptgen_generator::import::Lower::Exact,
+                LowerArg::Approximate => fptgen_generator::import::Lower::Approximate,
+            };
+            commands::import::run(&model, &output, lower)
+        }
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)
         }

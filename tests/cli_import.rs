@@ -207,6 +207,14 @@ fn cnn_with_valid_and_strided_same_convs_pooling_and_flatten_equals_qonnx() {
     check_against_qonnx("cnn");
 }
 
+/// A 4x4 stride-4 MaxPool, imported as two 2x2 stride-2 pools (an exact
+/// rewrite: `lower/pool.rs`), on a 9x9 image (the last row and column
+/// dropped).
+#[test]
+fn a_4x4_stride_4_pool_as_two_2x2_pools_equals_qonnx() {
+    check_against_qonnx("pool4");
+}
+
 /// Residual additions (fptgen's add, and concat + 3x3 conv with a relu),
 /// 1x1 convolutions of strides 1 and 2 (lowered to padded 3x3), two
 /// BatchNormalizations (one right after a conv), a Concat of two branches.

@@ -21,6 +21,11 @@
 //! ChaCha8 streams of the seed, and a batch's gradient is summed over
 //! fixed chunks of samples in a fixed order, so the result does not depend
 //! on the number of threads.
+//!
+//! [`distill`]: block-wise distillation (seed 004), the same training on
+//! one block of layers against a teacher's outputs.
+
+pub mod distill;
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

@@ -12,6 +12,7 @@ pub mod sweep_merge;
 pub mod sweep_run;
 pub mod synth;
 pub mod train;
+pub mod train_distill;
 pub mod train_es;
 pub mod train_sgm;
 

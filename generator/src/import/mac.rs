@@ -116,12 +116,7 @@ fn conv_weights(g: &Graph<'_>, node: &NodeProto, (h, w, c): (usize, usize, usize
     if !same && (h < 3 || w < 3) {
         return Err(err(format!("a 'valid' 3x3 convolution of a {h}x{w} image")));
     }
-    // OIHW to OHWI.
-    let codes = (0..f * 9 * c).map(|j| {
-        let (o, ky, kx, k) = (j / (9 * c), j / (3 * c) % 3, j / c % 3, j % c);
-        codes[((o * c + k) * 3 + ky) * 3 + kx]
-    });
-    Ok(Weights { format, codes: codes.collect(), inputs: c, outputs: f, kind: Geometry::Conv { stride, same, out } })
+    Ok(Weights { format, codes: ohwi(&codes, f, c), inputs: c, outputs: f, kind: Geometry::Conv { stride, same, out } })
 }
 
 /// Whether a 3x3 `Conv`'s padding is TensorFlow's `same` (else `valid`);
@@ -161,6 +156,26 @@ pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: 
         (_, Shape::Image(..)) => return Err(err("takes an image; a Flatten must come first".into())),
     };
     let n_out = wts.outputs;
+    let (bias, Tail { relu, output, end }) = bias_and_tail(g, node, n_out)?;
+    let (bias, b) = bias.unwrap_or((wts.format, vec![0; n_out]));
+    let products = match wts.kind {
+        Geometry::Dense => wts.inputs,
+        Geometry::Conv { .. } => 9 * wts.inputs,
+    };
+    let accum = accumulator(wts.format, x_format, bias, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
+    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b, fold: None };
+    Ok(match wts.kind {
+        Geometry::Dense => (Kind::Dense(mac), Shape::Vector(n_out, None), end),
+        Geometry::Conv { stride, same, out } => (Kind::Conv { mac, stride, same }, Shape::Image(out.0, out.1, n_out), end),
+    })
+}
+
+/// A bias's format and codes.
+type Bias = (Format, Vec<i128>);
+
+/// The bias of `node` (its input `C`/`B`, or a constant `Add` right after
+/// it) and the `Relu` and `Quant` it absorbs after that.
+fn bias_and_tail<'g>(g: &Graph<'g>, node: &'g NodeProto, n_out: usize) -> Result<(Option<Bias>, Tail<'g>), ImportError> {
     let mut end = g.output(node)?;
     let bias_name = if node.op_type != "MatMul" { node.input.get(2).filter(|c| !c.is_empty()).cloned() } else { None };
     let mut bias = match bias_name {
@@ -174,18 +189,82 @@ pub(super) fn mac_layer<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, shape: 
             end = g.output(add)?;
         }
     }
-    let Tail { relu, output, end } = tail(g, end)?;
-    let (bias, b) = bias.unwrap_or((wts.format, vec![0; n_out]));
-    let products = match wts.kind {
-        Geometry::Dense => wts.inputs,
-        Geometry::Conv { .. } => 9 * wts.inputs,
-    };
-    let accum = accumulator(wts.format, x_format, bias, products).ok_or_else(|| err("its exact accumulator needs more than 64 bits".into()))?;
-    let mac = Mac { inputs: wts.inputs, outputs: n_out, relu, weight: wts.format, bias, accum, output: output.unwrap_or(accum), w: wts.codes, b, fold: None };
-    Ok(match wts.kind {
-        Geometry::Dense => (Kind::Dense(mac), Shape::Vector(n_out, None), end),
-        Geometry::Conv { stride, same, out } => (Kind::Conv { mac, stride, same }, Shape::Image(out.0, out.1, n_out), end),
+    Ok((bias, tail(g, end)?))
+}
+
+/// The kernel size of a `Conv` whose weights are a square 5x5 or 7x7
+/// kernel: one that only `--lower approximate` maps
+/// ([`super::lower::stacked_conv`]); `None` for any other.
+pub(super) fn large_kernel(g: &Graph<'_>, node: &NodeProto) -> Result<Option<usize>, ImportError> {
+    let Some(w) = node.input.get(1) else { return Ok(None) };
+    let Some((_, shape, _)) = quantized_constant(g, w, node)? else { return Ok(None) };
+    Ok(match shape[..] {
+        [_, _, k, k2] if k == k2 && (k == 5 || k == 7) => Some(k),
+        _ => None,
     })
+}
+
+/// A 5x5 or 7x7 `Conv` as the import reads it, before its rewrite into
+/// stacked 3x3 convolutions ([`super::lower::stacked_conv`]).
+pub struct LargeConv<'g> {
+    /// Weight format.
+    pub weight: Format,
+    /// Weight codes, ONNX's OIHW order, `k`x`k`.
+    pub w: Vec<i128>,
+    /// Filters (output channels).
+    pub filters: usize,
+    /// Input channels.
+    pub channels: usize,
+    /// The kernel size `k`.
+    pub kernel: usize,
+    /// The bias's format and codes (zeros in the weight format if none).
+    pub bias: (Format, Vec<i128>),
+    /// Whether a `Relu` follows.
+    pub relu: bool,
+    /// The activation `Quant`'s format, if one follows.
+    pub output: Option<Format>,
+    /// The tensor where the node and what it absorbs end.
+    pub end: &'g str,
+}
+
+/// Reads a 5x5 or 7x7 `Conv` reading activation `x` of `c` channels with
+/// its bias, `Relu` and `Quant`; refuses a geometry the stacked rewrite
+/// does not cover ([`super::lower::stacked_conv::check`]).
+pub(super) fn large_conv<'g>(g: &Graph<'g>, node: &'g NodeProto, x: &str, c: usize) -> Result<LargeConv<'g>, ImportError> {
+    let err = |m: String| ImportError::node(g.file, node, m);
+    if node.input.first().map(String::as_str) != Some(x) {
+        return Err(err(format!("the activation '{x}' must be its first input and the weights its second")));
+    }
+    let ints = |name: &str, default: Vec<i64>| node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.ints.clone());
+    let (format, shape, codes) =
+        quantized_constant(g, &node.input[1], node)?.ok_or_else(|| err(format!("its weights '{}' are neither a constant nor a Quant of one", node.input[1])))?;
+    let [f, wc, k, _] = shape[..] else { return Err(err(format!("weights of shape {shape:?}: [filters, channels, k, k] expected"))) };
+    let geometry = super::lower::stacked_conv::Geometry {
+        kernel: k,
+        strides: ints("strides", vec![1, 1]),
+        pads: ints("pads", vec![0, 0, 0, 0]),
+        auto_pad: Graph::string_attr(node, "auto_pad", "NOTSET"),
+        group: Graph::int_attr(node, "group", 1),
+        dilations: ints("dilations", vec![1, 1]),
+    };
+    super::lower::stacked_conv::check(&geometry).map_err(err)?;
+    if wc != c {
+        return Err(err(format!("weights take {wc} channels but the layer gets {c}")));
+    }
+    let (bias, Tail { relu, output, end }) = bias_and_tail(g, node, f)?;
+    let bias = bias.unwrap_or((format, vec![0; f]));
+    Ok(LargeConv { weight: format, w: codes, filters: f, channels: c, kernel: k, bias, relu, output, end })
+}
+
+/// Conv weight codes `[filters, channels, 3, 3]` (ONNX's OIHW) in
+/// fptgen's order `[filters, 3, 3, channels]`.
+pub fn ohwi(codes: &[i128], f: usize, c: usize) -> Vec<i128> {
+    (0..f * 9 * c)
+        .map(|j| {
+            let (o, ky, kx, k) = (j / (9 * c), j / (3 * c) % 3, j / c % 3, j % c);
+            codes[((o * c + k) * 3 + ky) * 3 + kx]
+        })
+        .collect()
 }
 
 /// The bias `name` read by `node` (the layer or the `Add`): `n` values,

@@ -14,9 +14,13 @@
 //! fptgen's own loader and the loaded network is proven equal, in fptgen's
 //! simulator on random inputs, to the ONNX graph's exact evaluation
 //! ([`proof`], [`reference`](mod@reference) on [`dyadic`] values).
+//! With [`Lower::Approximate`] the rewrites that change the function are
+//! applied too; their layers (and what reads them) are left out of the
+//! proof and listed for retraining in `distill.yaml` ([`distill`]).
 
 pub mod batchnorm;
 pub mod concat;
+pub mod distill;
 pub mod dyadic;
 pub mod error;
 pub mod graph;
@@ -38,6 +42,18 @@ pub use error::ImportError;
 
 use crate::render::GeneratedFile;
 
+/// Which rewrites the import applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lower {
+    /// Only exact rewrites; a node that needs another is an error naming
+    /// it and the rewrite (the default).
+    #[default]
+    Exact,
+    /// Also the rewrites that change the function (seed 004): 5x5 and 7x7
+    /// convolutions as stacked 3x3 ones ([`lower::stacked_conv`]).
+    Approximate,
+}
+
 /// An imported network: the model file and the weights archive, in memory.
 #[derive(Debug, Clone)]
 pub struct Imported {
@@ -47,10 +63,16 @@ pub struct Imported {
     pub weights_npz: Vec<u8>,
     /// The number of layers.
     pub layers: usize,
+    /// The distillation record (`distill.yaml`), when a rewrite changed
+    /// the function.
+    pub distill_yaml: Option<String>,
+    /// Per approximated block: its layers' names, the node it replaces
+    /// (name, op type) and the rewrite.
+    pub blocks: Vec<(Vec<String>, (String, String), String)>,
 }
 
-/// Reads and maps the ONNX file at `path`.
-pub fn import(path: &Path) -> Result<Imported, ImportError> {
+/// Reads and maps the ONNX file at `path`, with the rewrites `lower` allows.
+pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
     let bytes = std::fs::read(path).map_err(|e| ImportError::file(path, e.to_string()))?;
     let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
@@ -61,7 +83,7 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     if let Some(why) = int8::trigger(&graph) {
         return import_int8(path, &graph, why, &stem, &source);
     }
-    let net = walk::network(&graph)?;
+    let net = walk::network(&graph, lower == Lower::Approximate)?;
     let model_yaml = yaml::model_yaml(&net, &yaml::network_name(&stem), &source);
     let model = fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
         .map_err(|e| ImportError::file(path, format!("the imported model does not validate (please report this): {e}")))?;
@@ -69,7 +91,9 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     proof::check(&graph, &net, &model, &arrays, proof::SAMPLES)?;
     let weights_npz =
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
-    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len() })
+    let distill_yaml = distill::render(&net, &source);
+    let blocks = net.blocks.iter().map(|b| (b.layers.iter().map(|&l| net.layers[l].name.clone()).collect(), b.node.clone(), b.rewrite.clone())).collect();
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml, blocks })
 }
 
 /// Maps a graph of the int8 domain ([`int8`]), which `why` says it is in.
@@ -82,11 +106,16 @@ fn import_int8(path: &Path, graph: &graph::Graph<'_>, why: (&onnx::NodeProto, St
     int8::check::check(path, &net, &model, &arrays, int8::check::SAMPLES)?;
     let weights_npz =
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
-    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len() })
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml: None, blocks: Vec::new() })
 }
 
-/// The files of an import: `model.yaml` and `weights.npz`.
+/// The files of an import: `model.yaml` and `weights.npz`, and
+/// `distill.yaml` when a rewrite changed the function.
 pub fn files(imported: &Imported) -> Vec<GeneratedFile> {
     let file = |p: &str, contents: &[u8]| GeneratedFile { path: PathBuf::from(p), contents: contents.to_vec(), executable: false };
-    vec![file("model.yaml", imported.model_yaml.as_bytes()), file("weights.npz", &imported.weights_npz)]
+    let mut out = vec![file("model.yaml", imported.model_yaml.as_bytes()), file("weights.npz", &imported.weights_npz)];
+    if let Some(d) = &imported.distill_yaml {
+        out.push(file(distill::FILE, d.as_bytes()));
+    }
+    out
 }

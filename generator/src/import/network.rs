@@ -18,6 +18,31 @@ pub struct Network {
     /// The layers, input to output, in an order where every layer comes
     /// after the layers it reads.
     pub layers: Vec<Layer>,
+    /// The blocks of layers that approximate an ONNX node (`--lower
+    /// approximate`; empty in an exact import).
+    pub blocks: Vec<Approximation>,
+}
+
+/// A block of layers that stands for one ONNX node by a rewrite that
+/// changes the function (`fptgen import --lower approximate`): the layers
+/// must be retrained to match the node (`fptgen train --teacher`,
+/// block-wise distillation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approximation {
+    /// The block's layers, indices into [`Network::layers`], a chain from
+    /// the first (which reads the block's input) to the last (whose output
+    /// stands for the node's output).
+    pub layers: Vec<usize>,
+    /// The node the block replaces, as `(name, op_type)`.
+    pub node: (String, String),
+    /// The rewrite, in words.
+    pub rewrite: String,
+    /// How the new layers were initialized, in words.
+    pub init: String,
+    /// The ONNX tensor the block reads and its shape as fptgen holds it.
+    pub input: (String, Shape),
+    /// The ONNX tensor the block's output stands for and its shape.
+    pub output: (String, Shape),
 }
 
 /// What a layer reads.

@@ -108,6 +108,7 @@ fn eval_node(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String
         "Gemm" => gemm(node, args),
         "Conv" => conv(node, args),
         "MaxPool" => maxpool(node, x),
+        "LayerNormalization" => layer_norm(node, args),
         "BatchNormalization" => batchnorm(node, args),
         "Concat" => concat(node, args),
         "Transpose" => transpose(node, x),
@@ -447,7 +448,9 @@ fn conv(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
     Ok(Tensor { shape: vec![1, f, oh, ow], v })
 }
 
-/// ONNX `MaxPool` without padding, `ceil_mode` 0.
+/// ONNX `MaxPool` with `ceil_mode` 0, padded or not (`pads` `[top, left,
+/// bottom, right]`; a padded position is left out of its window, as if it
+/// held minus infinity).
 fn maxpool(node: &NodeProto, x: &Tensor) -> Result<Tensor, String> {
     let [1, c, h, w] = x.shape[..] else { return Err(format!("shape {:?}: an image is pooled", x.shape)) };
     let (Some([kh, kw]), s) = (ints(node, "kernel_shape").as_deref().map(|k| [k[0] as usize, k[k.len() - 1] as usize]), ints(node, "strides")) else {
@@ -455,20 +458,61 @@ fn maxpool(node: &NodeProto, x: &Tensor) -> Result<Tensor, String> {
     };
     let s = s.unwrap_or_else(|| vec![1, 1]);
     let (sy, sx) = (s[0] as usize, s[s.len() - 1] as usize);
-    if ints(node, "pads").is_some_and(|p| p.iter().any(|&v| v != 0)) || int(node, "ceil_mode", 0) != 0 || h < kh || w < kw {
-        return Err("only unpadded pooling with ceil_mode 0 is evaluated".into());
+    let pads = ints(node, "pads").unwrap_or_else(|| vec![0; 4]);
+    let Ok([t, l, b, r]) = <[usize; 4]>::try_from(pads.iter().map(|&p| usize::try_from(p).unwrap_or(usize::MAX)).collect::<Vec<_>>()) else {
+        return Err(format!("pads {pads:?}: four non-negative pads expected"));
+    };
+    if int(node, "ceil_mode", 0) != 0 || h + t + b < kh || w + l + r < kw || t >= kh || l >= kw || b >= kh || r >= kw {
+        return Err(format!("only ceil_mode 0 and pads smaller than the kernel are evaluated (pads {pads:?})"));
     }
-    let (oh, ow) = ((h - kh) / sy + 1, (w - kw) / sx + 1);
+    let (oh, ow) = ((h + t + b - kh) / sy + 1, (w + l + r - kw) / sx + 1);
     let mut v = Vec::with_capacity(c * oh * ow);
     for k in 0..c {
         for oy in 0..oh {
             for ox in 0..ow {
                 let win = (0..kh).flat_map(|dy| (0..kw).map(move |dx| (dy, dx)));
-                v.push(win.map(|(dy, dx)| x.v[(k * h + oy * sy + dy) * w + ox * sx + dx]).max().unwrap_or(Dyadic::ZERO));
+                let inside = win.filter_map(|(dy, dx)| {
+                    let (y, xx) = ((oy * sy + dy).checked_sub(t)?, (ox * sx + dx).checked_sub(l)?);
+                    (y < h && xx < w).then(|| x.v[(k * h + y) * w + xx])
+                });
+                v.push(inside.max().unwrap_or(Dyadic::ZERO));
             }
         }
     }
     Ok(Tensor { shape: vec![1, c, oh, ow], v })
+}
+
+/// ONNX `LayerNormalization` (`axis`, `epsilon`, `Scale`, optional `B`),
+/// in `f64`, NOT exact: the root of a variance is irrational in general.
+/// The import maps a layer norm only as an approximation
+/// (`lower/layernorm.rs`), which the proof leaves out with every layer
+/// after it; this evaluation gives the teacher's targets for its
+/// distillation (`fptgen train --teacher`), each `f64` result taken as the
+/// dyadic rational it is.
+fn layer_norm(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
+    let x = arg(args, 0)?;
+    let scale = arg(args, 1)?;
+    let bias = args.get(2).and_then(Option::as_ref);
+    let rank = x.shape.len() as i64;
+    let axis = int(node, "axis", -1);
+    let a = usize::try_from(if axis < 0 { rank + axis } else { axis }).ok().filter(|&a| (a as i64) < rank).ok_or(format!("axis {axis} of a rank-{rank} tensor"))?;
+    let inner: usize = x.shape[a..].iter().product();
+    if inner == 0 || scale.v.len() != inner || bias.is_some_and(|b| b.v.len() != inner) {
+        return Err(format!("Scale and B must have the {inner} values of the normalized dimensions"));
+    }
+    let eps = f64::from(Graph::float_attr(node, "epsilon", 1e-5));
+    let mut v = Vec::with_capacity(x.v.len());
+    for group in x.v.chunks(inner) {
+        let xs: Vec<f64> = group.iter().map(|d| d.approx()).collect();
+        let mean = xs.iter().sum::<f64>() / inner as f64;
+        let var = xs.iter().map(|&t| (t - mean) * (t - mean)).sum::<f64>() / inner as f64;
+        let sd = (var + eps).sqrt();
+        for (i, &t) in xs.iter().enumerate() {
+            let y = (t - mean) / sd * scale.v[i].approx() + bias.map_or(0.0, |b| b.v[i].approx());
+            v.push(Dyadic::from_f64(y).ok_or("a result is not finite")?);
+        }
+    }
+    Ok(Tensor { shape: x.shape.clone(), v })
 }
 
 /// ONNX `BatchNormalization` (inference): per channel `c` (dimension 1)

@@ -4,7 +4,8 @@
 //! 3x3; [`super::mac`]) with the bias, `Relu` and `Quant` after them;
 //! `BatchNormalization` ([`super::batchnorm`]); `MaxPool` 2x2; `Flatten`
 //! or `Reshape` to a vector; `Concat`; and an `Add` of two activations
-//! ([`super::lower::residual_add`]). A tensor read by several nodes (a
+//! ([`super::lower::residual_add`]); with `--lower approximate` a 5x5 or
+//! 7x7 `Conv` as stacked 3x3 ones ([`super::lower::stacked_conv`]). A tensor read by several nodes (a
 //! branch) is the output of a layer that several layers read, as in
 //! fptgen's graphs (`inputs:`).
 //!
@@ -21,10 +22,10 @@ use super::batchnorm;
 use super::concat;
 use super::error::ImportError;
 use super::graph::Graph;
-use super::lower::{bipolar, cast, trunc};
+use super::lower::{bipolar, cast, layernorm, pool, stacked_conv, trunc};
 use super::lower::residual_add::{self, Lowering};
-use super::mac::mac_layer;
-use super::network::{Kind, Layer, Network, Src};
+use super::mac::{self, mac_layer};
+use super::network::{Approximation, Kind, Layer, Network, Src};
 use super::onnx::NodeProto;
 use super::quant;
 
@@ -87,6 +88,10 @@ struct Walk<'g, 'a> {
     covered: HashSet<&'g str>,
     layers: Vec<Layer>,
     counts: HashMap<&'static str, usize>,
+    /// Whether rewrites that change the function are applied (`--lower approximate`).
+    approximate: bool,
+    /// The blocks those rewrites wrote.
+    blocks: Vec<Approximation>,
 }
 
 impl<'g> Walk<'g, '_> {
@@ -145,11 +150,12 @@ impl<'g> Walk<'g, '_> {
             return self.cover(node, out, value);
         }
         if is_standard(node, "MaxPool") {
-            let Shape::Image(h, w, c) = x.shape else { return Err(ImportError::node(g.file, node, "pools a vector")) };
-            check_pool(g, node, h, w)?;
-            let (out, shape) = (g.output(node)?, Shape::Image(h / 2, w / 2, c));
-            let src = self.push("pool", "", node, vec![x.src], Kind::MaxPool, Some((out.to_string(), shape.clone())));
-            return self.cover(node, out, Value { src, shape, format: x.format });
+            return self.maxpool(node, acts[0], x);
+        }
+        if is_standard(node, "Conv") {
+            if let Some(k) = mac::large_kernel(g, node)? {
+                return self.stacked(node, acts[0], x, k);
+            }
         }
         if is_standard(node, "MatMul") || is_standard(node, "Gemm") || is_standard(node, "Conv") {
             let (kind, shape, end) = mac_layer(g, node, acts[0], &x.shape, x.format)?;
@@ -166,6 +172,9 @@ impl<'g> Walk<'g, '_> {
             let format = kind.output_format(x.format);
             let src = self.push("bn", "", node, vec![x.src], kind, Some((end.to_string(), x.shape.clone())));
             return self.cover(node, end, Value { src, shape: x.shape, format });
+        }
+        if is_standard(node, "LayerNormalization") {
+            return self.layer_norm(node, acts[0], x);
         }
         if is_standard(node, "Add") {
             if acts.len() != 2 {
@@ -226,8 +235,136 @@ impl<'g> Walk<'g, '_> {
         Err(ImportError::node(
             g.file,
             node,
-            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1, BatchNormalization, MaxPool 2x2, Add, Concat, Relu, Flatten, Reshape)",
+            "no mapping to fptgen's layers (imported: Quant, IntQuant, BipolarQuant, Trunc, MatMul, Gemm, Conv 3x3 and 1x1 (5x5 and 7x7 with --lower approximate), BatchNormalization, MaxPool 2x2 and kxk stride k (3x3 stride 2 with --lower approximate), LayerNormalization of a vector (with --lower approximate), Add, Concat, Relu, Flatten, Reshape)",
         ))
+    }
+
+    /// A `MaxPool` reading `xname` (`x`): fptgen's 2x2 stride-2 pools,
+    /// exactly, or with `--lower approximate` a 3x3 stride-2 pool as a 2x2
+    /// one taken into the approximated block it follows ([`pool`]).
+    fn maxpool(&mut self, node: &'g NodeProto, xname: &'g str, x: Value) -> Result<(), ImportError> {
+        let g = self.g;
+        let err = |m: String| ImportError::node(g.file, node, m);
+        let Shape::Image(h, w, c) = x.shape else { return Err(err("pools a vector".into())) };
+        let ints = |name: &str, default: Vec<i64>| node.attribute.iter().find(|a| a.name == name).map_or(default, |a| a.ints.clone());
+        let auto = Graph::string_attr(node, "auto_pad", "NOTSET");
+        if !matches!(auto.as_str(), "NOTSET" | "" | "VALID") {
+            return Err(err(format!("auto_pad {auto}: give the pads explicitly")));
+        }
+        let rewrite = pool::rewrite(&ints("kernel_shape", vec![]), &ints("strides", vec![1, 1]), &ints("pads", vec![0, 0, 0, 0]), Graph::int_attr(node, "ceil_mode", 0), (h, w))
+            .map_err(err)?;
+        let out = g.output(node)?;
+        match rewrite {
+            pool::Rewrite::Exact(m) => {
+                let (mut src, mut hh, mut ww) = (x.src, h, w);
+                for i in 0..m {
+                    (hh, ww) = (hh / 2, ww / 2);
+                    let last = i + 1 == m;
+                    let suffix = if last { String::new() } else { format!("_p{}", i + 1) };
+                    let onnx = last.then(|| (out.to_string(), Shape::Image(hh, ww, c)));
+                    src = self.push("pool", &suffix, node, vec![src], Kind::MaxPool, onnx);
+                }
+                self.cover(node, out, Value { src, shape: Shape::Image(hh, ww, c), format: x.format })
+            }
+            pool::Rewrite::Approximate => {
+                if !self.approximate {
+                    return Err(err(format!(
+                        "a 3x3 stride-2 max-pool; fptgen's core set has 2x2 stride-2 pools, and the rewrite '{}' changes the function: it is applied only by `fptgen import --lower approximate` (docs/import.md)",
+                        pool::APPROXIMATE
+                    )));
+                }
+                let shape = Shape::Image(h / 2, w / 2, c);
+                let Src::Layer(j) = x.src else { return Err(err(format!("{}: only right after an approximated block, whose distillation absorbs it; this pool reads the network input", pool::APPROXIMATE))) };
+                let sole = g.consumers(xname).len() == 1;
+                let Some(b) = self.blocks.iter().position(|b| b.layers.last() == Some(&j)).filter(|_| sole) else {
+                    return Err(err(format!(
+                        "{}: only right after an approximated block (seed 004's block1: the 7x7 convolution and the 3x3 pool), as its output's only reader, whose distillation absorbs it; this pool reads layer '{}'",
+                        pool::APPROXIMATE,
+                        self.layers[j].name
+                    )));
+                };
+                let src = self.push("pool", "", node, vec![x.src], Kind::MaxPool, Some((out.to_string(), shape.clone())));
+                let k = self.layers.len() - 1;
+                let block = &mut self.blocks[b];
+                block.layers.push(k);
+                block.rewrite = format!("{}; then {} '{}': {}", block.rewrite, node.op_type, node.name, pool::APPROXIMATE);
+                block.output = (out.to_string(), shape.clone());
+                self.cover(node, out, Value { src, shape, format: x.format })
+            }
+        }
+    }
+
+    /// A `LayerNormalization` reading `xname` (`x`): with `--lower
+    /// approximate` a batch norm recorded as a block to retrain
+    /// ([`layernorm`]), else an error naming the node and the rewrite.
+    fn layer_norm(&mut self, node: &'g NodeProto, xname: &'g str, x: Value) -> Result<(), ImportError> {
+        let g = self.g;
+        if !self.approximate {
+            return Err(ImportError::node(
+                g.file,
+                node,
+                format!(
+                    "a layer normalization has no fixed-point form; the rewrite '{}' changes the function: it is applied only by `fptgen import --lower approximate`, after which `fptgen train --teacher` retrains the batch norm (docs/import.md)",
+                    layernorm::REWRITE
+                ),
+            ));
+        }
+        if node.input.first().map(String::as_str) != Some(xname) {
+            return Err(ImportError::node(g.file, node, format!("the activation '{xname}' must be its first input")));
+        }
+        let (kind, end) = layernorm::lower(g, node, &x.shape, x.format)?;
+        let format = kind.output_format(x.format);
+        let k = self.layers.len();
+        let src = self.push("bn", "", node, vec![x.src], kind, Some((end.to_string(), x.shape.clone())));
+        self.blocks.push(Approximation {
+            layers: vec![k],
+            node: (node.name.clone(), node.op_type.clone()),
+            rewrite: layernorm::REWRITE.to_string(),
+            init: layernorm::INIT.to_string(),
+            input: (xname.to_string(), x.shape.clone()),
+            output: (end.to_string(), x.shape.clone()),
+        });
+        self.cover(node, end, Value { src, shape: x.shape, format })
+    }
+
+    /// A 5x5 or 7x7 `Conv` reading `xname` (`x`): with `--lower
+    /// approximate` stacked 3x3 convolutions ([`stacked_conv`]) recorded as
+    /// a block to retrain, else an error naming the node and the rewrite.
+    fn stacked(&mut self, node: &'g NodeProto, xname: &'g str, x: Value, k: usize) -> Result<(), ImportError> {
+        let g = self.g;
+        let rewrite = stacked_conv::rewrite(k);
+        if !self.approximate {
+            return Err(ImportError::node(
+                g.file,
+                node,
+                format!(
+                    "a {k}x{k} convolution; fptgen's core set has 3x3 convolutions, and the rewrite '{rewrite}' changes the function: it is applied only by `fptgen import --lower approximate`, after which `fptgen train --teacher` retrains the new layers (docs/import.md)"
+                ),
+            ));
+        }
+        let Shape::Image(h, w, c) = x.shape else { return Err(ImportError::node(g.file, node, "convolves a vector")) };
+        let conv = mac::large_conv(g, node, xname, c)?;
+        let macs = stacked_conv::layers(&conv, x.format).map_err(|m| ImportError::node(g.file, node, m))?;
+        let shape = Shape::Image(h, w, conv.filters);
+        let (first, n) = (self.layers.len(), macs.len());
+        let mut src = x.src;
+        let mut format = x.format;
+        for (i, mac) in macs.into_iter().enumerate() {
+            let last = i + 1 == n;
+            let suffix = if last { String::new() } else { format!("_s{}", i + 1) };
+            let onnx = last.then(|| (conv.end.to_string(), shape.clone()));
+            format = mac.output;
+            src = self.push("conv", &suffix, node, vec![src], Kind::Conv { mac, stride: 1, same: true }, onnx);
+        }
+        self.blocks.push(Approximation {
+            layers: (first..first + n).collect(),
+            node: (node.name.clone(), node.op_type.clone()),
+            rewrite,
+            init: stacked_conv::INIT.to_string(),
+            input: (xname.to_string(), x.shape),
+            output: (conv.end.to_string(), shape.clone()),
+        });
+        self.cover(node, conv.end, Value { src, shape, format })
     }
 
     /// The activations `parts` that `node` (an `Add` or `Concat`) joins,
@@ -275,8 +412,10 @@ impl<'g> Walk<'g, '_> {
     }
 }
 
-/// Maps the graph to a [`Network`], or says which node cannot be mapped and why.
-pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
+/// Maps the graph to a [`Network`], or says which node cannot be mapped and
+/// why; with `approximate`, also by the rewrites that change the function
+/// ([`Network::blocks`]).
+pub fn network(g: &Graph<'_>, approximate: bool) -> Result<Network, ImportError> {
     let (input, shape) = graph_input(g)?;
     let first = match g.consumers(input) {
         [] => return Err(ImportError::file(g.file, format!("nothing reads the input '{input}'"))),
@@ -289,7 +428,8 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
         Shape::Image(h, w, c) => vec![h, w, c],
     };
     let input_tensor = g.output(first)?;
-    let mut walk = Walk { g, values: HashMap::new(), covered: HashSet::new(), layers: Vec::new(), counts: HashMap::new() };
+    let mut walk =
+        Walk { g, values: HashMap::new(), covered: HashSet::new(), layers: Vec::new(), counts: HashMap::new(), approximate, blocks: Vec::new() };
     walk.covered.insert(input_tensor);
     walk.values.insert(input_tensor, Value { src: Src::Input, shape, format: input_format });
     for node in &g.proto.node {
@@ -299,7 +439,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
         }
         walk.node(node)?;
     }
-    let layers = walk.layers;
+    let (layers, blocks) = (walk.layers, walk.blocks);
     let out = match g.proto.output.as_slice() {
         [o] => o.name.as_str(),
         outs => return Err(ImportError::file(g.file, format!("the graph has {} outputs; one is supported", outs.len()))),
@@ -320,7 +460,7 @@ pub fn network(g: &Graph<'_>) -> Result<Network, ImportError> {
     if !layers.iter().any(|l| matches!(l.kind, Kind::Dense(_) | Kind::Conv { .. })) {
         return Err(ImportError::file(g.file, "the graph has no MatMul, Gemm or Conv layer"));
     }
-    Ok(Network { input_shape, input_format, input_tensor: input_tensor.to_string(), layers })
+    Ok(Network { input_shape, input_format, input_tensor: input_tensor.to_string(), layers, blocks })
 }
 
 /// The graph's one non-constant input and its shape: `[batch, n]` or
@@ -359,14 +499,4 @@ fn check_to_vector(g: &Graph<'_>, node: &NodeProto) -> Result<(), ImportError> {
         Some([b, n]) if (*b == 1.0 || *b == -1.0) && (*n == -1.0 || *n > 0.0) => Ok(()),
         _ => Err(ImportError::node(g.file, node, "only a reshape to [batch, n] (a constant shape) is supported")),
     }
-}
-
-/// A `MaxPool` must be 2x2 with stride 2 and no padding.
-fn check_pool(g: &Graph<'_>, node: &NodeProto, h: usize, w: usize) -> Result<(), ImportError> {
-    let ints = |name: &str| node.attribute.iter().find(|a| a.name == name).map(|a| a.ints.clone()).unwrap_or_default();
-    let pads_zero = ints("pads").iter().all(|&p| p == 0);
-    if ints("kernel_shape") != [2, 2] || ints("strides") != [2, 2] || !pads_zero || Graph::int_attr(node, "ceil_mode", 0) != 0 || h < 2 || w < 2 {
-        return Err(ImportError::node(g.file, node, "only 2x2 pooling with stride 2, no padding and ceil_mode 0 is supported"));
-    }
-    Ok(())
 }
