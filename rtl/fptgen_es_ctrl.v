@@ -248,7 +248,13 @@ wire           j_last = j_ext + 1'b1 == tg;
 wire           antithetic = FITNESS == 0;
 wire           odd = member_reg[0];
 wire           j_end = j_reg == LAST_J;    // a pass's last block
-wire           j_on = j_ext < tg;          // block j is in use
+// Block j is in use (j < tg), registered: computed from j_next, so that
+// the memory's write strobes (op_perturb, op_update) start one LUT after
+// flip-flops instead of after the group's tg and a comparator. tg changes
+// only when the group does (NEXT_GROUP), never just before a writing pass.
+reg            j_on_reg;
+wire [TGW-1:0] j_next_ext = {{(TGW - JW){1'b0}}, j_next};
+wire           j_on = j_on_reg;
 wire           draws = !(antithetic && odd);
 wire           accumulates = !(antithetic && !odd);
 wire           write_pass = state_reg == S_PERTURB || state_reg == S_UPDATE;
@@ -535,6 +541,7 @@ always @(posedge clk) begin
         signal_reg <= 33'd0;
         serve_cnt_reg <= {SV_W{1'b0}};
         outstanding_reg <= 16'd0;
+        j_on_reg <= 1'b0;
     end else begin
         state_reg <= state_next;
         ext_mode_reg <= ext_mode_next;
@@ -561,6 +568,7 @@ always @(posedge clk) begin
         signal_reg <= signal_next;
         serve_cnt_reg <= serve_cnt_next;
         outstanding_reg <= outstanding_reg + {15'd0, ext_in_fire} - {15'd0, ext_out_fire};
+        j_on_reg <= j_next_ext < tg;
     end
 end
 
