@@ -31,7 +31,8 @@
  *   register: with PREFETCH = 0 read combinationally at blk; with
  *   PREFETCH = 1 a register loaded on every edge with block blk_next's
  *   value (the caller's blk of the next cycle; a value written on the same
- *   edge is forwarded), so that param starts a register-to-register path
+ *   edge is forwarded from a second register, through one 2:1
+ *   multiplexer), so that param starts a register-to-register path
  *   instead of continuing one through the P-entry memory's read (issue 17:
  *   that read began the longest path of the trained examples). Either way
  *   param in a cycle is block blk's register as of that cycle;
@@ -269,13 +270,24 @@ end
 
 generate
     if (PREFETCH != 0) begin : g_prefetch
-        reg [PW-1:0] param_reg;
+        // The entry as read (the old value if it is being written on the
+        // same edge), and the value being written with a flag that it is
+        // the one read: two registers and a 2:1 multiplexer after them,
+        // rather than the forwarding multiplexer before one register. That
+        // form is a transparent read, which yosys maps to a LUT RAM with
+        // its address registered instead (the read then starts the path);
+        // this one keeps the data register.
+        reg [PW-1:0] raw_reg;
+        reg [PW-1:0] fwd_val_reg;
+        reg          fwd_reg;
 
         always @(posedge clk) begin
-            param_reg <= (rd_valid_reg && rd_blk_reg == blk_next) ? rd_value : committed[blk_next];
+            raw_reg <= committed[blk_next];
+            fwd_val_reg <= rd_value;
+            fwd_reg <= rd_valid_reg && rd_blk_reg == blk_next;
         end
 
-        assign param = param_reg;
+        assign param = fwd_reg ? fwd_val_reg : raw_reg;
         wire unused_blk = ^blk;
     end else begin : g_direct
         assign param = committed[blk];
