@@ -76,10 +76,10 @@ fn json(path: PathBuf) -> serde_json::Value {
 }
 
 /// The trainer's schedule recomputed from docs/training.md: with P blocks
-/// (min(P, T)), a group of tg parameters takes N * (P + tg + E + 5) + A + P +
-/// tg + 5 cycles, A = N/2 * (P + 1) for antithetic fitness (tiny's),
-/// E = D + (M - 1) * II + latency + 1 + W, groups of P parameters, the last
-/// partial.
+/// (min(P, T)), a group of tg parameters takes N * (P + E + 5) + 2 * P + tg
+/// + 5 cycles (tiny's antithetic fitness, no baseline, nothing paused or
+/// served), E = D + (M - 1) * II + latency + 1 + W, groups of P parameters,
+/// the last partial.
 fn cycles(n: u64, p: u64, t: u64, m: u64, ii: u64, latency: u64, d: u64) -> (u64, u64) {
     // W = 1 + ceil(clog2(outputs) / 2) cycles of loss pipeline: tiny has 2
     // outputs, so W = 2.
@@ -87,7 +87,7 @@ fn cycles(n: u64, p: u64, t: u64, m: u64, ii: u64, latency: u64, d: u64) -> (u64
     let e = d + (m - 1) * ii + latency + 1 + w;
     let p = p.min(t);
     let g = t.div_ceil(p);
-    let group = |tg: u64| n * (p + tg + e + 5) + n / 2 * (p + 1) + p + tg + 5;
+    let group = |tg: u64| n * (p + e + 5) + 2 * p + tg + 5;
     (g, (g - 1) * group(p) + group(t - (g - 1) * p))
 }
 
@@ -189,9 +189,10 @@ fn sweep_reports_every_point_runs_yosys_once_per_design_and_caches() {
     }
     // A design whose groups are not all full: P 4 over T 6 (groups of 4 and
     // 2); II 1, latency 5, so E = 1 + 3 + 5 + 1 + 2 = 12.
-    // Each group: N = 4 members of P + tg + E + 5, two accumulation passes of
-    // P + 1 (and two of 1), and P + tg + 5.
-    assert_eq!(cycles(4, 4, 6, 4, 1, 5, 1), (2, 4 * (4 + 4 + 12 + 5) + 10 + 13 + 4 * (4 + 2 + 12 + 5) + 10 + 11));
+    // Each group: N = 4 members of P + E + 5 (a perturbation pass, which
+    // also accumulates the member before, and the evaluation), the last
+    // member's accumulation pass and the update pass (2 * P), and tg + 5.
+    assert_eq!(cycles(4, 4, 6, 4, 1, 5, 1), (2, 4 * (4 + 12 + 5) + 2 * 4 + 4 + 5 + 4 * (4 + 12 + 5) + 2 * 4 + 2 + 5));
 
     // Training: the library's ES trainer with the same N and P.
     for n in [2, 4] {
