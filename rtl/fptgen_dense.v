@@ -106,14 +106,19 @@ module fptgen_dense #(
     parameter integer W_WRITABLE = 0,
     // Vivado ram_style/rom_style of the weight memory: "block" or "auto"
     parameter W_STYLE = "block",
-    // Weight memory image
+    // Weight memory image (with banks, their images' prefix)
     parameter W_FILE = "w.hex",
+    // Columns per bank of the weight memory (fptgen_param_mem's BANK_COLS;
+    // 0: one memory)
+    parameter integer W_BANK_COLS = 0,
     // 1: biases writable; 0: ROM
     parameter integer B_WRITABLE = 0,
     // Vivado ram_style/rom_style of the bias memory
     parameter B_STYLE = "auto",
-    // Bias memory image
-    parameter B_FILE = "b.hex"
+    // Bias memory image (with banks, their images' prefix)
+    parameter B_FILE = "b.hex",
+    // Columns per bank of the bias memory (0: one memory)
+    parameter integer B_BANK_COLS = 0
 ) (
     input  wire               clk,
     input  wire               rst,
@@ -288,7 +293,8 @@ generate
     // Trainer ports of frozen tensors are tied off by the layer wrapper.
     fptgen_param_mem #(
         .DEPTH(NF * SF), .COLS(PE * SIMD), .COL_W(W_W),
-        .WRITABLE(W_WRITABLE), .STYLE(W_STYLE), .INIT_FILE(W_FILE)
+        .WRITABLE(W_WRITABLE), .STYLE(W_STYLE), .INIT_FILE(W_FILE),
+        .BANK_COLS(W_BANK_COLS)
     ) u_wmem (
         .clk(clk), .rd_en(!stall), .rd_addr(waddr_reg), .rd_data(w_rd),
         .tr_en(w_tr_en), .tr_we(w_tr_we), .tr_addr(w_tr_addr), .tr_col(w_tr_col),
@@ -297,7 +303,8 @@ generate
 
     fptgen_param_mem #(
         .DEPTH(NF), .COLS(PE), .COL_W(B_W),
-        .WRITABLE(B_WRITABLE), .STYLE(B_STYLE), .INIT_FILE(B_FILE)
+        .WRITABLE(B_WRITABLE), .STYLE(B_STYLE), .INIT_FILE(B_FILE),
+        .BANK_COLS(B_BANK_COLS)
     ) u_bmem (
         .clk(clk), .rd_en(!stall), .rd_addr(nf_reg), .rd_data(b_rd),
         .tr_en(b_tr_en), .tr_we(b_tr_we), .tr_addr(b_tr_addr), .tr_col(b_tr_col),

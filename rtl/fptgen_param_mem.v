@@ -16,6 +16,17 @@
  * write (read-first): tr_rdata shows it after the edge. With WRITABLE = 0
  * the memory is a ROM and the trainer port is ignored (tr_rdata is 0).
  *
+ * Banks (BANK_COLS > 0): the columns are stored as banks of BANK_COLS
+ * columns (the last may hold fewer), each its own memory with its own read
+ * register and column write ports, bank b initialised from its own image
+ * <INIT_FILE>.bank<b>.hex (b in four decimal digits; bank b's columns of
+ * every word, one word per line). The same contents, reads and writes, in
+ * every cycle, as one memory. It exists for wide trainable words: with one
+ * memory each column's write port is as wide as the word, which yosys
+ * cannot elaborate for a word of thousands of bits (MNIST's fc1 at PE 50 x
+ * SIMD 56: 2,800 ports of 11,200 bits), and a block RAM's port is at most
+ * 72 bits wide anyway. BANK_COLS = 0 keeps one memory, read from INIT_FILE.
+ *
  * STYLE is passed to Vivado as ram_style/rom_style ("block" keeps trainable
  * parameters in block RAM, never fused into logic; "auto" lets the tools
  * choose, which suits small frozen tables).
@@ -43,8 +54,10 @@ module fptgen_param_mem #(
     /* verilator lint_off UNUSEDPARAM */
     parameter STYLE = "block",
     /* verilator lint_on UNUSEDPARAM */
-    // $readmemh image
-    parameter INIT_FILE = "mem.hex"
+    // $readmemh image (BANK_COLS = 0), or the banks' images' common prefix
+    parameter INIT_FILE = "mem.hex",
+    // Columns per bank (0: one memory; 1..COLS: banks, see above)
+    parameter integer BANK_COLS = 0
 ) (
     input  wire                      clk,
     input  wire                      rd_en,
@@ -62,6 +75,10 @@ module fptgen_param_mem #(
 
 // Column-select width of the trainer port
 localparam integer COL_SEL_W = clog2(COLS);
+// Word width
+localparam integer WORD_W = COLS * COL_W;
+// Banks (1 with BANK_COLS = 0)
+localparam integer BANKS = BANK_COLS > 0 && BANK_COLS <= COLS ? (COLS + BANK_COLS - 1) / BANK_COLS : 1;
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
@@ -69,46 +86,153 @@ generate
     if (DEPTH < 1 || COLS < 1 || COL_W < 1) begin : g_error_size_below_1
         fptgen_param_error_param_mem_size_below_1 error_inst ();
     end
+    if (BANK_COLS < 0 || BANK_COLS > COLS || BANKS > 10000) begin : g_error_bank_cols_out_of_range
+        fptgen_param_error_param_mem_bank_cols_out_of_range error_inst ();
+    end
 endgenerate
 
-(* ram_style = STYLE, rom_style = STYLE *)
-reg [COLS*COL_W-1:0] mem [0:DEPTH-1];
-reg [COLS*COL_W-1:0] rd_data_reg;
-
-initial $readmemh(INIT_FILE, mem);
-
-always @(posedge clk) begin
-    if (rd_en) begin
-        rd_data_reg <= mem[rd_addr];
+// Bank b's image: <INIT_FILE>.bank<bbbb>.hex, b in four decimal digits.
+function [8*4-1:0] dec4;
+    input integer v;
+    begin
+        // '0' + each digit, the thousands in the top byte
+        dec4 = (48 + (v / 1000) % 10) * 16777216 + (48 + (v / 100) % 10) * 65536
+             + (48 + (v / 10) % 10) * 256 + (48 + v % 10);
     end
-end
+endfunction
 
-assign rd_data = rd_data_reg;
+// Every bank's read-first trainer word, concatenated (column 0 lowest)
+wire [WORD_W-1:0] tr_word;
+
+`ifdef FPTGEN_DUMP_FINAL
+// Simulation only: the whole words, gathered from the memory or its banks
+// by write_final (below).
+reg [WORD_W-1:0] final_mem [0:DEPTH-1];
+`endif
 
 generate
-    genvar c;
-    if (WRITABLE != 0) begin : g_trainer_port
-        reg [COLS*COL_W-1:0] tr_word_reg;
-        reg [COL_SEL_W-1:0]  tr_col_reg;
-        for (c = 0; c < COLS; c = c + 1) begin : g_col
-            localparam integer COL_I = c;
-            localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
-            always @(posedge clk) begin
-                if (tr_en && tr_we && tr_col == COL) begin
-                    mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
-                end
+    genvar b, c;
+    // The memory: one (g_one, BANK_COLS = 0) or BANKS banks (g_banks). (An
+    // illegal BANK_COLS also takes g_one, so that the check above is what
+    // stops elaboration.)
+    if (BANK_COLS <= 0 || BANK_COLS > COLS) begin : g_one
+        (* ram_style = STYLE, rom_style = STYLE *)
+        reg [WORD_W-1:0] mem [0:DEPTH-1];
+        reg [WORD_W-1:0] rd_data_reg;
+
+        initial $readmemh(INIT_FILE, mem);
+
+        always @(posedge clk) begin
+            if (rd_en) begin
+                rd_data_reg <= mem[rd_addr];
             end
         end
+        assign rd_data = rd_data_reg;
+
+        if (WRITABLE != 0) begin : g_trainer_port
+            reg [WORD_W-1:0] tr_word_reg;
+            for (c = 0; c < COLS; c = c + 1) begin : g_col
+                localparam integer COL_I = c;
+                localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
+                always @(posedge clk) begin
+                    if (tr_en && tr_we && tr_col == COL) begin
+                        mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
+                    end
+                end
+            end
+            always @(posedge clk) begin
+                if (tr_en) begin
+                    tr_word_reg <= mem[tr_addr];
+                end
+            end
+            assign tr_word = tr_word_reg;
+        end else begin : g_no_trainer_port
+            assign tr_word = {WORD_W{1'b0}};
+        end
+`ifdef FPTGEN_DUMP_FINAL
+        // Simulation only: the contents into final_mem. The generated top
+        // level calls copy, then write_final (templates/trainer_dump.v).
+        // (Blocking: write_final reads final_mem in the same call.)
+        /* verilator lint_off BLKSEQ */
+        task copy;
+            integer i;
+            begin
+                for (i = 0; i < DEPTH; i = i + 1) begin
+                    final_mem[i] = mem[i];
+                end
+            end
+        endtask
+        /* verilator lint_on BLKSEQ */
+`endif
+    end else begin : g_banks
+        for (b = 0; b < BANKS; b = b + 1) begin : g_bank
+            // The bank's first column, its columns and its width
+            localparam integer FIRST = b * BANK_COLS;
+            localparam integer NC = COLS - FIRST < BANK_COLS ? COLS - FIRST : BANK_COLS;
+            localparam integer BW = NC * COL_W;
+
+            (* ram_style = STYLE, rom_style = STYLE *)
+            reg [BW-1:0] mem [0:DEPTH-1];
+            reg [BW-1:0] rd_data_reg;
+
+            initial $readmemh({INIT_FILE, ".bank", dec4(b), ".hex"}, mem);
+
+            always @(posedge clk) begin
+                if (rd_en) begin
+                    rd_data_reg <= mem[rd_addr];
+                end
+            end
+            assign rd_data[FIRST*COL_W +: BW] = rd_data_reg;
+
+            if (WRITABLE != 0) begin : g_trainer_port
+                reg [BW-1:0] tr_word_reg;
+                for (c = 0; c < NC; c = c + 1) begin : g_col
+                    localparam integer COL_I = FIRST + c;
+                    localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
+                    always @(posedge clk) begin
+                        if (tr_en && tr_we && tr_col == COL) begin
+                            mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
+                        end
+                    end
+                end
+                always @(posedge clk) begin
+                    if (tr_en) begin
+                        tr_word_reg <= mem[tr_addr];
+                    end
+                end
+                assign tr_word[FIRST*COL_W +: BW] = tr_word_reg;
+            end else begin : g_no_trainer_port
+                assign tr_word[FIRST*COL_W +: BW] = {BW{1'b0}};
+            end
+`ifdef FPTGEN_DUMP_FINAL
+            // Simulation only: this bank's columns into final_mem. The
+            // generated top level calls every bank's copy, then write_final
+            // (templates/trainer_dump.v).
+            /* verilator lint_off BLKSEQ */
+            task copy;
+                integer i;
+                begin
+                    for (i = 0; i < DEPTH; i = i + 1) begin
+                        final_mem[i][FIRST*COL_W +: BW] = mem[i];
+                    end
+                end
+            endtask
+            /* verilator lint_on BLKSEQ */
+`endif
+        end
+    end
+
+    if (WRITABLE != 0) begin : g_trainer_port
+        reg [COL_SEL_W-1:0] tr_col_reg;
         always @(posedge clk) begin
             if (tr_en) begin
-                tr_word_reg <= mem[tr_addr];
                 tr_col_reg <= tr_col;
             end
         end
-        assign tr_rdata = tr_word_reg[tr_col_reg*COL_W +: COL_W];
+        assign tr_rdata = tr_word[tr_col_reg*COL_W +: COL_W];
     end else begin : g_read_only
         // The trainer port of a ROM drives nothing.
-        wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata};
+        wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata, tr_word};
         assign tr_rdata = {COL_W{1'b0}};
     end
 endgenerate
@@ -119,7 +243,9 @@ endgenerate
 // word per line in hex (COLS*COL_W bits, word 0 first, as the $readmemh
 // image). The generated top level calls it through a hierarchical name when
 // its harness-only input dump_final is high on a rising edge, so that the
-// final trainable parameters can be compared with the simulator's.
+// final trainable parameters can be compared with the simulator's, after
+// the copy task of g_one (one memory) or of every bank g_banks.g_bank[b]
+// has gathered the words into final_mem.
 // A word is written one hex digit at a time (ceil(COLS*COL_W/4) digits,
 // the most significant first, as %h of the whole word would print it), as
 // $display arguments of more than 8192 bits are refused by Verilator and a
@@ -141,7 +267,7 @@ task write_final;
                 for (k = FINAL_DIGITS - 1; k >= 0; k = k - 1) begin
                     // (bits above the word, in its top digit, are 0)
                     for (j = 0; j < 4; j = j + 1) begin
-                        digit[j] = (k*4 + j < COLS*COL_W) ? mem[i][k*4 + j] : 1'b0;
+                        digit[j] = (k*4 + j < COLS*COL_W) ? final_mem[i][k*4 + j] : 1'b0;
                     end
                     $fwrite(fd, "%h", digit);
                 end

@@ -21,9 +21,11 @@ fptgen_dense #(
     .W_WRITABLE({% if wm.trainable %}1{% else %}0{% endif %}),
     .W_STYLE("{= wm.mem.style =}"),
     .W_FILE("{= wm.mem.file =}"),
+    .W_BANK_COLS({= wm.mem.bank_cols =}),
     .B_WRITABLE({% if bm.trainable %}1{% else %}0{% endif %}),
     .B_STYLE("{= bm.mem.style =}"),
-    .B_FILE("{= bm.mem.file =}")
+    .B_FILE("{= bm.mem.file =}"),
+    .B_BANK_COLS({= bm.mem.bank_cols =})
 ) u_dense (
     .clk(clk),
     .rst(rst),

@@ -4,11 +4,19 @@
 // ---------------------------------------------------------------------------
 // Co-simulation only: the training harness raises dump_final for one cycle
 // before it ends, and every trainable memory writes its contents
-// (fptgen_param_mem's write_final task), which fptgen cosim --train compares
-// with the simulator's trained parameters.
+// (fptgen_param_mem's copy tasks gather the words of the memory or of each
+// of its banks, then its write_final task writes them), which fptgen cosim
+// --train compares with the simulator's trained parameters.
 always @(posedge clk) begin
     if (dump_final) begin
 {%- for x in t.tensors %}
+{%- if x.banks == 1 %}
+        u_net.u_{= x.layer =}.{= x.instance =}.g_one.copy;
+{%- else %}
+{%- for b in 0..x.banks %}
+        u_net.u_{= x.layer =}.{= x.instance =}.g_banks.g_bank[{= b =}].copy;
+{%- endfor %}
+{%- endif %}
         u_net.u_{= x.layer =}.{= x.instance =}.write_final;
 {%- endfor %}
     end

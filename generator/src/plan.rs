@@ -124,12 +124,50 @@ pub struct MemPlan {
     pub style: &'static str,
     /// Image file, relative to the output directory.
     pub file: String,
+    /// Columns per bank (`fptgen_param_mem`'s `BANK_COLS`): 0 for one
+    /// memory read from `file`; otherwise banks of this many columns (the
+    /// last may hold fewer), bank `b` read from [`MemPlan::bank_file`].
+    pub bank_cols: usize,
 }
+
+/// The widest word of a bank, in bits: a block RAM's widest port (RAMB36E2
+/// in simple dual-port mode, 72 bits).
+pub const BANK_MAX_BITS: usize = 72;
 
 impl MemPlan {
     /// Total bits stored.
     pub fn bits(&self) -> u64 {
         self.depth as u64 * self.cols as u64 * u64::from(self.col_width)
+    }
+
+    /// Banks of a trainable memory whose word is wider than
+    /// [`BANK_MAX_BITS`]: as many columns per bank as fit (at least one).
+    /// yosys cannot elaborate one memory with a write port per column when
+    /// the word is thousands of bits wide (docs/hardware.md, "Parameter
+    /// memories").
+    pub fn bank_for_writes(&mut self) {
+        let word = self.cols * self.col_width as usize;
+        self.bank_cols = if word > BANK_MAX_BITS { (BANK_MAX_BITS / self.col_width as usize).max(1) } else { 0 };
+    }
+
+    /// Number of banks (1 for one memory).
+    pub fn banks(&self) -> usize {
+        if self.bank_cols == 0 { 1 } else { self.cols.div_ceil(self.bank_cols) }
+    }
+
+    /// Bank `b`'s columns.
+    pub fn bank_range(&self, b: usize) -> std::ops::Range<usize> {
+        if self.bank_cols == 0 {
+            0..self.cols
+        } else {
+            b * self.bank_cols..((b + 1) * self.bank_cols).min(self.cols)
+        }
+    }
+
+    /// Bank `b`'s image file: `<file>.bank<bbbb>.hex`, as `fptgen_param_mem`
+    /// names it.
+    pub fn bank_file(&self, b: usize) -> String {
+        format!("{}.bank{b:04}.hex", self.file)
     }
 }
 

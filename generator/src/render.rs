@@ -446,7 +446,9 @@ pub fn render_with(params: &Params, n: &NetworkPlan, gen: &GenInfo, axi: Option<
     }
     for (l, p) in n.layers.iter().zip(&params.layers) {
         for m in &l.memories {
-            files.push(GeneratedFile::text(m.mem.file.clone(), m.image(&p.tensors[m.tensor])));
+            for (file, text) in m.image_files(&p.tensors[m.tensor]) {
+                files.push(GeneratedFile::text(file, text));
+            }
         }
     }
     files.push(GeneratedFile::text("sim/harness_common.h", HarnessCommonTemplate { gen, n }.render()?));

@@ -65,6 +65,8 @@ pub struct TrainTensor {
     pub simd: usize,
     /// The hierarchical name of its `fptgen_param_mem` in the layer's module.
     pub instance: String,
+    /// The memory's banks (1: one memory; [`crate::plan::MemPlan::banks`]).
+    pub banks: usize,
     /// Memory address and column-select widths.
     pub addr_w: usize,
     /// Column-select width.
@@ -240,6 +242,7 @@ pub fn train_tensors(net: &NetworkPlan) -> Vec<TrainTensor> {
                 pe: mem.pe,
                 simd: mem.simd,
                 instance: mem.instance.clone(),
+                banks: mem.mem.banks(),
                 addr_w: mem.addr_w(),
                 col_w: mem.col_w(),
                 width: mem.format.width,

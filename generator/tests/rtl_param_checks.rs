@@ -128,7 +128,13 @@ const CASES: &[Case] = &[
         ],
     },
     Case { module: "fptgen_loss_acc", bad: &[("Y_W", 65, "fptgen_param_error_loss_acc_out_of_range")] },
-    Case { module: "fptgen_param_mem", bad: &[("COLS", 0, "fptgen_param_error_param_mem_size_below_1")] },
+    Case {
+        module: "fptgen_param_mem",
+        bad: &[
+            ("COLS", 0, "fptgen_param_error_param_mem_size_below_1"),
+            ("BANK_COLS", 2, "fptgen_param_error_param_mem_bank_cols_out_of_range"),
+        ],
+    },
     Case { module: "fptgen_param_walk", bad: &[("PE", 9, "fptgen_param_error_param_walk_out_of_range")] },
     Case { module: "fptgen_param_cursor", bad: &[("P", 0, "fptgen_param_error_param_cursor_out_of_range")] },
     Case { module: "fptgen_po2", bad: &[("S_W", 1, "fptgen_param_error_po2_out_of_range")] },

@@ -93,8 +93,8 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
 /// order-free.
 pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, input_format: Format) -> (DensePlan, Vec<TensorMem>) {
     let memories = vec![
-        TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem"),
-        TensorMem::new(layer, B, &specs[B], [rows, 1], [d.pe, 1], "u_dense.u_bmem"),
+        TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem").banked(),
+        TensorMem::new(layer, B, &specs[B], [rows, 1], [d.pe, 1], "u_dense.u_bmem").banked(),
     ];
     let p = &d.precision;
     let tree = exact_accumulation(d, input_format).is_some();

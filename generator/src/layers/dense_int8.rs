@@ -54,8 +54,8 @@ pub struct DenseInt8Plan {
 pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &DenseInt8) -> LayerPlan {
     let specs = layer.kind().tensors();
     let memories = vec![
-        TensorMem::new(&layer.name, W, &specs[W], [d.outputs, d.inputs], [d.pe, d.simd], "u_dense.u_wmem"),
-        TensorMem::new(&layer.name, B, &specs[B], [d.outputs, 1], [d.pe, 1], "u_dense.u_bmem"),
+        TensorMem::new(&layer.name, W, &specs[W], [d.outputs, d.inputs], [d.pe, d.simd], "u_dense.u_wmem").banked(),
+        TensorMem::new(&layer.name, B, &specs[B], [d.outputs, 1], [d.pe, 1], "u_dense.u_bmem").banked(),
     ];
     let acc = int32_format();
     // The unit as a dense layer: int8 weights times offset inputs, summed

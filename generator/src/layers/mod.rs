@@ -194,10 +194,12 @@ impl TensorMem {
             kind: if spec.trainable { MemKind::Ram } else { MemKind::Rom },
             style: "auto",
             file: format!("mem/{layer}_{}.hex", spec.key),
+            bank_cols: 0,
         };
         if spec.trainable || mem.bits() >= BLOCK_MIN_BITS {
             mem.style = "block";
         }
+
         TensorMem {
             tensor,
             key: spec.key,
@@ -214,6 +216,17 @@ impl TensorMem {
             raw_format: spec.format,
             range: spec.range,
         }
+    }
+
+    /// The same memory stored in banks if it is trainable and its word is
+    /// wider than a block RAM's port ([`MemPlan::bank_for_writes`]): for the
+    /// memories of `fptgen_dense`, which passes `W_BANK_COLS` and
+    /// `B_BANK_COLS` on to `fptgen_param_mem`.
+    pub fn banked(mut self) -> Self {
+        if self.trainable {
+            self.mem.bank_for_writes();
+        }
+        self
     }
 
     /// Parameters in the tensor.
@@ -260,11 +273,29 @@ impl TensorMem {
     /// The `$readmemh` image of the tensor's codes `raw` (C order): one
     /// word per line in hex, column 0 in the least significant bits.
     pub fn image(&self, raw: &[i128]) -> String {
+        self.columns_image(raw, 0..self.mem.cols)
+    }
+
+    /// The files `fptgen_param_mem` reads: the image, or with banks each
+    /// bank's image (its columns of every word) after the whole one, which
+    /// the co-simulation harnesses read.
+    pub fn image_files(&self, raw: &[i128]) -> Vec<(String, String)> {
+        let mut files = vec![(self.mem.file.clone(), self.image(raw))];
+        if self.mem.bank_cols > 0 {
+            for b in 0..self.mem.banks() {
+                files.push((self.mem.bank_file(b), self.columns_image(raw, self.mem.bank_range(b))));
+            }
+        }
+        files
+    }
+
+    /// Columns `cols` of every word, one word per line in hex.
+    fn columns_image(&self, raw: &[i128], cols: std::ops::Range<usize>) -> String {
         let f = self.raw_format;
         let mut out = String::new();
         for word in 0..self.mem.depth {
             let mut b = Bits::new();
-            for col in 0..self.mem.cols {
+            for col in cols.clone() {
                 b.push(self.index_at(word, col).map_or(0, |i| f.bits(raw[i])), f.width());
             }
             out += &b.to_hex();
