@@ -78,7 +78,12 @@ localparam integer COL_SEL_W = clog2(COLS);
 // Word width
 localparam integer WORD_W = COLS * COL_W;
 // Banks (1 with BANK_COLS = 0)
-localparam integer BANKS = BANK_COLS > 0 && BANK_COLS <= COLS ? (COLS + BANK_COLS - 1) / BANK_COLS : 1;
+localparam BANKED = BANK_COLS > 0 && BANK_COLS <= COLS;
+// Columns per bank, and banks (one bank of every column without banks)
+localparam integer BANK_COLS_USED = BANKED ? BANK_COLS : COLS;
+// (none when a size is below 1, so that the size check is what stops
+// elaboration)
+localparam integer BANKS = DEPTH < 1 || COLS < 1 || COL_W < 1 ? 0 : (COLS + BANK_COLS_USED - 1) / BANK_COLS_USED;
 
 // Parameter checks: fptgen_param_error_* modules intentionally do not exist,
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
@@ -112,27 +117,37 @@ reg [WORD_W-1:0] final_mem [0:DEPTH-1];
 
 generate
     genvar b, c;
-    // The memory: one (g_one, BANK_COLS = 0) or BANKS banks (g_banks). (An
-    // illegal BANK_COLS also takes g_one, so that the check above is what
-    // stops elaboration.)
-    if (BANK_COLS <= 0 || BANK_COLS > COLS) begin : g_one
-        (* ram_style = STYLE, rom_style = STYLE *)
-        reg [WORD_W-1:0] mem [0:DEPTH-1];
-        reg [WORD_W-1:0] rd_data_reg;
+    // The memory as BANKS banks g_bank[b]; one memory (BANK_COLS = 0) is
+    // one bank of every column, read from INIT_FILE. (An illegal BANK_COLS
+    // also makes one bank, so that the check above is what stops
+    // elaboration.)
+    for (b = 0; b < BANKS; b = b + 1) begin : g_bank
+        // The bank's first column, its columns and its width
+        localparam integer FIRST = b * BANK_COLS_USED;
+        localparam integer NC = COLS - FIRST < BANK_COLS_USED ? COLS - FIRST : BANK_COLS_USED;
+        localparam integer BW = NC * COL_W;
 
-        initial $readmemh(INIT_FILE, mem);
+        (* ram_style = STYLE, rom_style = STYLE *)
+        reg [BW-1:0] mem [0:DEPTH-1];
+        reg [BW-1:0] rd_data_reg;
+
+        if (BANKED) begin : g_bank_image
+            initial $readmemh({INIT_FILE, ".bank", dec4(b), ".hex"}, mem);
+        end else begin : g_image
+            initial $readmemh(INIT_FILE, mem);
+        end
 
         always @(posedge clk) begin
             if (rd_en) begin
                 rd_data_reg <= mem[rd_addr];
             end
         end
-        assign rd_data = rd_data_reg;
+        assign rd_data[FIRST*COL_W +: BW] = rd_data_reg;
 
         if (WRITABLE != 0) begin : g_trainer_port
-            reg [WORD_W-1:0] tr_word_reg;
-            for (c = 0; c < COLS; c = c + 1) begin : g_col
-                localparam integer COL_I = c;
+            reg [BW-1:0] tr_word_reg;
+            for (c = 0; c < NC; c = c + 1) begin : g_col
+                localparam integer COL_I = FIRST + c;
                 localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
                 always @(posedge clk) begin
                     if (tr_en && tr_we && tr_col == COL) begin
@@ -145,81 +160,26 @@ generate
                     tr_word_reg <= mem[tr_addr];
                 end
             end
-            assign tr_word = tr_word_reg;
+            assign tr_word[FIRST*COL_W +: BW] = tr_word_reg;
         end else begin : g_no_trainer_port
-            assign tr_word = {WORD_W{1'b0}};
+            assign tr_word[FIRST*COL_W +: BW] = {BW{1'b0}};
         end
 `ifdef FPTGEN_DUMP_FINAL
-        // Simulation only: the contents into final_mem. The generated top
-        // level calls copy, then write_final (templates/trainer_dump.v).
-        // (Blocking: write_final reads final_mem in the same call.)
+        // Simulation only: this bank's columns into final_mem. The
+        // generated top level calls every bank's copy, then write_final
+        // (templates/trainer_dump.v). (Blocking: write_final reads
+        // final_mem in the same call.)
         /* verilator lint_off BLKSEQ */
         task copy;
             integer i;
             begin
                 for (i = 0; i < DEPTH; i = i + 1) begin
-                    final_mem[i] = mem[i];
+                    final_mem[i][FIRST*COL_W +: BW] = mem[i];
                 end
             end
         endtask
         /* verilator lint_on BLKSEQ */
 `endif
-    end else begin : g_banks
-        for (b = 0; b < BANKS; b = b + 1) begin : g_bank
-            // The bank's first column, its columns and its width
-            localparam integer FIRST = b * BANK_COLS;
-            localparam integer NC = COLS - FIRST < BANK_COLS ? COLS - FIRST : BANK_COLS;
-            localparam integer BW = NC * COL_W;
-
-            (* ram_style = STYLE, rom_style = STYLE *)
-            reg [BW-1:0] mem [0:DEPTH-1];
-            reg [BW-1:0] rd_data_reg;
-
-            initial $readmemh({INIT_FILE, ".bank", dec4(b), ".hex"}, mem);
-
-            always @(posedge clk) begin
-                if (rd_en) begin
-                    rd_data_reg <= mem[rd_addr];
-                end
-            end
-            assign rd_data[FIRST*COL_W +: BW] = rd_data_reg;
-
-            if (WRITABLE != 0) begin : g_trainer_port
-                reg [BW-1:0] tr_word_reg;
-                for (c = 0; c < NC; c = c + 1) begin : g_col
-                    localparam integer COL_I = FIRST + c;
-                    localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
-                    always @(posedge clk) begin
-                        if (tr_en && tr_we && tr_col == COL) begin
-                            mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
-                        end
-                    end
-                end
-                always @(posedge clk) begin
-                    if (tr_en) begin
-                        tr_word_reg <= mem[tr_addr];
-                    end
-                end
-                assign tr_word[FIRST*COL_W +: BW] = tr_word_reg;
-            end else begin : g_no_trainer_port
-                assign tr_word[FIRST*COL_W +: BW] = {BW{1'b0}};
-            end
-`ifdef FPTGEN_DUMP_FINAL
-            // Simulation only: this bank's columns into final_mem. The
-            // generated top level calls every bank's copy, then write_final
-            // (templates/trainer_dump.v).
-            /* verilator lint_off BLKSEQ */
-            task copy;
-                integer i;
-                begin
-                    for (i = 0; i < DEPTH; i = i + 1) begin
-                        final_mem[i][FIRST*COL_W +: BW] = mem[i];
-                    end
-                end
-            endtask
-            /* verilator lint_on BLKSEQ */
-`endif
-        end
     end
 
     if (WRITABLE != 0) begin : g_trainer_port
@@ -244,7 +204,7 @@ endgenerate
 // image). The generated top level calls it through a hierarchical name when
 // its harness-only input dump_final is high on a rising edge, so that the
 // final trainable parameters can be compared with the simulator's, after
-// the copy task of g_one (one memory) or of every bank g_banks.g_bank[b]
+// the copy task of every bank g_bank[b] (one without banks)
 // has gathered the words into final_mem.
 // A word is written one hex digit at a time (ceil(COLS*COL_W/4) digits,
 // the most significant first, as %h of the whole word would print it), as

@@ -10,13 +10,9 @@
 always @(posedge clk) begin
     if (dump_final) begin
 {%- for x in t.tensors %}
-{%- if x.banks == 1 %}
-        u_net.u_{= x.layer =}.{= x.instance =}.g_one.copy;
-{%- else %}
 {%- for b in 0..x.banks %}
-        u_net.u_{= x.layer =}.{= x.instance =}.g_banks.g_bank[{= b =}].copy;
+        u_net.u_{= x.layer =}.{= x.instance =}.g_bank[{= b =}].copy;
 {%- endfor %}
-{%- endif %}
         u_net.u_{= x.layer =}.{= x.instance =}.write_final;
 {%- endfor %}
     end

@@ -148,12 +148,8 @@ fn param_mem_matches_its_model_with_and_without_banks() {
             m.bank_cols
         )
         .unwrap();
-        if m.bank_cols == 0 {
-            writeln!(dump, "        u{i}.g_one.copy;").unwrap();
-        } else {
-            for b in 0..m.banks() {
-                writeln!(dump, "        u{i}.g_banks.g_bank[{b}].copy;").unwrap();
-            }
+        for b in 0..m.banks() {
+            writeln!(dump, "        u{i}.g_bank[{b}].copy;").unwrap();
         }
         writeln!(dump, "        u{i}.write_final;").unwrap();
     }
