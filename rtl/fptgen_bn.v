@@ -116,9 +116,10 @@ module fptgen_bn #(
     parameter integer RELU = 0,
     // (Each memory has 1 word of C columns; the trainer ports' address is
     // clog2(1) = 1 bit, always 0, and their column select clog2(C) bits.)
-    // 1: scale writable (block RAM with the trainer port s_tr_*); 0: ROM
+    // 1: scale writable (trainer port s_tr_*); 0: ROM
     parameter integer S_WRITABLE = 0,
-    // Vivado ram_style/rom_style of the scale memory: "block" or "auto"
+    // Vivado ram_style/rom_style of the scale memory: "block",
+    // "distributed" or "auto"
     parameter S_STYLE = "auto",
     // Scale memory image ($readmemh, one word of C columns)
     parameter S_FILE = "scale.hex",

@@ -102,9 +102,10 @@ module fptgen_dense #(
     // (The weight memory has NF*SF words of PE*SIMD columns, the bias memory
     // NF words of PE columns; the module derives their address and
     // column-select widths, clog2 of those counts.)
-    // 1: weights writable (block RAM); 0: ROM
+    // 1: weights writable (trainer port); 0: ROM
     parameter integer W_WRITABLE = 0,
-    // Vivado ram_style/rom_style of the weight memory: "block" or "auto"
+    // Vivado ram_style/rom_style of the weight memory: "block",
+    // "distributed" or "auto"
     parameter W_STYLE = "block",
     // Weight memory image (with banks, their images' prefix)
     parameter W_FILE = "w.hex",

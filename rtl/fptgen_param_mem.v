@@ -27,9 +27,18 @@
  * SIMD 56: 2,800 ports of 11,200 bits), and a block RAM's port is at most
  * 72 bits wide anyway. BANK_COLS = 0 keeps one memory, read from INIT_FILE.
  *
- * STYLE is passed to Vivado as ram_style/rom_style ("block" keeps trainable
- * parameters in block RAM, never fused into logic; "auto" lets the tools
- * choose, which suits small frozen tables).
+ * STYLE is passed to Vivado (and yosys) as ram_style/rom_style ("block"
+ * keeps trainable parameters in block RAM, never fused into logic;
+ * "distributed" puts a shallow memory in LUTRAM, two LUTs per bit and 64
+ * words, its reads registered in slice flip-flops; "auto" lets the tools
+ * choose, which suits small frozen tables). With "distributed" the trainer
+ * read selects its column before the register, from the LUTRAM's
+ * asynchronous read: each bank registers only the addressed column (zero
+ * when the column is in another bank) and tr_rdata is the OR of the banks'
+ * registers, so the wide column multiplexer is split across a register
+ * without a cycle of latency (with block RAM the word is registered inside
+ * the RAM and the whole multiplexer follows it). The port's behaviour is
+ * the same in every cycle.
  *
  * Simulation only, with FPTGEN_DUMP_FINAL defined: the task write_final
  * writes the contents to sim/run/<INIT_FILE>.final in the image's format;
@@ -49,11 +58,8 @@ module fptgen_param_mem #(
     parameter integer COL_W = 8,
     // 1: trainer port enabled; 0: read-only
     parameter integer WRITABLE = 0,
-    // Vivado ram_style / rom_style: "block" or "auto" (read only by the
-    // synthesis attribute below, which Verilator does not count as a use)
-    /* verilator lint_off UNUSEDPARAM */
+    // Vivado ram_style / rom_style: "block", "distributed" or "auto"
     parameter STYLE = "block",
-    /* verilator lint_on UNUSEDPARAM */
     // $readmemh image (BANK_COLS = 0), or the banks' images' common prefix
     parameter INIT_FILE = "mem.hex",
     // Columns per bank (0: one memory; 1..COLS: banks, see above)
@@ -79,6 +85,11 @@ localparam integer COL_SEL_W = clog2(COLS);
 localparam integer WORD_W = COLS * COL_W;
 // Banks (1 with BANK_COLS = 0)
 localparam BANKED = BANK_COLS > 0 && BANK_COLS <= COLS;
+// LUTRAM: the trainer read selects its column before the register (a
+// string comparison, whose sides differ in width when STYLE is another)
+/* verilator lint_off WIDTH */
+localparam LUTRAM = STYLE == "distributed";
+/* verilator lint_on WIDTH */
 // Columns per bank, and banks (one bank of every column without banks)
 localparam integer BANK_COLS_USED = BANKED ? BANK_COLS : COLS;
 // (none when a size is below 1, so that the size check is what stops
@@ -106,8 +117,12 @@ function [8*4-1:0] dec4;
     end
 endfunction
 
-// Every bank's read-first trainer word, concatenated (column 0 lowest)
+// Every bank's read-first trainer word, concatenated (column 0 lowest;
+// block RAM and auto styles)
 wire [WORD_W-1:0] tr_word;
+// Every bank's registered read-first column, zero when the column is in
+// another bank (LUTRAM style, BANKS columns of COL_W bits)
+wire [BANKS*COL_W-1:0] tr_sel;
 
 `ifdef FPTGEN_DUMP_FINAL
 // Simulation only: the whole words, gathered from the memory or its banks
@@ -145,24 +160,51 @@ generate
         assign rd_data[FIRST*COL_W +: BW] = rd_data_reg;
 
         if (WRITABLE != 0) begin : g_trainer_port
-            reg [BW-1:0] tr_word_reg;
+            // Column c of the bank is the one addressed
+            wire [NC-1:0] hit;
             for (c = 0; c < NC; c = c + 1) begin : g_col
                 localparam integer COL_I = FIRST + c;
                 localparam [COL_SEL_W-1:0] COL = COL_I[COL_SEL_W-1:0];
+                assign hit[c] = tr_col == COL;
                 always @(posedge clk) begin
-                    if (tr_en && tr_we && tr_col == COL) begin
+                    if (tr_en && tr_we && hit[c]) begin
                         mem[tr_addr][c*COL_W +: COL_W] <= tr_wdata;
                     end
                 end
             end
-            always @(posedge clk) begin
-                if (tr_en) begin
-                    tr_word_reg <= mem[tr_addr];
+            if (LUTRAM) begin : g_lutram_read
+                // The addressed word (asynchronous LUTRAM read, before any
+                // write of this edge), its addressed column, registered
+                wire [BW-1:0] word = mem[tr_addr];
+                reg [COL_W-1:0] col_next;
+                reg [COL_W-1:0] col_reg;
+                integer i;
+                always @* begin
+                    col_next = {COL_W{1'b0}};
+                    for (i = 0; i < NC; i = i + 1) begin
+                        col_next = col_next | ({COL_W{hit[i]}} & word[i*COL_W +: COL_W]);
+                    end
                 end
+                always @(posedge clk) begin
+                    if (tr_en) begin
+                        col_reg <= col_next;
+                    end
+                end
+                assign tr_sel[b*COL_W +: COL_W] = col_reg;
+                assign tr_word[FIRST*COL_W +: BW] = {BW{1'b0}};
+            end else begin : g_word_read
+                reg [BW-1:0] tr_word_reg;
+                always @(posedge clk) begin
+                    if (tr_en) begin
+                        tr_word_reg <= mem[tr_addr];
+                    end
+                end
+                assign tr_word[FIRST*COL_W +: BW] = tr_word_reg;
+                assign tr_sel[b*COL_W +: COL_W] = {COL_W{1'b0}};
             end
-            assign tr_word[FIRST*COL_W +: BW] = tr_word_reg;
         end else begin : g_no_trainer_port
             assign tr_word[FIRST*COL_W +: BW] = {BW{1'b0}};
+            assign tr_sel[b*COL_W +: COL_W] = {COL_W{1'b0}};
         end
 `ifdef FPTGEN_DUMP_FINAL
         // Simulation only: this bank's columns into final_mem. The
@@ -182,8 +224,21 @@ generate
 `endif
     end
 
-    if (WRITABLE != 0) begin : g_trainer_port
+    if (WRITABLE != 0 && LUTRAM) begin : g_trainer_port_or
+        // The OR of the banks' registered columns (all but one are zero)
+        wire unused_word = ^tr_word;
+        reg [COL_W-1:0] rdata;
+        integer i;
+        always @* begin
+            rdata = {COL_W{1'b0}};
+            for (i = 0; i < BANKS; i = i + 1) begin
+                rdata = rdata | tr_sel[i*COL_W +: COL_W];
+            end
+        end
+        assign tr_rdata = rdata;
+    end else if (WRITABLE != 0) begin : g_trainer_port
         reg [COL_SEL_W-1:0] tr_col_reg;
+        wire unused_sel = ^tr_sel;
         always @(posedge clk) begin
             if (tr_en) begin
                 tr_col_reg <= tr_col;
@@ -192,7 +247,7 @@ generate
         assign tr_rdata = tr_word[tr_col_reg*COL_W +: COL_W];
     end else begin : g_read_only
         // The trainer port of a ROM drives nothing.
-        wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata, tr_word};
+        wire unused_trainer = ^{tr_en, tr_we, tr_addr, tr_col, tr_wdata, tr_word, tr_sel};
         assign tr_rdata = {COL_W{1'b0}};
     end
 endgenerate

@@ -105,7 +105,7 @@ impl From<Format> for HwFormat {
 pub enum MemKind {
     /// Read-only, initialised with `$readmemh` (frozen parameters).
     Rom,
-    /// Block RAM with a write port (trainable parameters).
+    /// RAM with a write port (trainable parameters).
     Ram,
 }
 
@@ -120,7 +120,8 @@ pub struct MemPlan {
     pub col_width: u32,
     /// ROM or writable RAM.
     pub kind: MemKind,
-    /// Vivado `ram_style`/`rom_style`: "block", or "auto" for small frozen tables.
+    /// Vivado `ram_style`/`rom_style`: "block"; "distributed" for shallow
+    /// trainable memories; "auto" for small frozen tables.
     pub style: &'static str,
     /// Image file, relative to the output directory.
     pub file: String,

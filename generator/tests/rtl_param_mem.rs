@@ -7,7 +7,9 @@
 //!
 //! One memory (`BANK_COLS` 0) and banks (`BANK_COLS` 1, 2, 3 and `COLS`:
 //! banks of one column, an uneven last bank, one bank) in one build, with
-//! writable and read-only memories and columns of 4, 12 and 32 bits; 600
+//! writable and read-only memories, columns of 4, 12 and 32 bits, and the
+//! block and distributed styles (which read the trainer's column
+//! differently); 600
 //! cycles of seeded random reads and writes (often to the word being read,
 //! and the same word on both ports). Every output is compared on every
 //! cycle, and at the end the simulation-only dump (`copy` of the memory or
@@ -24,7 +26,7 @@ use std::process::Command;
 mod common;
 use common::{require_tool, rtl_dir, rtl_include, run, scratch, Rng};
 
-/// One instance: DEPTH, COLS, COL_W, BANK_COLS, WRITABLE.
+/// One instance: DEPTH, COLS, COL_W, BANK_COLS, WRITABLE, STYLE.
 #[derive(Clone, Copy, Debug)]
 struct Mem {
     depth: usize,
@@ -32,17 +34,24 @@ struct Mem {
     col_w: usize,
     bank_cols: usize,
     writable: bool,
+    style: &'static str,
 }
 
-const MEMS: [Mem; 8] = [
-    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 0, writable: true },
-    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 3, writable: true },
-    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 1, writable: true },
-    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 7, writable: true },
-    Mem { depth: 3, cols: 5, col_w: 12, bank_cols: 2, writable: true },
-    Mem { depth: 6, cols: 2, col_w: 32, bank_cols: 1, writable: true },
-    Mem { depth: 4, cols: 5, col_w: 12, bank_cols: 2, writable: false },
-    Mem { depth: 1, cols: 3, col_w: 4, bank_cols: 2, writable: true },
+const MEMS: [Mem; 13] = [
+    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 0, writable: true, style: "block" },
+    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 3, writable: true, style: "block" },
+    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 1, writable: true, style: "block" },
+    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 7, writable: true, style: "block" },
+    Mem { depth: 3, cols: 5, col_w: 12, bank_cols: 2, writable: true, style: "block" },
+    Mem { depth: 6, cols: 2, col_w: 32, bank_cols: 1, writable: true, style: "block" },
+    Mem { depth: 4, cols: 5, col_w: 12, bank_cols: 2, writable: false, style: "block" },
+    Mem { depth: 1, cols: 3, col_w: 4, bank_cols: 2, writable: true, style: "block" },
+    // LUTRAM: the trainer read's column is selected before the register
+    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 0, writable: true, style: "distributed" },
+    Mem { depth: 5, cols: 7, col_w: 4, bank_cols: 3, writable: true, style: "distributed" },
+    Mem { depth: 6, cols: 2, col_w: 32, bank_cols: 1, writable: true, style: "distributed" },
+    Mem { depth: 4, cols: 5, col_w: 12, bank_cols: 2, writable: false, style: "distributed" },
+    Mem { depth: 1, cols: 3, col_w: 4, bank_cols: 2, writable: true, style: "distributed" },
 ];
 const CYCLES: usize = 600;
 
@@ -138,13 +147,14 @@ fn param_mem_matches_its_model_with_and_without_banks() {
         .unwrap();
         write!(
             body,
-            "fptgen_param_mem #(.DEPTH({}), .COLS({}), .COL_W({}), .WRITABLE({}), .INIT_FILE(\"m{i}.hex\"), .BANK_COLS({})) u{i} (\n    \
+            "fptgen_param_mem #(.DEPTH({}), .COLS({}), .COL_W({}), .WRITABLE({}), .STYLE(\"{}\"), .INIT_FILE(\"m{i}.hex\"), .BANK_COLS({})) u{i} (\n    \
              .clk(clk), .rd_en(rd_en{i}), .rd_addr(rd_addr{i}), .rd_data(rd_data{i}),\n    \
              .tr_en(tr_en{i}), .tr_we(tr_we{i}), .tr_addr(tr_addr{i}), .tr_col(tr_col{i}), .tr_wdata(tr_wdata{i}), .tr_rdata(tr_rdata{i})\n);\n",
             m.depth,
             m.cols,
             m.col_w,
             u8::from(m.writable),
+            m.style,
             m.bank_cols
         )
         .unwrap();

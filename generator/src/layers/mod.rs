@@ -139,6 +139,15 @@ pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<Layer
 /// ones are left to the tools ("auto"), where a BRAM would be mostly empty.
 const BLOCK_MIN_BITS: u64 = 4096;
 
+/// Trainable memories at most this deep are distributed RAM (LUTRAM, one
+/// LUT holds 64 words of one bit per read port), deeper ones block RAM. A
+/// block RAM is at least 512 words deep, so a shallow memory would leave
+/// most of it empty, and with the 4-bit column write enables of narrow
+/// parameters yosys slices a bank into 8-bit-wide RAMB18s: MNIST's
+/// model_ii56 (fc1 56 words deep) needed 139% of the xcku035's block RAM
+/// that way (docs/results/kintex.md).
+const LUTRAM_MAX_DEPTH: usize = 64;
+
 /// The parameter memory of one tensor of a layer: the tensor as a matrix of
 /// `rows x cols` parameters in C order, folded `pe x simd`. Word
 /// `(r / pe) * sf + c / simd`, column `(r % pe) * simd + c % simd` holds
@@ -196,7 +205,9 @@ impl TensorMem {
             file: format!("mem/{layer}_{}.hex", spec.key),
             bank_cols: 0,
         };
-        if spec.trainable || mem.bits() >= BLOCK_MIN_BITS {
+        if spec.trainable && mem.depth <= LUTRAM_MAX_DEPTH {
+            mem.style = "distributed";
+        } else if spec.trainable || mem.bits() >= BLOCK_MIN_BITS {
             mem.style = "block";
         }
 
