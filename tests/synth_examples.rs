@@ -1,4 +1,7 @@
-//! `fptgen synth` on the small examples (tiny, jet_tagging, int8_head): yosys (`synth_xilinx -family xcu`,
+//! `fptgen synth` on the examples that synthesize in minutes (tiny,
+//! jet_tagging, int8_head, residual, all_operators; MNIST, mnist_cnn and
+//! model_ii56 take 4 to 65 minutes and are run by hand, docs/results/kintex.md):
+//! yosys (`synth_xilinx -family xcu`,
 //! the UltraScale family of seed 003's part) synthesizes the generated
 //! design, and the reports are consistent with yosys's own output: the top
 //! module's count with its submodules equals the design total (two
@@ -94,6 +97,21 @@ fn jet_tagging_synthesizes_with_its_trainer() {
 #[test]
 fn int8_head_synthesizes_with_its_trainer() {
     check("int8_head", true);
+}
+
+/// residual: a convolution's skip branch through concat, and its trained
+/// fully connected layer's weights in banks of distributed RAM.
+#[test]
+fn residual_synthesizes_with_its_trainer() {
+    check("residual", true);
+}
+
+/// all_operators: every core operator in one pipeline; its worst path (a
+/// dense layer's synapse-fold counter into a fork's occupancy) is within
+/// about 1% of the 5 ns clock (docs/results/kintex.md).
+#[test]
+fn all_operators_synthesizes_with_its_trainer() {
+    check("all_operators", true);
 }
 
 /// The timing budget also holds for a feedback-rule trainer: tiny with
