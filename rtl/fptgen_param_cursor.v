@@ -57,6 +57,14 @@ module fptgen_param_cursor #(
     // 1: param registered, from blk_next (the next cycle's blk); 0: param
     // read at blk in the same cycle (blk_next unused)
     parameter integer PREFETCH = 0,
+    // Vivado (and yosys) ram_style of the P committed values: "distributed"
+    // (LUTRAM: with PREFETCH its read ends in the prefetch register) or
+    // "block" (the block RAM's output then starts the perturbation's path;
+    // read only by the synthesis attribute, which Verilator does not count
+    // as a use)
+    /* verilator lint_off UNUSEDPARAM */
+    parameter COMMITTED_STYLE = "distributed",
+    /* verilator lint_on UNUSEDPARAM */
     // Per tensor: the matrix and its folding (as fptgen_param_walk's)
     parameter [K*32-1:0] ROWS = {32'd2, 32'd2},
     parameter [K*32-1:0] COLS = {32'd1, 32'd2},
@@ -255,6 +263,7 @@ end
 
 // ---------------------------------------------------------------------------
 // Committed value of each block, read from memory at the group's start
+(* ram_style = COMMITTED_STYLE *)
 reg [PW-1:0] committed [0:P-1];
 reg          rd_valid_reg;
 reg [JW-1:0] rd_blk_reg;

@@ -286,3 +286,23 @@ fn cosim_train_refuses_bad_options() {
     assert_eq!(code, 1, "{err}");
     assert!(std::fs::read_dir(&work).expect("dir").next().is_none(), "nothing may be written");
 }
+
+/// The cursor's P committed values are LUTRAM up to 16 Kbit and block RAM
+/// beyond (docs/training.md, "Hardware"): MNIST's fc1 parameters are 4-bit
+/// codes, so P = 1000 is 4,000 bits (distributed) and P = 5000 is 20,000
+/// (block). The generated top passes the style to `fptgen_param_cursor`.
+#[test]
+fn committed_values_are_lutram_until_16_kbit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/mnist/model.yaml");
+    for (blocks, style) in [("1000", "distributed"), ("4096", "distributed"), ("4097", "block"), ("5000", "block")] {
+        let out = format!("p{blocks}");
+        let (code, _, err) = fptgen(&["generate", model.to_str().expect("utf8"), "--blocks", blocks, "-o", &out], dir.path());
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(&out).join("report.json")).expect("report")).expect("json");
+        assert_eq!(report["network"]["trainer"]["param_w"], 4, "MNIST's trainable codes are 4 bits");
+        let top = std::fs::read_to_string(dir.path().join(&out).join("rtl/mnist.v")).expect("top");
+        assert!(top.contains(&format!(".COMMITTED_STYLE(\"{style}\")")), "P = {blocks}: {style} expected");
+    }
+}

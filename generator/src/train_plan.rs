@@ -41,6 +41,10 @@ pub fn loss_wait(outputs: usize) -> u64 {
 /// The widest block-RAM port (RAMB36E2 in 512 x 72 mode).
 const BRAM_WORD: usize = 72;
 
+/// The most bits of committed values ([`TrainHwPlan::committed_style`]) kept
+/// in LUTRAM: 16 Kbit, at most 512 LUTs (two per 64 bits).
+pub const COMMITTED_LUTRAM_MAX_BITS: u64 = 16_384;
+
 /// One trainable tensor, as the trainer walks it: the layout of its memory
 /// ([`crate::layers::TensorMem`]) and its clamp bounds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -199,6 +203,7 @@ impl TrainHwPlan {
     pub fn cursor_params(&self) -> Vec<(&'static str, String)> {
         let packed = |f: &dyn Fn(&TrainTensor) -> String| concat_lsb_first(self.tensors.iter().map(f));
         vec![
+            ("COMMITTED_STYLE", format!("\"{}\"", self.committed_style())),
             ("ROWS", packed(&|x| format!("32'd{}", x.rows))),
             ("COLS", packed(&|x| format!("32'd{}", x.cols))),
             ("PE", packed(&|x| format!("32'd{}", x.pe))),
@@ -208,6 +213,17 @@ impl TrainHwPlan {
             ("LO", packed(&|x| self.code(x.lo))),
             ("HI", packed(&|x| self.code(x.hi))),
         ]
+    }
+
+    /// Vivado `ram_style` of the cursor's P committed values: LUTRAM up to
+    /// [`COMMITTED_LUTRAM_MAX_BITS`], block RAM beyond. They are read on
+    /// the trainer's worst path (into the perturbation and a memory's
+    /// trainer port): a LUTRAM read ends in the cursor's prefetch register,
+    /// while a block RAM's output (0.83 ns clock-to-out without its output
+    /// register) starts that path, which made model_ii56 (P = 1000, 4,000
+    /// bits in one RAMB18) miss 5 ns at 5.12 ns (docs/results/kintex.md).
+    pub fn committed_style(&self) -> &'static str {
+        if self.p as u64 * u64::from(self.param_w) <= COMMITTED_LUTRAM_MAX_BITS { "distributed" } else { "block" }
     }
 
     /// The concatenation of every tensor's top-level signal
