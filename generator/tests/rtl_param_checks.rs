@@ -91,6 +91,23 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        module: "fptgen_delta_finish",
+        bad: &[
+            ("S_W", 1, "fptgen_param_error_delta_finish_s_w_not_2_to_64"),
+            ("SHIFT", 64, "fptgen_param_error_delta_finish_shift_not_0_to_63"),
+            ("A_W", 65, "fptgen_param_error_delta_finish_width_out_of_range"),
+            ("RELU", 2, "fptgen_param_error_delta_finish_relu_not_0_or_1"),
+        ],
+    },
+    Case {
+        module: "fptgen_delta_lanes",
+        bad: &[
+            ("SLOTS", 0, "fptgen_param_error_delta_lanes_size_below_1"),
+            ("D_W", 1, "fptgen_param_error_delta_lanes_width_out_of_range"),
+            ("X_S", 2, "fptgen_param_error_delta_lanes_x_s_not_0_or_1"),
+        ],
+    },
+    Case {
         module: "fptgen_es_ctrl",
         bad: &[
             ("P", 7, "fptgen_param_error_es_ctrl_count_out_of_range"),
