@@ -15,6 +15,7 @@ use std::fs;
 use std::path::Path;
 
 mod common;
+use common::random_net::{OVF, QUANT};
 use common::{require_tool, scratch, verilate_and_run, Rng};
 use fptgen_generator::plan::{ovf_code, quant_code};
 use fptgen_sim::fixed::Format;
@@ -27,8 +28,6 @@ const SETS: usize = 12;
 const CYCLES: usize = 600;
 const LAT: usize = 3;
 
-const QUANT: [&str; 7] = ["AP_TRN", "AP_TRN_ZERO", "AP_RND", "AP_RND_ZERO", "AP_RND_MIN_INF", "AP_RND_INF", "AP_RND_CONV"];
-const OVF: [&str; 4] = ["AP_WRAP", "AP_SAT", "AP_SAT_ZERO", "AP_SAT_SYM"];
 
 /// One parameter set: the layer's model and what the module needs.
 struct Set {

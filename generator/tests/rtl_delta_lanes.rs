@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{require_tool, scratch, verilate_and_run, Rng};
+use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
 
 /// One instance's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -65,20 +65,6 @@ const SETS: [Set; 7] = [
 ];
 
 const CYCLES: usize = 8000;
-
-/// Bits that hold 0 .. n - 1, at least 1 (written here, not taken from the
-/// generator or the RTL).
-fn bits_for(n: usize) -> u32 {
-    let mut w = 1;
-    while (1usize << w) < n {
-        w += 1;
-    }
-    w
-}
-
-fn mask(w: u32) -> u64 {
-    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
-}
 
 /// The value of a `w`-bit code, two's complement if `signed`.
 fn value(bits: u64, w: u32, signed: bool) -> i128 {

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{require_tool, scratch, verilate_and_run, Rng};
+use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
 
 /// One tensor: rows x cols folded pe x simd, width-bit codes.
 #[derive(Debug, Clone, Copy)]
@@ -38,20 +38,6 @@ struct Cfg {
     pw: u32,
     /// PREFETCH: param registered from blk_next (the next cycle's blk).
     prefetch: bool,
-}
-
-/// Bits that hold 0 .. n - 1, at least 1 (written here, not taken from the
-/// generator, so the test checks the RTL's widths independently).
-fn bits_for(n: usize) -> u32 {
-    let mut w = 1;
-    while (1usize << w) < n {
-        w += 1;
-    }
-    w
-}
-
-fn mask(w: u32) -> u64 {
-    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
 }
 
 impl Tensor {

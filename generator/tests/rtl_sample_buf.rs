@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{require_tool, scratch, verilate_and_run, Rng};
+use common::{mask, require_tool, scratch, verilate_and_run, Rng};
 
 #[derive(Debug, Clone, Copy)]
 struct Cfg {
@@ -34,10 +34,6 @@ struct In {
     play: bool,
     x_ready: bool,
     t_next: bool,
-}
-
-fn mask(w: u32) -> u64 {
-    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
 }
 
 #[test]

@@ -81,6 +81,21 @@ pub fn verilate_and_run(dir: &Path, top: &str, rtl: &[&str]) -> String {
     run(&mut Command::new(dir.join("obj/vsim")), "simulation", dir)
 }
 
+/// Bits that hold 0 .. n - 1, at least 1 (written here, not taken from the
+/// generator, so the tests check the RTL's widths independently).
+pub fn bits_for(n: usize) -> u32 {
+    let mut w = 1;
+    while (1usize << w) < n {
+        w += 1;
+    }
+    w
+}
+
+/// The low `w` bits set (all 64 for `w >= 64`).
+pub fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
 /// Deterministic random numbers (SplitMix64), seeded by the tests.
 pub struct Rng(pub u64);
 
