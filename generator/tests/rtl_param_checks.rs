@@ -108,6 +108,16 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        module: "fptgen_diff_eval",
+        bad: &[
+            ("M", 0, "fptgen_param_error_diff_eval_count_out_of_range"),
+            ("WORDS", 2, "fptgen_param_error_diff_eval_words_do_not_fit_inputs"),
+            ("PW", 1, "fptgen_param_error_diff_eval_width_out_of_range"),
+            ("B_TRAIN", 2, "fptgen_param_error_diff_eval_train_flags_invalid"),
+            ("SLOTS", 3, "fptgen_param_error_diff_eval_size_out_of_range"),
+        ],
+    },
+    Case {
         module: "fptgen_es_ctrl",
         bad: &[
             ("P", 7, "fptgen_param_error_es_ctrl_count_out_of_range"),
