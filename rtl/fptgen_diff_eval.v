@@ -32,14 +32,21 @@
  * copy, in the training order's codes); with B_TRAIN = 0 the biases are
  * the constant BIASES.
  *
+ * The writes are registered before anything is computed from them (a
+ * write's data is the end of the trainer's perturbation path), so a
+ * change reaches the lanes two cycles after its write.
+ *
  * Finishing: fin_start (not while busy, at least 2 cycles after the
  * pass's last write) runs over every sample s and slot k < R (R = rows_used,
- * at least 1), one (s, k) per cycle from the next cycle on, sample-major:
+ * at least 1), one (s, k) per cycle from the second cycle after it on,
+ * sample-major:
  *   - fin_mode 0 (member): y' = finish(b[r], S[s][r] + dS[s][k]) and
  *     y = finish(b[r], S[s][r]) (fptgen_delta_finish, twice); a sample is
  *     changed when any of its rows differs or the pass wrote a bias.
- *     Changed samples go, in increasing order, into a FIFO (ch_valid,
- *     ch_index, ch_pop) and are counted (ch_count); the unchanged samples'
+ *     Changed samples go, in increasing order, into a FIFO with two read
+ *     sides (ch_valid, ch_index, ch_pop for the inputs; ct_index, ct_pop
+ *     for the targets, fptgen_sample_buf's x_sel and t_sel) and are
+ *     counted (ch_count); the unchanged samples'
  *     l[s] are summed (base_loss, modulo 2^32: the generator uses the unit
  *     only where no loss of M samples can reach 2^32);
  *   - fin_mode 1 (update): S[s][r] += dS[s][k];
@@ -47,8 +54,8 @@
  *     that fill passes over every parameter in the training order (with
  *     wr_fill) compute S from nothing.
  * busy is high from the cycle after fin_start for M * R + FIN_TAIL cycles
- * (FIN_TAIL = 5: the reads, the finishing's LAT of 3, the verdict); the
- * results are valid when it falls.
+ * (FIN_TAIL = 6: a start cycle, the reads, the finishing's LAT of 3, the
+ * verdict); the results are valid when it falls.
  *
  * Inputs of the buffered samples (x[s][i], the network's input codes):
  * loaded with the sample buffer, from its load stream (a word of WORD_W =
@@ -158,7 +165,9 @@ module fptgen_diff_eval #(
     output wire [31:0]              base_loss,
     output wire                     ch_valid,
     output wire [clog2(M)-1:0]      ch_index,
-    input  wire                     ch_pop
+    input  wire                     ch_pop,
+    output wire [clog2(M)-1:0]      ct_index,
+    input  wire                     ct_pop
 );
 
 `include "fptgen_clog2.vh"
@@ -270,7 +279,7 @@ end
 wire            wr = wr_perturb || wr_update || wr_fill;
 wire            wr_weight = wr && !pos_bias_reg;
 wire            wr_bias = wr && pos_bias_reg;
-wire            unused_wr_bias = wr_bias;   // with B_TRAIN = 0
+wire            unused_wr_bias = wr_bias;
 reg  [RW-1:0]   base_r_reg;     // the row of the pass's first weight (slot 0)
 reg  [RCW-1:0]  rows_used_reg;
 reg             bias_seen_reg;
@@ -280,9 +289,6 @@ wire [KW-1:0]   slot_now = at_start_reg ? {KW{1'b0}} : slot_r[KW-1:0];
 wire [31:0]     slot_rows = {{(32 - KW){1'b0}}, slot_now} + 32'd1;   // rows used when slot_now is the last
 wire            unused_slot_rows = ^slot_rows;
 wire            first_now = at_start_reg || pos_i_reg == {IXW{1'b0}};
-wire [DW-1:0]   wdata_x = {wdata[PW-1], wdata};
-wire [DW-1:0]   committed_x = {committed[PW-1], committed};
-wire [DW-1:0]   d_now = wr_fill ? committed_x : wdata_x - committed_x;
 wire            unused_slot_r = ^slot_r;
 
 always @(posedge clk) begin
@@ -309,18 +315,43 @@ always @(posedge clk) begin
     end
 end
 
+// The write, registered: its change, lane slot, input and row
+reg             sn_weight_reg, sn_bias_reg, sn_fill_reg, sn_commit_reg, sn_first_reg;
+reg  [PW-1:0]   sn_wdata_reg, sn_committed_reg;
+reg  [KW-1:0]   sn_slot_reg;
+reg  [IXW-1:0]  sn_i_reg;
+reg  [RW-1:0]   sn_r_reg;
+
+always @(posedge clk) begin
+    sn_weight_reg <= wr_weight && !rst;
+    sn_bias_reg <= wr_bias && !rst;
+    sn_fill_reg <= wr_fill;
+    sn_commit_reg <= wr_update || wr_fill;
+    sn_first_reg <= first_now;
+    sn_wdata_reg <= wdata;
+    sn_committed_reg <= committed;
+    sn_slot_reg <= slot_now;
+    sn_i_reg <= pos_i_reg;
+    sn_r_reg <= pos_r_reg;
+end
+
+wire [DW-1:0]   wdata_x = {sn_wdata_reg[PW-1], sn_wdata_reg};
+wire [DW-1:0]   committed_x = {sn_committed_reg[PW-1], sn_committed_reg};
+wire [DW-1:0]   d_now = sn_fill_reg ? committed_x : wdata_x - committed_x;
+
 // The committed biases
 reg  [B_W-1:0]  bias_mem [0:ROWS-1];
-wire            unused_wdata_hi = ^wdata;
+wire            unused_wdata_hi = ^sn_wdata_reg;
 
 generate
     if (B_TRAIN != 0) begin : g_bias_shadow
         always @(posedge clk) begin
-            if (wr_bias && (wr_update || wr_fill)) begin
-                bias_mem[pos_r_reg] <= wdata[B_W-1:0];
+            if (sn_bias_reg && sn_commit_reg) begin
+                bias_mem[sn_r_reg] <= sn_wdata_reg[B_W-1:0];
             end
         end
     end else begin : g_bias_const
+        wire unused_sn = sn_bias_reg ^ sn_commit_reg ^ (^sn_r_reg);
         genvar r;
         for (r = 0; r < ROWS; r = r + 1) begin : g_row
             initial bias_mem[r] = BIASES[r*B_W +: B_W];
@@ -335,9 +366,9 @@ reg  [DW-1:0]   ln_d_reg;
 wire [M*X_W-1:0] ln_x;
 
 always @(posedge clk) begin
-    ln_valid_reg <= wr_weight && !rst;
-    ln_first_reg <= first_now;
-    ln_slot_reg <= slot_now;
+    ln_valid_reg <= sn_weight_reg && !rst;
+    ln_first_reg <= sn_first_reg;
+    ln_slot_reg <= sn_slot_reg;
     ln_d_reg <= d_now;
 end
 
@@ -391,7 +422,7 @@ generate
             if (un_we && un_s_reg == s) begin
                 x_mem[un_addr_reg[IXW-1:0]] <= un_word_reg[X_W-1:0];
             end
-            x_reg <= x_mem[pos_i_reg];
+            x_reg <= x_mem[sn_i_reg];
         end
 
         assign ln_x[s*X_W +: X_W] = x_reg;
@@ -425,7 +456,9 @@ fptgen_delta_lanes #(
 );
 
 // ---------------------------------------------------------------------------
-// Finishing, stage 0: one (sample, slot) per cycle
+// Finishing, stage 0: one (sample, slot) per cycle, from the cycle after
+// the start cycle (f_go)
+reg             f_go_reg;
 reg             f_run_reg;
 reg  [1:0]      mode_reg;
 reg  [RCW-1:0]  f_rows_reg;     // R
@@ -470,6 +503,7 @@ end
 
 always @(posedge clk) begin
     if (rst) begin
+        f_go_reg <= 1'b0;
         f_run_reg <= 1'b0;
         mode_reg <= 2'd0;
         f_slot_reg <= {KW{1'b0}};
@@ -477,12 +511,15 @@ always @(posedge clk) begin
         f_srow_reg <= {SAW{1'b0}};
         f_rows_reg <= {RCW{1'b0}};
     end else if (fin_start && !busy) begin
-        f_run_reg <= 1'b1;
+        f_go_reg <= 1'b1;
         mode_reg <= fin_mode;
         f_slot_reg <= {KW{1'b0}};
         f_s_reg <= {SW_{1'b0}};
         f_srow_reg <= {SAW{1'b0}};
         f_rows_reg <= rows_used_reg;
+    end else if (f_go_reg) begin
+        f_go_reg <= 1'b0;
+        f_run_reg <= 1'b1;
     end else if (f_run_reg) begin
         if (f_slot_last) begin
             f_slot_reg <= {KW{1'b0}};
@@ -537,7 +574,7 @@ reg  [SW_-1:0]  v_s_reg;        // the sample of the next verdict
 reg  [CW-1:0]   count_reg;
 reg  [31:0]     base_reg;
 reg  [SW_-1:0]  fifo [0:M-1];
-reg  [CW-1:0]   rd_ptr_reg;
+reg  [CW-1:0]   rd_ptr_reg, rt_ptr_reg;
 wire [31:0]     out_l = tag_out[TAG_W-1:2];
 wire            out_used = tag_out[1];
 wire            out_last = tag_out[0];
@@ -550,6 +587,7 @@ always @(posedge clk) begin
         count_reg <= {CW{1'b0}};
         base_reg <= 32'd0;
         rd_ptr_reg <= {CW{1'b0}};
+        rt_ptr_reg <= {CW{1'b0}};
     end else begin
         if (new_valid) begin
             if (out_last) begin
@@ -568,6 +606,9 @@ always @(posedge clk) begin
         if (ch_pop && ch_valid) begin
             rd_ptr_reg <= rd_ptr_reg + 1'b1;
         end
+        if (ct_pop && rt_ptr_reg < count_reg) begin
+            rt_ptr_reg <= rt_ptr_reg + 1'b1;
+        end
     end
 end
 
@@ -582,11 +623,12 @@ always @(posedge clk) begin
     end
 end
 
-assign busy = f_run_reg || v1_reg || (|flight_reg);
+assign busy = f_go_reg || f_run_reg || v1_reg || (|flight_reg);
 assign ch_count = count_reg;
 assign base_loss = base_reg;
 assign ch_valid = rd_ptr_reg < count_reg;
 assign ch_index = fifo[rd_ptr_reg[SW_-1:0]];
+assign ct_index = fifo[rt_ptr_reg[SW_-1:0]];
 
 endmodule
 

@@ -62,6 +62,21 @@
  * (fptgen_sample_buf: 1, or WORDS + 2). The generator's report.json states the sum per
  * iteration and co-simulation measures it.
  *
+ * Evaluation by difference (DIFF = 1; docs/training.md, "Evaluation by
+ * difference in hardware"): fptgen_diff_eval keeps each buffered sample's
+ * committed sums and decides which samples a member changes. ctl_start
+ * first fills it: every group, GROUP, READ, READ_WAIT, then FILL (tg
+ * cycles: the committed values written back, op_fill, the unit taking
+ * them as its fill) and FIN (mode 2), then the next group; after the last
+ * the training starts at group 0. Each group then evaluates the committed
+ * parameters first (as the baseline evaluation: EVAL_START, EVAL,
+ * LOSS_WAIT, BASE_DONE; the top level keeps each sample's loss, l_capture),
+ * each member's PERTURB pass is followed by FIN (mode 0: FIN_GAP,
+ * FIN_START, FIN_WAIT until the unit is idle, M * R + 9 cycles) and an
+ * evaluation of the changed samples only (sub: ch_count of them, none
+ * when ch_count is 0, the loss starting from the others' committed
+ * losses), and the UPDATE pass by FIN (mode 1, the unit's commit).
+ *
  * Inference: in IDLE, DONE and PAUSED the pipeline serves the external
  * stream at full rate. While training runs, a request waiting at a BOUNDARY
  * is served then (SERVE: up to SERVE_MAX requests while they keep coming),
@@ -93,7 +108,10 @@ module fptgen_es_ctrl #(
     parameter integer SERVE_MAX = 4,
     // Cycles from the last sample's output to its error being in `loss`
     // (fptgen_loss_acc's LAT, >= 1)
-    parameter integer LOSS_WAIT = 1
+    parameter integer LOSS_WAIT = 1,
+    // 1: evaluation by difference (fptgen_diff_eval); 0: every member
+    // evaluates all M samples
+    parameter integer DIFF = 0
 ) (
     input  wire           clk,
     input  wire           rst,
@@ -150,7 +168,16 @@ module fptgen_es_ctrl #(
     output wire           op_restore,    // write block blk's committed value
     output wire           op_update,     // write block blk's updated value
     output wire           negate,        // perturb with -e (odd antithetic member)
-    output wire [32:0]    signal
+    output wire [32:0]    signal,
+
+    // Evaluation by difference (DIFF = 1; unused otherwise)
+    output wire           op_fill,       // write block blk's committed value (the fill)
+    output wire           fin_start,     // fptgen_diff_eval's finishing ...
+    output wire [1:0]     fin_mode,      // ... in this mode
+    input  wire           fin_busy,
+    input  wire [clog2(M + 1)-1:0] ch_count, // changed samples of the member
+    output wire           sub,           // the evaluation is of the changed samples
+    output wire           l_capture      // the evaluation is the committed one: keep its losses
 );
 
 `include "fptgen_clog2.vh"
@@ -171,6 +198,9 @@ generate
     if (T < 1 || P < 1 || P > T || N < 1 || M < 1 || FITNESS < 0 || FITNESS > 2 ||
             SERVE_MAX < 1 || LOSS_WAIT < 1 || LOSS_WAIT > 255) begin : g_error_count_out_of_range
         fptgen_param_error_es_ctrl_count_out_of_range error_inst ();
+    end
+    if (DIFF < 0 || DIFF > 1) begin : g_error_diff_not_0_or_1
+        fptgen_param_error_es_ctrl_diff_not_0_or_1 error_inst ();
     end
     if (FITNESS == 0 && N % 2 != 0) begin : g_error_antithetic_needs_even_n
         fptgen_param_error_es_ctrl_antithetic_needs_even_n error_inst ();
@@ -217,7 +247,11 @@ localparam [4:0] S_IDLE       = 5'd0,
                  S_PAUSED     = 5'd18,
                  S_SERVE      = 5'd19,
                  S_PO2        = 5'd20,
-                 S_LOSS_WAIT  = 5'd21;
+                 S_LOSS_WAIT  = 5'd21,
+                 S_FILL       = 5'd22,
+                 S_FIN_GAP    = 5'd23,
+                 S_FIN_START  = 5'd24,
+                 S_FIN_WAIT   = 5'd25;
 
 reg [4:0]      state_reg, state_next;
 reg [4:0]      after_reg, after_next;      // DRAIN's successor
@@ -240,6 +274,8 @@ reg [31:0]     prev_loss_reg, prev_loss_next;
 reg [31:0]     base_loss_reg, base_loss_next;
 reg [32:0]     signal_reg, signal_next;
 reg [SV_W-1:0] serve_cnt_reg, serve_cnt_next;
+reg            fill_reg, fill_next;            // the fill sweep runs (DIFF)
+reg [1:0]      fin_mode_reg, fin_mode_next;
 reg [15:0]     outstanding_reg;
 
 wire [TGW-1:0] tg = group_reg == LAST_G ? LAST_TG : P_C;
@@ -255,7 +291,7 @@ wire           j_end = j_reg == LAST_J;    // a pass's last block
 // fc1's weight memory). The value in a cycle is the one the current state
 // gives: j < tg uses the current tg, which changes only when the group
 // does (NEXT_GROUP), never just before a writing pass.
-reg            op_read_reg, op_perturb_reg, op_restore_reg, op_update_reg;
+reg            op_read_reg, op_perturb_reg, op_restore_reg, op_update_reg, op_fill_reg;
 wire [TGW-1:0] j_next_ext = {{(TGW - JW){1'b0}}, j_next};
 wire           j_on_next = j_next_ext < tg;
 wire           draws = !(antithetic && odd);
@@ -282,9 +318,19 @@ assign st_group = group_reg;
 assign st_member = member_reg;
 assign st_last_loss = last_loss_reg;
 assign ev_loss = state_reg == S_PO2;
-assign ev_base = state_reg == S_BOUNDARY && base_eval_reg;
+assign ev_base = state_reg == S_BOUNDARY && base_eval_reg && FITNESS == 1;
 
-assign play = state_reg == S_EVAL_START;
+// A member's evaluation by difference plays the changed samples only.
+wire   sub_eval = DIFF != 0 && !base_eval_reg;
+wire   no_samples = sub_eval && ch_count == {MW{1'b0}};
+wire [MW-1:0] eval_last = sub_eval ? ch_count - 1'b1 : LAST_M;
+assign sub = sub_eval;
+assign l_capture = DIFF != 0 && base_eval_reg;
+assign fin_start = state_reg == S_FIN_START;
+assign fin_mode = fin_mode_reg;
+assign op_fill = op_fill_reg;
+
+assign play = state_reg == S_EVAL_START && !no_samples;
 assign loss_clear = state_reg == S_EVAL_START;
 assign seed = state_reg == S_INIT;
 assign active = tg;
@@ -301,13 +347,15 @@ assign op_update = op_update_reg;
 assign negate = antithetic && odd;
 assign signal = signal_reg;
 
-wire serial = op_read || op_perturb || op_restore || op_update;
+wire serial = op_read || op_perturb || op_restore || op_update || op_fill;
 assign cur_clear = state_reg == S_INIT;
 assign cur_save = state_reg == S_GROUP;
 // After a serial phase the cursor returns to the group's first parameter,
-// except after the update, when it stays on the next group's first.
-assign cur_step = serial && !(j_last && state_reg != S_UPDATE);
-assign cur_rewind = serial && j_last && state_reg != S_UPDATE;
+// except after the update and the fill, when it stays on the next group's
+// first.
+wire moves_on = state_reg == S_UPDATE || state_reg == S_FILL;
+assign cur_step = serial && !(j_last && !moves_on);
+assign cur_rewind = serial && j_last && !moves_on;
 
 always @* begin
     state_next = state_reg;
@@ -332,6 +380,8 @@ always @* begin
     base_loss_next = base_loss_reg;
     signal_next = signal_reg;
     serve_cnt_next = serve_cnt_reg;
+    fill_next = fill_reg;
+    fin_mode_next = fin_mode_reg;
 
     case (state_reg)
         S_IDLE, S_DONE: begin
@@ -351,6 +401,7 @@ always @* begin
             group_next = {GW{1'b0}};
             done_next = 1'b0;
             pause_next = 1'b0;
+            fill_next = DIFF != 0;
             if (cfg_iterations == 32'd0) begin
                 state_next = S_DONE;
                 done_next = 1'b1;
@@ -372,7 +423,10 @@ always @* begin
             end
         end
         S_READ_WAIT: begin
-            if (FITNESS == 1) begin
+            if (fill_reg) begin
+                j_next = {JW{1'b0}};
+                state_next = S_FILL;
+            end else if (FITNESS == 1 || DIFF != 0) begin
                 base_eval_next = 1'b1;
                 state_next = S_EVAL_START;
             end else begin
@@ -381,12 +435,13 @@ always @* begin
         end
         S_EVAL_START: begin
             outs_next = {MW{1'b0}};
-            state_next = S_EVAL;
+            wait_next = {LWW{1'b0}};
+            state_next = no_samples ? S_LOSS_WAIT : S_EVAL;
         end
         S_EVAL: begin
             if (train_out_fire) begin
                 outs_next = outs_reg + 1'b1;
-                if (outs_reg == LAST_M) begin
+                if (outs_reg == eval_last) begin
                     state_next = S_LOSS_WAIT;
                     wait_next = {LWW{1'b0}};
                 end
@@ -400,7 +455,9 @@ always @* begin
         end
         S_BASE_DONE: begin
             base_loss_next = loss;
-            last_loss_next = loss;
+            if (FITNESS == 1) begin
+                last_loss_next = loss;
+            end
             state_next = S_BOUNDARY;   // ev_base fires there
         end
         S_BOUNDARY: begin
@@ -446,7 +503,8 @@ always @* begin
                 j_next = j_reg + 1'b1;
                 if (j_end) begin
                     pend_next = 1'b0;
-                    state_next = S_EVAL_START;
+                    fin_mode_next = 2'd0;
+                    state_next = DIFF != 0 ? S_FIN_GAP : S_EVAL_START;
                 end
             end
         end
@@ -491,12 +549,41 @@ always @* begin
             if (!lead_reg) begin
                 j_next = j_reg + 1'b1;
                 if (j_end) begin
-                    state_next = S_NEXT_GROUP;
+                    fin_mode_next = 2'd1;
+                    state_next = DIFF != 0 ? S_FIN_GAP : S_NEXT_GROUP;
                 end
             end
         end
+        S_FILL: begin
+            j_next = j_reg + 1'b1;
+            if (j_last) begin
+                fin_mode_next = 2'd2;
+                state_next = S_FIN_GAP;
+            end
+        end
+        S_FIN_GAP: begin
+            // the pass's last change reaches the unit's lanes
+            state_next = S_FIN_START;
+        end
+        S_FIN_START: begin
+            state_next = S_FIN_WAIT;
+        end
+        S_FIN_WAIT: begin
+            if (!fin_busy) begin
+                state_next = fin_mode_reg == 2'd0 ? S_EVAL_START : S_NEXT_GROUP;
+            end
+        end
         S_NEXT_GROUP: begin
-            if (group_reg == LAST_G) begin
+            if (fill_reg) begin
+                // the fill sweep: every group once, then training from group 0
+                if (group_reg == LAST_G) begin
+                    fill_next = 1'b0;
+                    group_next = {GW{1'b0}};
+                end else begin
+                    group_next = group_reg + 1'b1;
+                end
+                state_next = S_GROUP;
+            end else if (group_reg == LAST_G) begin
                 group_next = {GW{1'b0}};
                 iter_next = iter_reg + 1'b1;
                 if (iter_reg + 1'b1 == iters_reg) begin
@@ -543,6 +630,9 @@ always @(posedge clk) begin
         base_loss_reg <= 32'd0;
         signal_reg <= 33'd0;
         serve_cnt_reg <= {SV_W{1'b0}};
+        fill_reg <= 1'b0;
+        fin_mode_reg <= 2'd0;
+        op_fill_reg <= 1'b0;
         outstanding_reg <= 16'd0;
         op_read_reg <= 1'b0;
         op_perturb_reg <= 1'b0;
@@ -573,6 +663,9 @@ always @(posedge clk) begin
         base_loss_reg <= base_loss_next;
         signal_reg <= signal_next;
         serve_cnt_reg <= serve_cnt_next;
+        fill_reg <= fill_next;
+        fin_mode_reg <= fin_mode_next;
+        op_fill_reg <= state_next == S_FILL;
         outstanding_reg <= outstanding_reg + {15'd0, ext_in_fire} - {15'd0, ext_out_fire};
         op_read_reg <= state_next == S_READ;
         op_perturb_reg <= state_next == S_PERTURB && !lead_next && j_on_next;

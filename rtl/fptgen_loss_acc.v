@@ -13,8 +13,15 @@
  * OUTPUTS) / 2) stages, 0 for one output), and the sum is added to the
  * loss. A sample added in cycle c is in `loss` from edge c + 1 + LAT on,
  * LAT = T + 1 (the trainer waits that long after the last sample:
- * fptgen_es_ctrl's LOSS_WAIT). clear zeroes the loss and drops the samples
- * still in the pipeline (and one added in the same cycle).
+ * fptgen_es_ctrl's LOSS_WAIT). clear sets the loss to init (0 for a
+ * whole evaluation; evaluation by difference starts from the unchanged
+ * samples' committed losses) and drops the samples still in the pipeline
+ * (and one added in the same cycle); rst zeroes it.
+ *
+ * Per sample: vec_valid is high in the cycle in which a sample's sum
+ * reaches the loss register's input (the loss shows it from the next
+ * edge), with that sum in vec_loss (its low 32 bits), so that a caller can
+ * keep each sample's loss (fptgen_diff_eval's l).
  */
 
 `resetall
@@ -31,10 +38,13 @@ module fptgen_loss_acc #(
     input  wire                   clk,
     input  wire                   rst,
     input  wire                   clear,
+    input  wire [31:0]            init,
     input  wire                   add,
     input  wire [OUTPUTS*Y_W-1:0] y,
     input  wire [OUTPUTS*Y_W-1:0] t,
-    output wire [31:0]            loss
+    output wire [31:0]            loss,
+    output wire                   vec_valid,
+    output wire [31:0]            vec_loss
 );
 
 `include "fptgen_clog2.vh"
@@ -133,14 +143,22 @@ reg  [31:0]    loss_reg;
 wire [L_W-1:0] total = {{(L_W - 32){1'b0}}, loss_reg} + {{(L_W - SUM_W){1'b0}}, node[NODES-1]};
 
 always @(posedge clk) begin
-    if (rst || clear) begin
+    if (rst) begin
         loss_reg <= 32'd0;
+    end else if (clear) begin
+        loss_reg <= init;
     end else if (valid_reg[T]) begin
         loss_reg <= (total[L_W-1:32] != {(L_W - 32){1'b0}}) ? 32'hFFFF_FFFF : total[31:0];
     end
 end
 
 assign loss = loss_reg;
+
+wire [L_W-1:0] vec_ext = {{(L_W - SUM_W){1'b0}}, node[NODES-1]};
+wire           unused_vec_ext = ^vec_ext[L_W-1:32];
+
+assign vec_valid = valid_reg[T];
+assign vec_loss = vec_ext[31:0];
 
 endmodule
 

@@ -21,6 +21,16 @@
  * cycles later, which needs WORDS <= INTERVAL - 2 when WORDS > 1. t_data
  * shows the target of the next output: target 0 after play, then the next
  * one after each t_next pulse (one per output taken).
+ *
+ * Subsets (SUBSET = 1, evaluation by difference): a play with sub high
+ * presents `count` samples (1..M) instead of all M, in the order an
+ * external queue gives them (fptgen_diff_eval's FIFO of changed samples):
+ * x_sel is the index of the next sample to present, x_sel_pop advances the
+ * queue when its first word is read (at play and after each sample taken),
+ * and t_sel/t_sel_pop do the same for the targets, so that t_data follows
+ * the same samples. The timing is that of a play of `count` samples. With
+ * sub low, or SUBSET = 0, a play is as above (x_sel_pop and t_sel_pop stay
+ * low).
  */
 
 `resetall
@@ -38,7 +48,9 @@ module fptgen_sample_buf #(
     parameter integer WORDS = 1,
     parameter integer WORD_W = 16,
     // Cycles between samples presented (>= 1)
-    parameter integer INTERVAL = 1
+    parameter integer INTERVAL = 1,
+    // 1: plays of a subset (sub, count, x_sel, t_sel) are possible
+    parameter integer SUBSET = 0
 ) (
     input  wire              clk,
     input  wire              rst,
@@ -50,6 +62,12 @@ module fptgen_sample_buf #(
     input  wire              ld_enable,
 
     input  wire              play,
+    input  wire              sub,
+    input  wire [clog2(M + 1)-1:0] count,
+    input  wire [clog2(M)-1:0] x_sel,
+    output wire              x_sel_pop,
+    input  wire [clog2(M)-1:0] t_sel,
+    output wire              t_sel_pop,
     output wire [X_W-1:0]    x_data,
     output wire              x_valid,
     input  wire              x_ready,
@@ -81,7 +99,7 @@ localparam [PACE_W-1:0] PACE_INIT = PACE_INIT_I[PACE_W-1:0];
 generate
     if (M < 1 || X_W < 1 || T_W < 1 || INTERVAL < 1 || WORDS < 1 || WORD_W < 1 ||
             WORDS * WORD_W < X_W || (WORDS - 1) * WORD_W >= X_W ||
-            (WORDS > 1 && WORDS > INTERVAL - 2)) begin : g_error_out_of_range
+            (WORDS > 1 && WORDS > INTERVAL - 2) || SUBSET < 0 || SUBSET > 1) begin : g_error_out_of_range
         fptgen_param_error_sample_buf_out_of_range error_inst ();
     end
 endgenerate
@@ -124,12 +142,29 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------------------
+// Subsets: the play's kind and length
+wire             sub_now = SUBSET != 0 && sub;
+reg              sub_reg;
+reg [IW-1:0]     count_reg;
+wire [IW-1:0]    total = sub_reg ? count_reg : M_I;
+
+always @(posedge clk) begin
+    if (rst) begin
+        sub_reg <= 1'b0;
+        count_reg <= M_I;
+    end else if (play) begin
+        sub_reg <= sub_now;
+        count_reg <= count;
+    end
+end
+
+// ---------------------------------------------------------------------------
 // Play: inputs
 reg [IW-1:0]     xidx_reg;   // samples presented so far (the current one included)
 reg              xv_reg;
 reg [PACE_W-1:0] pace_reg;
 wire x_take = xv_reg && x_ready;
-wire x_more = xidx_reg != M_I;
+wire x_more = xidx_reg != total;
 reg [XP_W-1:0]   x_reg;
 
 generate
@@ -137,9 +172,11 @@ generate
         // One word per sample: the memory's output register is the vector.
         wire x_rd = play || (x_take && x_more);
         reg [XA_W-1:0] ra_reg;
+        wire sel = play ? sub_now : sub_reg;
+        assign x_sel_pop = x_rd && sel;
         always @(posedge clk) begin
             if (x_rd) begin
-                x_reg <= xmem[play ? {XA_W{1'b0}} : ra_reg];
+                x_reg <= xmem[sel ? x_sel : (play ? {XA_W{1'b0}} : ra_reg)];
             end
         end
         always @(posedge clk) begin
@@ -181,6 +218,12 @@ generate
         reg              pend_reg;   // a sample is being assembled or waits
         reg [WORD_W-1:0] word_reg;
         wire rd = rk_reg != {KW{1'b0}};
+        // a subset's next sample: its first word
+        localparam integer WORDS_I = WORDS;
+        wire [31:0] sel_base32 = {{(32 - TA_W){1'b0}}, x_sel} * WORDS_I;
+        wire [XA_W-1:0] sel_base = sel_base32[XA_W-1:0];
+        wire unused_sel_base = ^sel_base32;
+        assign x_sel_pop = (play && sub_now) || (!play && x_take && x_more && sub_reg);
         wire [KW-1:0] left_next = cap_reg ? left_reg - 1'b1 : left_reg;
         wire [PACE_W-1:0] pace_next = pace_reg == {PACE_W{1'b0}} ? pace_reg : pace_reg - 1'b1;
         always @(posedge clk) begin
@@ -204,7 +247,7 @@ generate
             end else begin
                 cap_reg <= rd;
                 if (play) begin
-                    ra_reg <= {XA_W{1'b0}};
+                    ra_reg <= sub_now ? sel_base : {XA_W{1'b0}};
                     rk_reg <= LAST_K + 1'b1;
                     left_reg <= LAST_K + 1'b1;
                     pend_reg <= 1'b1;
@@ -215,6 +258,9 @@ generate
                     xv_reg <= 1'b0;
                     left_reg <= left_next;
                     if (x_more) begin
+                        if (sub_reg) begin
+                            ra_reg <= sel_base;
+                        end
                         rk_reg <= LAST_K + 1'b1;
                         left_reg <= LAST_K + 1'b1;
                         xidx_reg <= xidx_reg + 1'b1;
@@ -250,9 +296,11 @@ endgenerate
 // Play: targets
 reg [IW-1:0]  tidx_reg;
 reg [T_W-1:0] t_reg;
-wire t_more = tidx_reg != M_I;
+wire t_more = tidx_reg != total;
 wire t_rd = play || (t_next && t_more);
-wire [TA_W-1:0] t_addr = play ? {TA_W{1'b0}} : tidx_reg[TA_W-1:0];
+wire t_sel_now = play ? sub_now : sub_reg;
+wire [TA_W-1:0] t_addr = t_sel_now ? t_sel : (play ? {TA_W{1'b0}} : tidx_reg[TA_W-1:0]);
+assign t_sel_pop = t_rd && t_sel_now;
 
 always @(posedge clk) begin
     if (t_rd) begin

@@ -13,7 +13,10 @@
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),
  *     loaded through the ld_* stream;
  *   - the weight-update controller (fptgen_es_ctrl: N = {= t.n =}, {= t.g =} group(s) of
- *     {= t.p =} over T = {= t.t =} parameters, {= t.cycles_per_iteration =} cycles per iteration).
+ *     {= t.p =} over T = {= t.t =} parameters, {= t.cycles_per_iteration =} cycles per iteration{% if t.diff.is_some() %} at most{% endif %}).
+ *   - member evaluation: {= t.evaluation.mode =} ({= t.evaluation.reason =}){% if let Some(d) = t.diff %};
+ *     the difference unit (fptgen_diff_eval: {= t.m =} samples x {= d.rows =} rows of committed sums,
+ *     {= d.slots =} row slot(s)){% endif %}.
  *
  * Trainable tensors, in training order (each in block RAM, written only
  * through its memory's trainer port):
@@ -62,10 +65,16 @@ wire cur_clear, cur_rewind, cur_step, cur_save, seed;
 wire [{= t.block_w =}:0] active;
 wire [{= t.block_w - 1 =}:0] blk, blk_next;
 wire rot, draw, ring_clear, acc_en;
-wire op_read, op_perturb, op_restore, op_update, negate;
+wire op_read, op_perturb, op_restore, op_update, op_fill, negate;
+wire fin_start, fin_busy, sub, l_capture;
+wire [1:0] fin_mode;
+wire [{= t.count_w() - 1 =}:0] ch_count;
 wire ev_loss, ev_base;
 wire [32:0] signal;
 wire [31:0] loss;
+wire vec_valid;
+wire [31:0] vec_loss;{% if t.diff.is_some() %}
+wire diff_ch_valid;{% endif %}
 wire net_in_ready, net_out_valid;
 wire [{= n.out_bits() - 1 =}:0] net_out_data;
 wire ext_in_fire = in_valid && in_ready;
@@ -79,7 +88,8 @@ fptgen_es_ctrl #(
     .M({= t.m =}),
     .FITNESS({= t.fitness =}),
     .SERVE_MAX({= t.serve_max =}),
-    .LOSS_WAIT({= t.loss_wait =})
+    .LOSS_WAIT({= t.loss_wait =}),
+    .DIFF({% if t.diff.is_some() %}1{% else %}0{% endif %})
 ) u_ctrl (
     .clk(clk),
     .rst(rst),
@@ -123,11 +133,45 @@ fptgen_es_ctrl #(
     .op_restore(op_restore),
     .op_update(op_update),
     .negate(negate),
-    .signal(signal)
+    .signal(signal),
+    .op_fill(op_fill),
+    .fin_start(fin_start),
+    .fin_mode(fin_mode),
+    .fin_busy(fin_busy),
+    .ch_count(ch_count),
+    .sub(sub),
+    .l_capture(l_capture)
 );
 
 // Buffered samples enter whenever the controller is not serving requests.
 wire x_gate = 1'b1;
+{%- if t.diff.is_some() %}
+// Evaluation by difference: a member's evaluation plays the changed
+// samples (the difference unit's FIFO); the unit takes the load stream's
+// words, one value per cycle, holding the stream meanwhile.
+localparam integer BUF_SUBSET = 1;
+wire diff_ld_hold;
+wire ld_gate = !diff_ld_hold;
+wire buf_sub = sub;
+wire [{= t.count_w() - 1 =}:0] buf_count = ch_count;
+wire [{= t.sample_w() - 1 =}:0] buf_x_sel, buf_t_sel;
+wire buf_x_pop, buf_t_pop;
+wire [31:0] diff_base;
+{%- else %}
+// Every play is of the whole buffer; the load stream is never held.
+localparam integer BUF_SUBSET = 0;
+wire ld_gate = 1'b1;
+wire buf_sub = 1'b0;
+wire [{= t.count_w() - 1 =}:0] buf_count = {= t.count_w() =}'d{= t.m =};
+wire [{= t.sample_w() - 1 =}:0] buf_x_sel = {= t.sample_w() =}'d0;
+wire [{= t.sample_w() - 1 =}:0] buf_t_sel = {= t.sample_w() =}'d0;
+wire buf_x_pop, buf_t_pop;
+wire unused_buf_pop = buf_x_pop ^ buf_t_pop;
+// (full evaluation: the difference unit's signals are constant)
+assign fin_busy = 1'b0;
+assign ch_count = {= t.count_w() =}'d0;
+wire unused_diff = fin_start ^ (^fin_mode) ^ sub ^ l_capture ^ op_fill;
+{%- endif %}
 
 {% include "trainer_buffer.v" %}
 
@@ -139,11 +183,15 @@ fptgen_loss_acc #(
     .clk(clk),
     .rst(rst),
     .clear(loss_clear),
+    .init({% if t.diff.is_some() %}sub ? diff_base : 32'd0{% else %}32'd0{% endif %}),
     .add(train_out_fire),
     .y(net_out_data),
     .t(t_data),
-    .loss(loss)
+    .loss(loss),
+    .vec_valid(vec_valid),
+    .vec_loss(vec_loss)
 );
+
 
 // ---------------------------------------------------------------------------
 // Incremental-training blocks
@@ -211,7 +259,7 @@ fptgen_itb_ring #(
 // trainable memories, and each block's committed parameter, read from
 // memory at the group's start; the block of the serial phase goes through
 // the shared perturb/update unit
-wire op_write = op_perturb || op_restore || op_update;
+wire op_write = op_perturb || op_restore || op_update || op_fill;
 wire [{= t.tensors.len() - 1 =}:0] tr_en, tr_we;
 {%- for x in t.tensors %}
 wire [{= x.addr_w - 1 =}:0] {= x.port() =}_tr_addr;
@@ -285,6 +333,76 @@ fptgen_es_update #(
 );
 
 wire [PW-1:0] wdata = op_perturb ? perturbed : (op_update ? updated : sel_param);
+{%- if let Some(d) = t.diff %}
+
+// ---------------------------------------------------------------------------
+// Evaluation by difference: the committed evaluation of each group keeps
+// every sample's loss (l); the unit decides which samples a member changes
+// (docs/training.md, "Evaluation by difference in hardware").
+reg [{= t.sample_w() - 1 =}:0] l_index_reg;
+
+always @(posedge clk) begin
+    if (rst || loss_clear) begin
+        l_index_reg <= {= t.sample_w() =}'d0;
+    end else if (l_capture && vec_valid) begin
+        l_index_reg <= l_index_reg + 1'b1;
+    end
+end
+
+fptgen_diff_eval #(
+    .M({= t.m =}),
+    .INPUTS({= d.inputs =}),
+    .ROWS({= d.rows =}),
+    .X_W({= n.x.width =}),
+    .X_S({= n.x.signed =}),
+    .VPW({= d.vpw =}),
+    .WORDS({= t.words =}),
+    .PW(PW),
+    .W_TRAIN(1),
+    .B_TRAIN(1),
+    .SLOTS({= d.slots =}),
+    .S_W({= d.s_w =}),
+    .SHIFT({= d.shift =}),
+    .B_W({= d.b.width =}), .B_F({= d.b.frac =}), .B_S({= d.b.signed =}),
+    .A_W({= d.a.width =}), .A_F({= d.a.frac =}), .A_S({= d.a.signed =}), .A_Q({= d.a.quant =}), .A_O({= d.a.ovf =}),
+    .Y_W({= d.y.width =}), .Y_F({= d.y.frac =}), .Y_S({= d.y.signed =}), .Y_Q({= d.y.quant =}), .Y_O({= d.y.ovf =}),
+    .RELU({= d.relu =}),
+    .X_STYLE("{= d.x_style =}"),
+    .S_STYLE("{= d.s_style =}")
+) u_diff (
+    .clk(clk),
+    .rst(rst),
+    .cur_clear(cur_clear),
+    .cur_rewind(cur_rewind),
+    .cur_step(cur_step),
+    .cur_save(cur_save),
+    .wr_perturb(op_perturb),
+    .wr_update(op_update),
+    .wr_fill(op_fill),
+    .wdata(wdata),
+    .committed(sel_param),
+    .ld_fire(ld_valid && ld_ready),
+    .ld_x(ld_x),
+    .ld_hold(diff_ld_hold),
+    .l_we(l_capture && vec_valid),
+    .l_index(l_index_reg),
+    .l_value(vec_loss),
+    .fin_start(fin_start),
+    .fin_mode(fin_mode),
+    .busy(fin_busy),
+    .ch_count(ch_count),
+    .base_loss(diff_base),
+    .ch_valid(diff_ch_valid),
+    .ch_index(buf_x_sel),
+    .ch_pop(buf_x_pop),
+    .ct_index(buf_t_sel),
+    .ct_pop(buf_t_pop)
+);
+
+wire unused_diff_ch_valid = diff_ch_valid;
+{%- else %}
+wire unused_vec = vec_valid ^ (^vec_loss);
+{%- endif %}
 wire unused_wdata = ^wdata;
 
 assign mon_valid = ev_loss || ev_base || op_update;

@@ -426,10 +426,15 @@ pub(crate) fn es_expectation(
     t: &TrainHwPlan,
     iterations: u64,
 ) -> Result<Expectation, CosimError> {
+    let inputs = buffer.inputs().to_vec();
     let mut trainer = Trainer::with_training(net.clone(), training, buffer, EvalMode::Cached)
         .map_err(|e| CosimError::Harness(e.to_string()))?;
     let mut records = Vec::new();
     trainer.run(iterations, &mut |r| records.push(r.clone())).map_err(|e| CosimError::Harness(e.to_string()))?;
+    let cycles = match &t.diff {
+        None => vec![t.cycles_per_iteration; iterations as usize],
+        Some(d) => diff_cycles(net, &records, t, d, &inputs, trainer.training().perturb_shift, iterations)?,
+    };
     Ok(Expectation {
         events: expected_events(&records, t),
         changes: records
@@ -437,11 +442,46 @@ pub(crate) fn es_expectation(
             .map(|r| ((r.iteration, r.group as u64), r.params.iter().copied().zip(r.after.iter().copied()).collect()))
             .collect(),
         final_params: trainer.params().clone(),
-        cycles: vec![t.cycles_per_iteration; iterations as usize],
+        cycles,
         counts: (records.len(), records.iter().map(|r| r.losses.len()).sum(), records.iter().map(|r| r.after.len()).sum()),
         synthetic: 0,
         trained_layers: Vec::new(),
     })
+}
+
+/// Every iteration's cycles of a design that evaluates by difference:
+/// the schedule ([`TrainHwPlan::diff_group_cycles`]) with the number of
+/// samples each member changes, decided as the difference unit decides
+/// it ([`fptgen_sim::train::difference::changed_samples`]) from the
+/// simulator's records; the fill after `ctl_start` falls in iteration 0.
+fn diff_cycles(
+    net: &Network,
+    records: &[fptgen_sim::train::GroupRecord],
+    t: &TrainHwPlan,
+    d: &crate::diff_plan::DiffPlan,
+    inputs: &[Vec<i128>],
+    perturb_shift: u32,
+    iterations: u64,
+) -> Result<Vec<u64>, CosimError> {
+    use fptgen_sim::train::difference::{changed_samples, member_params};
+    let model = net.model();
+    let mut params = net.params().clone();
+    let mut cycles = vec![0u64; iterations as usize];
+    cycles[0] = t.fill_cycles;
+    for r in records {
+        let changed = (0..r.noise.len())
+            .map(|m| {
+                let q = member_params(model, &params, r, m, perturb_shift);
+                changed_samples(model, &params, &q, &r.params, 0, inputs).map(|v| v.len())
+            })
+            .collect::<Result<Vec<usize>, _>>()
+            .map_err(|e| CosimError::Harness(e.to_string()))?;
+        cycles[r.iteration as usize] += t.diff_group_cycles(d, r.group, t.tg(r.group), &changed);
+        for (p, &v) in r.params.iter().zip(&r.after) {
+            p.set(&mut params, v);
+        }
+    }
+    Ok(cycles)
 }
 
 /// An answer from the log: request, iteration, group, output hex.

@@ -312,6 +312,17 @@ pub struct FbHwPlan {
 }
 
 impl FbHwPlan {
+    /// Width of a buffered sample's index (0..M-1), `fptgen_sample_buf`'s
+    /// x_sel.
+    pub fn sample_w(&self) -> usize {
+        crate::plan::clog2(self.m as u64)
+    }
+
+    /// Width of a sample count (0..M), `fptgen_sample_buf`'s count.
+    pub fn count_w(&self) -> usize {
+        crate::plan::clog2(self.m as u64 + 1)
+    }
+
     /// The host port's widths ([`crate::train_plan::host_widths`]).
     pub fn host(&self) -> crate::train_plan::HostWidths {
         crate::train_plan::host_widths(&self.tensors)

@@ -18,6 +18,7 @@ pub mod cosim_axi;
 pub mod cosim_feedback;
 pub mod cosim_train;
 pub mod design;
+pub mod diff_plan;
 pub mod export;
 pub mod fb_plan;
 pub mod fold;

@@ -55,6 +55,13 @@ pub fn library(n: &NetworkPlan) -> Vec<RtlFile> {
         if n.feedback.as_ref().is_some_and(|f| f.has_sgm()) {
             v.push(rtl::SGM);
         }
+        if n.trainer.as_ref().is_some_and(|t| t.diff.is_some()) {
+            for f in std::iter::once(&rtl::CAST).chain(rtl::DIFF) {
+                if !v.iter().any(|x| x.0 == f.0) {
+                    v.push(*f);
+                }
+            }
+        }
         // A conv2d's module sees its output image as one vector.
         if n.feedback.as_ref().is_some_and(|f| f.layers.iter().any(|l| l.sgm.is_some() && l.conv.is_some())) {
             for f in crate::layers::flatten::LIBRARY {

@@ -36,6 +36,13 @@ pub const TRAINER: &[RtlFile] = &[
 ];
 
 /// The synthetic-gradient module of `rule: sgm`.
+/// The difference unit of ES evaluation by difference, with its blocks.
+pub const DIFF: &[RtlFile] = &[
+    ("fptgen_delta_lanes.v", include_str!("../../rtl/fptgen_delta_lanes.v")),
+    ("fptgen_delta_finish.v", include_str!("../../rtl/fptgen_delta_finish.v")),
+    ("fptgen_diff_eval.v", include_str!("../../rtl/fptgen_diff_eval.v")),
+];
+
 pub const SGM: RtlFile = ("fptgen_fb_sgm.v", include_str!("../../rtl/fptgen_fb_sgm.v"));
 
 /// The feedback-rule trainer's files (with the sample buffer, LFSR and

@@ -27,6 +27,7 @@ use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model, Rule};
 use fptgen_sim::train::lfsr::block_seed;
 use serde::Serialize;
 
+use crate::diff_plan::{self, DiffPlan, EvalChoice};
 use crate::plan::{clog2, NetworkPlan};
 use crate::timing::{self, Block};
 
@@ -154,11 +155,38 @@ pub struct TrainHwPlan {
     pub loss_wait: u64,
     /// E: cycles of one evaluation of the buffer, the loss wait included.
     pub eval_cycles: u64,
-    /// Cycles of one iteration (the sum over its groups).
+    /// Cycles of one iteration (the sum over its groups); with evaluation
+    /// by difference, when every member changes every sample (the most).
     pub cycles_per_iteration: u64,
+    /// How members are evaluated (`full` or `difference`) and why.
+    pub evaluation: EvalChoice,
+    /// The difference unit, when members are evaluated by difference.
+    pub diff: Option<DiffPlan>,
+    /// With evaluation by difference: an iteration's cycles when every
+    /// member changes half the samples (`auto` compares this with full
+    /// evaluation).
+    pub cycles_per_iteration_half: Option<u64>,
+    /// With evaluation by difference: the fill after `ctl_start`, before
+    /// the first iteration's first group (in its cycles).
+    pub fill_cycles: u64,
+    /// `E(c)`, the evaluation of `c` samples (EVAL and LOSS_WAIT; `W` for
+    /// none), for c = 0..=M (with evaluation by difference).
+    #[serde(skip)]
+    pub eval_of: Vec<u64>,
 }
 
 impl TrainHwPlan {
+    /// Width of a buffered sample's index (0..M-1), `fptgen_sample_buf`'s
+    /// x_sel.
+    pub fn sample_w(&self) -> usize {
+        crate::plan::clog2(self.m as u64)
+    }
+
+    /// Width of a sample count (0..M), `fptgen_sample_buf`'s count.
+    pub fn count_w(&self) -> usize {
+        crate::plan::clog2(self.m as u64 + 1)
+    }
+
     /// The host port's widths ([`host_widths`]).
     pub fn host(&self) -> HostWidths {
         host_widths(&self.tensors)
@@ -168,6 +196,42 @@ impl TrainHwPlan {
     /// 33 bits, plus `-lr_shift` for a negative shift.
     pub fn step_w(&self) -> usize {
         33 + self.lr_shift.min(0).unsigned_abs() as usize
+    }
+
+    /// Cycles of a member evaluated by difference that changes `c`
+    /// samples, in a group whose weights touch `rows` rows (at least 1):
+    /// BOUNDARY, the PERTURB pass (P + 1), FIN (M * rows + 9: FIN_GAP,
+    /// FIN_START, the unit's M * rows + 6 and the cycle that sees it idle),
+    /// EVAL_START, `E(c)`, SIGNAL, PO2 (`rtl/fptgen_es_ctrl.v`).
+    pub fn diff_member_cycles(&self, rows: u64, c: usize) -> u64 {
+        self.p as u64 + self.m as u64 * rows + self.eval_of[c] + 14
+    }
+
+    /// Cycles of group `g` (of `tg` parameters) evaluated by difference,
+    /// its members changing `changed[k]` samples: GROUP, READ, READ_WAIT,
+    /// the committed evaluation (E + 2), the members, the last BOUNDARY,
+    /// ACCUM, UPDATE and its FIN, NEXT_GROUP.
+    pub fn diff_group_cycles(&self, diff: &DiffPlan, g: usize, tg: u64, changed: &[usize]) -> u64 {
+        let rows = diff.rows_of(g);
+        let members: u64 = changed.iter().map(|&c| self.diff_member_cycles(rows, c)).sum();
+        members + 2 * self.p as u64 + tg + 5 + self.eval_cycles + 2 + self.m as u64 * rows + 9
+    }
+
+    /// An iteration's cycles by difference, every member changing `c`
+    /// samples.
+    pub fn diff_iteration_cycles(&self, diff: &DiffPlan, c: usize) -> u64 {
+        (0..self.g as usize).map(|g| self.diff_group_cycles(diff, g, self.tg(g), &vec![c; self.n])).sum()
+    }
+
+    /// The fill after `ctl_start` (evaluation by difference): per group,
+    /// GROUP, READ, READ_WAIT, FILL (tg), FIN, NEXT_GROUP.
+    pub fn diff_fill_cycles(&self, diff: &DiffPlan) -> u64 {
+        (0..self.g as usize).map(|g| 2 * self.tg(g) + self.m as u64 * diff.rows_of(g) + 12).sum()
+    }
+
+    /// The parameters of group `g`.
+    pub fn tg(&self, g: usize) -> u64 {
+        if g as u64 + 1 == self.g { self.last_group as u64 } else { self.p as u64 }
     }
 
     /// Cycles of a group of `tg` parameters.
@@ -301,10 +365,20 @@ pub fn host_widths(tensors: &[TrainTensor]) -> HostWidths {
 /// bits (a block RAM's widest port), as many as the interval between
 /// samples allows; `first_sample` is the cycles from starting the buffer
 /// to its first sample being valid (1, or words + 2).
+///
+/// A word holds whole input values (the same number in each, the last
+/// word padded), so that the load stream never splits a value and the
+/// difference unit can take a word's values as they are.
 pub fn buffer_layout(net: &NetworkPlan) -> (usize, usize, u64) {
     let x_w = net.in_bits();
-    let words = if net.ii >= 4 && x_w > BRAM_WORD { x_w.div_ceil(BRAM_WORD).min(net.ii as usize - 2) } else { 1 };
-    let word_w = x_w.div_ceil(words);
+    let most = if net.ii >= 4 && x_w > BRAM_WORD { x_w.div_ceil(BRAM_WORD).min(net.ii as usize - 2) } else { 1 };
+    if most == 1 {
+        return (1, x_w, 1);
+    }
+    let values = net.inputs.max(1);
+    let per_word = values.div_ceil(most);
+    let words = values.div_ceil(per_word);
+    let word_w = per_word * net.x.width as usize;
     let first_sample = if words == 1 { 1 } else { words as u64 + 2 };
     (words, word_w, first_sample)
 }
@@ -371,8 +445,29 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         loss_wait,
         eval_cycles,
         cycles_per_iteration: 0,
+        evaluation: EvalChoice { mode: "full", reason: String::new() },
+        diff: None,
+        cycles_per_iteration_half: None,
+        fill_cycles: 0,
+        eval_of: Vec::new(),
         tensors,
     };
     plan.cycles_per_iteration = (g - 1) * plan.group_cycles(p as u64) + plan.group_cycles(last_group as u64);
+    if fptgen_sim::train::difference::eligibility(model).is_ok() {
+        // E(c) for every c (the pipeline paced as for the whole buffer).
+        plan.eval_of = (0..=plan.m).map(|c| if c == 0 { loss_wait } else { first_sample + evaluation_cycles(net, c) + 1 + loss_wait }).collect();
+    }
+    let vpw = if words == 1 { net.inputs } else { word_w / net.x.width as usize };
+    let (choice, diff) = diff_plan::choose(model, p, plan.m, vpw, &|d| match d {
+        None => plan.cycles_per_iteration,
+        Some(d) => plan.diff_iteration_cycles(d, plan.m / 2),
+    });
+    if let Some(d) = &diff {
+        plan.cycles_per_iteration_half = Some(plan.diff_iteration_cycles(d, plan.m / 2));
+        plan.cycles_per_iteration = plan.diff_iteration_cycles(d, plan.m);
+        plan.fill_cycles = plan.diff_fill_cycles(d);
+    }
+    plan.evaluation = choice;
+    plan.diff = diff;
     Some(plan)
 }

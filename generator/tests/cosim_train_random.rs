@@ -6,8 +6,12 @@
 //! width, noise bits, shifts and seed. Every member loss, accumulator,
 //! update, answer to an injected inference request, iteration's cycle count
 //! and final memory must equal the simulator's (`cosim_train::run_train`).
-//! A second test does the same for random image networks. Needs Verilator:
-//! fails (does not skip) without it.
+//! A second test does the same for random image networks, a third for
+//! random networks whose first dense layer alone is trained and whose
+//! members are evaluated by difference (`evaluation: difference`: every
+//! member loss as with full evaluation, every iteration's cycles from the
+//! samples each member changes). Needs Verilator: fails (does not skip)
+//! without it.
 
 use fptgen_generator::cosim;
 use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
@@ -92,5 +96,59 @@ fn random_image_network_training_is_bit_exact() {
         let case = (if combo % 2 == 0 { cnn(true).boxed() } else { graph(true).boxed() }, training(mode))
             .prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
         runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("image network {combo}: {e}"));
+    }
+}
+
+/// `yaml` with only its first layer trainable (weights and biases), that
+/// layer's accumulator wrapping (so its sums are exact whenever its
+/// products keep their fraction bits), and `evaluation: difference`.
+fn difference_variant(yaml: &str) -> String {
+    let mut out = String::new();
+    let mut first = true;
+    for line in yaml.lines() {
+        let mut l = line.to_string();
+        if l.trim_start().starts_with("trainable:") {
+            l = format!("    trainable: [{}]", if first { "weights, biases" } else { "" });
+        }
+        if first && l.contains("accum: '") {
+            // The accumulator's overflow mode (its last field) becomes AP_WRAP.
+            let a = l.find("accum: '").expect("accum") + 8;
+            let end = a + l[a..].find('\'').expect("quote");
+            let fmt = &l[a..end];
+            let fields: Vec<&str> = fmt.trim_end_matches('>').split(',').collect();
+            let wrapped = if fields.len() == 4 { format!("{},{},{},AP_WRAP>", fields[0], fields[1], fields[2]) } else { format!("{},AP_TRN,AP_WRAP>", fields[..2].join(",")) };
+            l = format!("{}{}{}", &l[..a], wrapped, &l[end..]);
+        }
+        if l.starts_with("  - name: l1") {
+            first = false;
+        }
+        out += &l;
+        out.push('\n');
+    }
+    out + "  evaluation: difference\n"
+}
+
+/// Random dense networks whose first layer alone is trained, evaluated by
+/// difference: four networks, each with its own training mode; a draw
+/// the difference unit cannot take (its sums not exact) is drawn again.
+#[test]
+fn random_difference_training_is_bit_exact() {
+    cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
+    for combo in 0..4 {
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 201; 32]),
+        );
+        let mode = [0, 4, 8, 11][combo];
+        let case = (network(true), training(mode)).prop_map(|((net, seed), tr)| (difference_variant(&format!("{net}{tr}")), seed));
+        runner
+            .run(&case, |(yaml, seed)| {
+                let Ok(m) = model::parse(&yaml, std::path::Path::new("model.yaml")) else {
+                    return Err(TestCaseError::reject("the difference unit does not apply"));
+                };
+                prop_assert!(plan(&m).trainer.is_some_and(|t| t.diff.is_some()), "not evaluated by difference\n{yaml}");
+                check(&yaml, seed)
+            })
+            .unwrap_or_else(|e| panic!("difference network {combo}: {e}"));
     }
 }

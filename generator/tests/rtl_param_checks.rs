@@ -122,6 +122,7 @@ const CASES: &[Case] = &[
         bad: &[
             ("P", 7, "fptgen_param_error_es_ctrl_count_out_of_range"),
             ("N", 3, "fptgen_param_error_es_ctrl_antithetic_needs_even_n"),
+            ("DIFF", 2, "fptgen_param_error_es_ctrl_diff_not_0_or_1"),
         ],
     },
     Case { module: "fptgen_es_update", bad: &[("SIGMA", 32, "fptgen_param_error_es_update_out_of_range")] },

@@ -281,9 +281,16 @@ impl Network {
     /// Runs one sample (raw codes of the input format) and returns the raw
     /// codes of every layer's output, input to output.
     pub fn trace(&self, input: &[i128]) -> Result<Vec<Vec<i128>>, SimError> {
+        self.trace_to(input, self.model.layers.len())
+    }
+
+    /// [`Network::trace`] of the first `layers` layers only (all of them
+    /// when `layers` exceeds their number).
+    pub fn trace_to(&self, input: &[i128], layers: usize) -> Result<Vec<Vec<i128>>, SimError> {
         self.check_input(0, input)?;
-        let mut outs: Vec<Vec<i128>> = Vec::with_capacity(self.model.layers.len());
-        for l in 0..self.model.layers.len() {
+        let layers = layers.min(self.model.layers.len());
+        let mut outs: Vec<Vec<i128>> = Vec::with_capacity(layers);
+        for l in 0..layers {
             let y = {
                 let x = self.model.layer_input(l, |s| match s {
                     Source::Input => input,

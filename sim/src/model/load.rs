@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::schema::{
-    InterfaceFile, DistributionFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, ShiftFile, StepRoundingFile, TrainingFile,
+    InterfaceFile, DistributionFile, EvaluationFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, ShiftFile, StepRoundingFile, TrainingFile,
 };
 use super::{
-    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, StepRounding, Training,
+    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Evaluation, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, StepRounding, Training,
     DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
@@ -369,7 +369,7 @@ impl Checker<'_> {
             }
         };
         let sgm_path = self.sgm_path(&f, training.as_ref(), &layers, &dir)?;
-        Ok(Model {
+        let model = Model {
             name,
             part,
             clock_period_ns,
@@ -384,7 +384,16 @@ impl Checker<'_> {
             layers,
             training,
             interface,
-        })
+        };
+        // evaluation: difference only where the hardware can.
+        if let Some(e) = f.training.as_ref().and_then(|t| t.value.evaluation.as_ref()) {
+            if e.value == EvaluationFile::Difference {
+                if let Err(why) = crate::train::difference::eligibility(&model) {
+                    return Err(self.err(e, format!("evaluation difference: {why}")));
+                }
+            }
+        }
+        Ok(model)
     }
 
     /// `training: sgm:`: only with `rule: sgm`, and needed by it when a
@@ -570,7 +579,22 @@ impl Checker<'_> {
                 r
             }
         };
+        let evaluation = match &f.evaluation {
+            None => Evaluation::Auto,
+            Some(e) => {
+                let v = match e.value {
+                    EvaluationFile::Auto => Evaluation::Auto,
+                    EvaluationFile::Full => Evaluation::Full,
+                    EvaluationFile::Difference => Evaluation::Difference,
+                };
+                if rule != Rule::Es && v != Evaluation::Auto {
+                    return Err(self.err(e, format!("evaluation {} is for ES; the feedback rules evaluate every sample once", v.name())));
+                }
+                v
+            }
+        };
         Ok(Training {
+            evaluation,
             step_rounding,
             rule,
             population,

@@ -563,6 +563,36 @@ pub struct Training {
     /// How the feedback rules round a parameter's step (ES rounds to
     /// nearest).
     pub step_rounding: StepRounding,
+    /// How the ES hardware evaluates a member (the generator's choice; the
+    /// results are the same bits either way).
+    pub evaluation: Evaluation,
+}
+
+/// How the ES trainer's hardware evaluates a member (`training:
+/// evaluation:`, docs/training.md, "Evaluation by difference in
+/// hardware"). Every mode gives the same losses; they differ in cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Evaluation {
+    /// [`Evaluation::Difference`] where the design allows it and the
+    /// generator's cycle model finds it faster, else [`Evaluation::Full`].
+    #[default]
+    Auto,
+    /// Every member on all M buffered samples through the whole pipeline.
+    Full,
+    /// Only the samples whose trained layer's output a member changes go
+    /// through the pipeline; the others keep their committed losses.
+    Difference,
+}
+
+impl Evaluation {
+    /// The model file's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Evaluation::Auto => "auto",
+            Evaluation::Full => "full",
+            Evaluation::Difference => "difference",
+        }
+    }
 }
 
 /// How a feedback rule rounds a parameter's step `v / 2^k`
@@ -654,6 +684,7 @@ impl Default for Training {
             loss_quantization: LossQuantization::Po2,
             seed: 1,
             step_rounding: StepRounding::Auto,
+            evaluation: Evaluation::Auto,
         }
     }
 }

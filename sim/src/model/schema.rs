@@ -445,6 +445,22 @@ pub struct TrainingFile {
     /// `auto` (as when absent).
     #[serde(default)]
     pub step_rounding: Option<Spanned<StepRoundingFile>>,
+    /// How the ES hardware evaluates a member: `full`, `difference` or
+    /// `auto` (as when absent).
+    #[serde(default)]
+    pub evaluation: Option<Spanned<EvaluationFile>>,
+}
+
+/// `evaluation:` values accepted in a model file.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EvaluationFile {
+    /// Difference where the design allows it and it is faster.
+    Auto,
+    /// Every member on every buffered sample.
+    Full,
+    /// By difference (an error where the design does not allow it).
+    Difference,
 }
 
 /// `step_rounding:` values accepted in a model file.

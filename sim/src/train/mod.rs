@@ -10,6 +10,8 @@
 //! * [`eval`]: the training buffer, the `mae` loss, and the cached
 //!   evaluator that makes the simulation fast without changing a bit;
 //! * [`steps`]: ES's automatic step sizes (`lr_shift: auto`);
+//! * [`difference`]: which samples a member changes, as the hardware's
+//!   evaluation by difference decides it;
 //! * [`es`]: the loop (groups, members, perturb/restore, fitness,
 //!   accumulators, update) in [`Trainer`], which reports every group as a
 //!   [`GroupRecord`].
@@ -40,6 +42,7 @@
 //! ```
 
 mod batched;
+pub mod difference;
 pub mod es;
 pub mod eval;
 pub mod feedback;
