@@ -1,6 +1,6 @@
 //! How much of the network a member of ES actually changes: the numbers
 //! behind the design of evaluation by difference in hardware
-//! (`docs/difference.md`).
+//! (docs/training.md, "Evaluation by difference in hardware").
 //!
 //! For the MNIST example (fc1 trainable) it takes the training buffer (the
 //! first M test images with their one-hot targets), draws members' noise
