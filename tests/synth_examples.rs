@@ -1,5 +1,6 @@
 //! `fptgen synth` on the examples that synthesize in minutes (tiny,
-//! jet_tagging, int8_head, residual, all_operators; MNIST, mnist_cnn and
+//! jet_tagging, int8_head, residual, all_operators; tiny's dfa trainer and
+//! tiny evaluated by difference; MNIST, mnist_cnn and
 //! model_ii56 take 4 to 65 minutes and are run by hand, docs/results/kintex.md):
 //! yosys (`synth_xilinx -family xcu`,
 //! the UltraScale family of seed 003's part) synthesizes the generated
@@ -131,6 +132,28 @@ fn tiny_with_the_dfa_trainer_meets_its_clock() {
     let t = &r["timing"];
     let (delay, clock) = (t["delay_ns"].as_f64().expect("delay_ns"), r["clock_period_ns"].as_f64().expect("clock_period_ns"));
     assert!(delay > 0.0 && delay <= clock, "tiny --rule dfa: the worst path takes {delay:.2} ns, over the {clock} ns clock: {t}");
+}
+
+/// The timing budget also holds for a design that evaluates members by
+/// difference: examples/tiny/model_difference.yaml (the difference unit,
+/// its delta lanes and finishing, the subset play) fits the 5 ns clock by
+/// the estimate, with the unit in the netlist.
+#[test]
+fn tiny_by_difference_meets_its_clock() {
+    require("yosys");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = root().join("examples/tiny/model_difference.yaml");
+    let (code, out, err) = fptgen(&["synth", model.to_str().expect("utf8"), "-o", "out"], dir.path());
+    assert_eq!(code, 0, "synth tiny by difference:\n{out}\n{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/reports/synth.json")).expect("synth.json")).expect("json");
+    let names: Vec<&str> = r["modules"].as_array().expect("modules").iter().map(|m| m["name"].as_str().expect("name")).collect();
+    for m in ["fptgen_diff_eval", "fptgen_delta_lanes", "fptgen_delta_finish", "fptgen_es_ctrl"] {
+        assert!(names.contains(&m), "{m} in {names:?}");
+    }
+    let t = &r["timing"];
+    let (delay, clock) = (t["delay_ns"].as_f64().expect("delay_ns"), r["clock_period_ns"].as_f64().expect("clock_period_ns"));
+    assert!(delay > 0.0 && delay <= clock, "tiny by difference: the worst path takes {delay:.2} ns, over the {clock} ns clock: {t}");
 }
 
 #[test]
