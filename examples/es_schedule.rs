@@ -31,10 +31,9 @@ use fptgen_generator::plan::plan;
 use fptgen_sim::data;
 use fptgen_sim::model;
 use fptgen_sim::network::Network;
-use fptgen_sim::train::difference::{changed_samples, member_params};
+use fptgen_sim::train::difference::changed_counts;
 use fptgen_sim::train::{Buffer, EvalMode, Trainer};
 use fptgen_sim::weights::{self, Conversion};
-use rayon::prelude::*;
 
 /// Options.
 #[derive(Parser)]
@@ -94,27 +93,16 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     };
     // Per group, in order: the samples each member changes.
-    let mut committed = params;
+    let counts = changed_counts(&m, &params, &records, sigma, &inputs)?;
     let mut per_iteration = vec![0u64; a.iterations as usize];
-    let (mut changed_total, mut members) = (0usize, 0usize);
+    let members: usize = counts.iter().map(Vec::len).sum();
+    let changed_total: usize = counts.iter().flatten().sum();
     let mut hist = vec![0usize; hw.m + 1];
-    for r in &records {
-        let counts: Vec<usize> = (0..r.noise.len())
-            .into_par_iter()
-            .map(|k| {
-                let q = member_params(&m, &committed, r, k, sigma);
-                changed_samples(&m, &committed, &q, &r.params, 0, &inputs).map(|v| v.len())
-            })
-            .collect::<Result<_, _>>()?;
-        for &c in &counts {
-            hist[c] += 1;
+    for (r, c) in records.iter().zip(&counts) {
+        for &k in c {
+            hist[k] += 1;
         }
-        changed_total += counts.iter().sum::<usize>();
-        members += counts.len();
-        per_iteration[r.iteration as usize] += hw.diff_group_cycles(diff, r.group, hw.tg(r.group), &counts);
-        for (p, &v) in r.params.iter().zip(&r.after) {
-            p.set(&mut committed, v);
-        }
+        per_iteration[r.iteration as usize] += hw.diff_group_cycles(diff, r.group, hw.tg(r.group), c);
     }
     let full: u64 = (0..hw.g as usize).map(|g| hw.group_cycles(hw.tg(g))).sum();
     println!("samples a member changes: {:.2} of {} on average over {members} members", changed_total as f64 / members as f64, hw.m);

@@ -463,23 +463,12 @@ fn diff_cycles(
     perturb_shift: u32,
     iterations: u64,
 ) -> Result<Vec<u64>, CosimError> {
-    use fptgen_sim::train::difference::{changed_samples, member_params};
-    let model = net.model();
-    let mut params = net.params().clone();
+    let counts = fptgen_sim::train::difference::changed_counts(net.model(), net.params(), records, perturb_shift, inputs)
+        .map_err(|e| CosimError::Harness(e.to_string()))?;
     let mut cycles = vec![0u64; iterations as usize];
     cycles[0] = t.fill_cycles;
-    for r in records {
-        let changed = (0..r.noise.len())
-            .map(|m| {
-                let q = member_params(model, &params, r, m, perturb_shift);
-                changed_samples(model, &params, &q, &r.params, 0, inputs).map(|v| v.len())
-            })
-            .collect::<Result<Vec<usize>, _>>()
-            .map_err(|e| CosimError::Harness(e.to_string()))?;
-        cycles[r.iteration as usize] += t.diff_group_cycles(d, r.group, t.tg(r.group), &changed);
-        for (p, &v) in r.params.iter().zip(&r.after) {
-            p.set(&mut params, v);
-        }
+    for (r, changed) in records.iter().zip(&counts) {
+        cycles[r.iteration as usize] += t.diff_group_cycles(d, r.group, t.tg(r.group), changed);
     }
     Ok(cycles)
 }

@@ -15,7 +15,7 @@ use std::fs;
 use std::path::Path;
 
 mod common;
-use common::random_net::{OVF, QUANT};
+use common::random_net::{ap_format as fmt, random_code as code, OVF, QUANT};
 use common::{require_tool, scratch, verilate_and_run, Rng};
 use fptgen_generator::plan::{ovf_code, quant_code};
 use fptgen_sim::fixed::Format;
@@ -41,10 +41,6 @@ struct Set {
     b: Format,
     a: Format,
     y: Format,
-}
-
-fn fmt(signed: bool, w: u32, i: i32, q: &str, o: &str) -> String {
-    format!("{}<{w},{i},{q},{o}>", if signed { "ap_fixed" } else { "ap_ufixed" })
 }
 
 /// A random one-neuron dense layer with exact accumulation.
@@ -92,16 +88,6 @@ fn random_set(rng: &mut Rng) -> Set {
         }
         let p = d.precision;
         return Set { inputs, relu, s_w, shift, x: m.input_format, w: p.weight, b: p.bias, a: p.accum, y: p.output, model: m.clone() };
-    }
-}
-
-/// A random code of `f`, its extremes often.
-fn code(rng: &mut Rng, f: Format) -> i128 {
-    match rng.range(0, 5) {
-        0 => f.min_raw(),
-        1 => f.max_raw(),
-        2 => 0,
-        _ => rng.range_i128(f.min_raw(), f.max_raw()),
     }
 }
 

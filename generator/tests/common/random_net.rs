@@ -8,6 +8,22 @@ use proptest::prelude::*;
 pub const QUANT: [&str; 7] = ["AP_RND", "AP_RND_ZERO", "AP_RND_MIN_INF", "AP_RND_INF", "AP_RND_CONV", "AP_TRN", "AP_TRN_ZERO"];
 pub const OVF: [&str; 4] = ["AP_SAT", "AP_SAT_ZERO", "AP_SAT_SYM", "AP_WRAP"];
 
+/// The model file's spelling of a format: `ap_fixed<w,i,q,o>` (signed) or
+/// `ap_ufixed<...>`.
+pub fn ap_format(signed: bool, w: u32, i: i32, q: &str, o: &str) -> String {
+    format!("{}<{w},{i},{q},{o}>", if signed { "ap_fixed" } else { "ap_ufixed" })
+}
+
+/// A random code of `f`, its extremes (and zero) often.
+pub fn random_code(rng: &mut super::Rng, f: fptgen_sim::fixed::Format) -> i128 {
+    match rng.range(0, 5) {
+        0 => f.min_raw(),
+        1 => f.max_raw(),
+        2 => 0,
+        _ => rng.range_i128(f.min_raw(), f.max_raw()),
+    }
+}
+
 pub fn format(max_w: u32) -> impl Strategy<Value = String> {
     (any::<bool>(), 1..=max_w, -3i32..=8, 0..QUANT.len(), 0..OVF.len()).prop_map(|(s, w, i, q, o)| {
         format!("{}<{w},{i},{},{}>", if s { "ap_fixed" } else { "ap_ufixed" }, QUANT[q], OVF[o])

@@ -26,6 +26,37 @@ pub fn member_params(model: &Model, committed: &Params, record: &GroupRecord, me
     q
 }
 
+/// For every group record of a run that started from `initial`, in order,
+/// how many samples each of its members changes ([`changed_samples`] of
+/// layer 0, the members in parallel), the committed parameters following
+/// each record's update: what the hardware's schedule of evaluation by
+/// difference depends on.
+pub fn changed_counts(
+    model: &Model,
+    initial: &Params,
+    records: &[GroupRecord],
+    perturb_shift: u32,
+    inputs: &[Vec<i128>],
+) -> Result<Vec<Vec<usize>>, SimError> {
+    use rayon::prelude::*;
+    let mut committed = initial.clone();
+    let mut out = Vec::with_capacity(records.len());
+    for r in records {
+        let counts = (0..r.noise.len())
+            .into_par_iter()
+            .map(|k| {
+                let q = member_params(model, &committed, r, k, perturb_shift);
+                changed_samples(model, &committed, &q, &r.params, 0, inputs).map(|v| v.len())
+            })
+            .collect::<Result<Vec<usize>, SimError>>()?;
+        out.push(counts);
+        for (p, &v) in r.params.iter().zip(&r.after) {
+            p.set(&mut committed, v);
+        }
+    }
+    Ok(out)
+}
+
 /// The buffered samples (indices into `inputs`, increasing) whose output of
 /// layer `layer` differs between the `committed` and the `perturbed`
 /// parameters, or every sample when `group` holds a bias of that layer
