@@ -165,6 +165,7 @@ fn cosim_feedback_rule_on_the_int8_head() {
 }
 
 #[test]
+#[ignore = "full tier: 16 s; MNIST's layers are co-simulated in the fast tier by jet_tagging and the random networks"]
 fn cosim_mnist() {
     cosim_example("mnist", 24, None);
 }
@@ -175,6 +176,7 @@ fn cosim_mnist() {
 /// update of fc1, and the iteration's cycles from the samples each member
 /// changes.
 #[test]
+#[ignore = "full tier: 50 s; evaluation by difference is co-simulated in the fast tier on tiny_difference and random networks"]
 fn cosim_mnist_difference() {
     cosim_example("mnist", 4, Some(Train(1, "0.01", &["--population", "2", "--buffer", "4", "--blocks", "1000"])));
 }
@@ -198,6 +200,7 @@ fn cosim_int8_head() {
 /// The residual example: a graph (conv, conv, add with the first conv's
 /// output, pool, a side branch concatenated), with its trainer.
 #[test]
+#[ignore = "full tier: 20 s; a graph with its ES trainer is co-simulated in the fast tier by all_operators, residual under dfa below"]
 fn cosim_residual() {
     cosim_example("residual", 8, Some(Train(1, "0.01", &[])));
 }
@@ -207,6 +210,7 @@ fn cosim_residual() {
 /// P = 100 but N = 2 and M = 4, so that one iteration (79 groups, 1.1
 /// million cycles) runs in seconds.
 #[test]
+#[ignore = "full tier: 40 s; every image operator with a trainer is co-simulated in the fast tier by all_operators"]
 fn cosim_mnist_cnn() {
     cosim_example("mnist_cnn", 8, Some(Train(1, "0.01", &["--population", "2", "--buffer", "4"])));
 }

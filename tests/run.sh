@@ -1,8 +1,30 @@
 #!/usr/bin/env bash
 # The project's test command (README, "Set up"): installs what the tests need
-# when it is missing, then runs every test. CI runs exactly this (.ci/run).
+# when it is missing, then runs the tests. CI runs exactly this (.ci/run).
+#
+#   bash tests/run.sh           the fast tier: every kind of check, at most
+#                               15 minutes on 2 cores (what CI runs)
+#   bash tests/run.sh --full    everything: the fast tier and the tests marked
+#                               #[ignore = "full tier: ..."] (the long
+#                               co-simulations, every synthesis, more random
+#                               draws); run it before resolving an issue that
+#                               touches rtl/, templates/ or generator/
+#   bash tests/run.sh --bless   rewrite the golden baselines (tests/baselines/)
+#                               and the docs' tables rendered from them, for
+#                               the designs the tier synthesizes (with --full:
+#                               all); commit them with the change that moved them
 set -euo pipefail
 cd "$(dirname "$0")/.."
+full=0
+bless=0
+for arg in "$@"; do
+    case "$arg" in
+        --full) full=1 ;;
+        --bless) bless=1 ;;
+        *) echo "tests/run.sh: unknown option $arg (--full, --bless)" >&2; exit 2 ;;
+    esac
+done
+start=$(date +%s)
 
 # Verilator (co-simulation), yosys (resource estimates), tclsh (the
 # Vivado-script test), Icarus Verilog (the Verilog-2001 check), ccache,
@@ -54,4 +76,21 @@ if ! python3 -c 'import qonnx.core.onnx_exec' 2>/dev/null; then
         || python3 -m pip install --quiet --break-system-packages qonnx==1.0.0
 fi
 
-cargo test --workspace --locked
+ignored=()
+tier=fast
+if [ $full -eq 1 ]; then
+    ignored=(--include-ignored)
+    tier=full
+    # The random tests draw more networks in the full tier.
+    export FPTGEN_TIER=full
+fi
+if [ $bless -eq 1 ]; then
+    # The baselines first (their tests write them), then the pages rendered
+    # from them.
+    FPTGEN_BLESS=1 cargo test --locked --test baselines --test synth_examples -- "${ignored[@]}"
+    FPTGEN_BLESS=1 cargo test --locked --test docs_generated
+    echo "tests/run.sh: baselines and pages blessed ($tier tier); review and commit tests/baselines/ and the pages"
+    exit 0
+fi
+cargo test --workspace --locked -- "${ignored[@]}"
+echo "tests/run.sh: $tier tier passed in $(( $(date +%s) - start )) s"

@@ -1,38 +1,50 @@
-//! `fptgen synth` on the examples that synthesize in minutes (tiny,
-//! jet_tagging, int8_head, residual, all_operators; tiny's dfa trainer and
-//! tiny evaluated by difference; MNIST, mnist_cnn and
-//! model_ii56 take 4 to 65 minutes and are run by hand, docs/results/kintex.md):
-//! yosys (`synth_xilinx -family xcu`,
-//! the UltraScale family of seed 003's part) synthesizes the generated
-//! design, and the reports are consistent with yosys's own output: the top
+//! `fptgen synth` on every design with a golden baseline
+//! (tests/common/baseline.rs): yosys (`synth_xilinx -family xcu`, the
+//! UltraScale family of seed 003's part) synthesizes the generated design,
+//! and the reports are consistent with yosys's own output: the top
 //! module's count with its submodules equals the design total (two
 //! different sections of yosys's statistics), every share is the count over
 //! the part's published capacity, the printed summary matches the JSON,
-//! and the timing estimate is there with plausible values and within the
-//! model's clock (the timing budget: the test fails when an example's
-//! worst path misses it). Needs yosys:
-//! the test fails (it does not skip) without it.
+//! the timing estimate is there with plausible values and within the
+//! model's clock (the timing budget: the test fails when a design's worst
+//! path misses it), and the figures equal the baseline's `synth` section
+//! (`trainer_only` for `--trainer-only`). The fast tier synthesizes tiny
+//! (with its ES and dfa trainers and by difference), int8_head and
+//! all_operators (the two closest to the clock); the full tier (`bash
+//! tests/run.sh --full`) also jet_tagging, residual, mnist_cnn, MNIST,
+//! model_ii56 (an hour) and the MNIST trainer alone at four block counts.
+//! Needs yosys: the test fails (it does not skip) without it.
 
 use std::path::Path;
 
 mod common;
-use common::{fptgen, require, root, untrained_copy};
+use common::{baseline, fptgen, require, root, untrained_copy};
 
 /// xcku035 (DS890): LUTs, FFs, DSP slices, 36 Kb block RAMs.
 const CAPACITY: [(&str, f64); 4] = [("luts", 203_128.0), ("ffs", 406_256.0), ("dsps", 1_700.0), ("bram36", 540.0)];
 
-fn synth(example: &str, dir: &Path) -> (String, serde_json::Value) {
+/// `fptgen synth` on the design of baseline `name` (tests/common/baseline.rs)
+/// in `dir`, with `extra` options; its stdout and reports/<report>.json.
+fn synth(name: &str, dir: &Path, extra: &[&str], report: &str) -> (String, serde_json::Value) {
     require("yosys");
-    let model = root().join(format!("examples/{example}/model.yaml"));
-    let (code, out, err) = fptgen(&["synth", model.to_str().expect("utf8"), "-o", "out"], dir);
-    assert_eq!(code, 0, "synth {example}:\n{out}\n{err}");
-    let json = std::fs::read_to_string(dir.join("out/reports/synth.json")).expect("synth.json");
-    (out, serde_json::from_str(&json).expect("json"))
+    let d = baseline::design(name);
+    let model = root().join(d.model);
+    let mut args = vec!["synth", model.to_str().expect("utf8"), "-o", "out"];
+    args.extend(d.args);
+    args.extend(extra);
+    let (code, out, err) = fptgen(&args, dir);
+    assert_eq!(code, 0, "synth {name}:\n{out}\n{err}");
+    (out, baseline::read_json(&dir.join(format!("out/reports/{report}.json"))))
 }
 
-fn check(example: &str, trainer: bool) {
+/// `fptgen synth` on the design of baseline `name`: its reports consistent
+/// with yosys's output, within its clock by the estimate, and its figures
+/// equal to the baseline's `synth` section.
+fn check(name: &str, trainer: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (stdout, r) = synth(example, dir.path());
+    let (stdout, r) = synth(name, dir.path(), &[], "synth");
+    let example = r["top"].as_str().expect("top").to_string();
+    let example = example.as_str();
     let total = &r["total"];
     let u = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
     assert!(u(total, "luts") > 0 && u(total, "ffs") > 0, "{r}");
@@ -80,6 +92,7 @@ fn check(example: &str, trainer: bool) {
     assert!(md.contains("Timing estimate") && md.contains(&format!("| LUT levels | {} |", u(t, "lut_levels"))), "{md}");
     assert!(md.contains(&format!("| estimated fmax | {fmax:.0} MHz |")), "{md}");
     assert!(stdout.contains(&format!("timing estimate: {delay:.2} ns, fmax {fmax:.0} MHz")), "{stdout}");
+    baseline::check(name, "synth", baseline::synth_figures(&r));
 }
 
 #[test]
@@ -88,6 +101,7 @@ fn tiny_synthesizes_with_its_trainer() {
 }
 
 #[test]
+#[ignore = "full tier: about 50 s of yosys"]
 fn jet_tagging_synthesizes_with_its_trainer() {
     check("jet_tagging", true);
 }
@@ -103,6 +117,7 @@ fn int8_head_synthesizes_with_its_trainer() {
 /// residual: a convolution's skip branch through concat, and its trained
 /// fully connected layer's weights in banks of distributed RAM.
 #[test]
+#[ignore = "full tier: about 30 s of yosys"]
 fn residual_synthesizes_with_its_trainer() {
     check("residual", true);
 }
@@ -120,18 +135,12 @@ fn all_operators_synthesizes_with_its_trainer() {
 /// walk logic) fits the 5 ns clock by the estimate.
 #[test]
 fn tiny_with_the_dfa_trainer_meets_its_clock() {
-    require("yosys");
     let dir = tempfile::tempdir().expect("tempdir");
-    let model = root().join("examples/tiny/model.yaml");
-    let (code, out, err) = fptgen(&["synth", model.to_str().expect("utf8"), "--rule", "dfa", "-o", "out"], dir.path());
-    assert_eq!(code, 0, "synth tiny --rule dfa:\n{out}\n{err}");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/reports/synth.json")).expect("synth.json")).expect("json");
+    let (_, r) = synth("tiny_dfa", dir.path(), &[], "synth");
     let names: Vec<&str> = r["modules"].as_array().expect("modules").iter().map(|m| m["name"].as_str().expect("name")).collect();
     assert!(names.contains(&"fptgen_fb_step") && !names.contains(&"fptgen_itb"), "the dfa trainer, not ES: {names:?}");
-    let t = &r["timing"];
-    let (delay, clock) = (t["delay_ns"].as_f64().expect("delay_ns"), r["clock_period_ns"].as_f64().expect("clock_period_ns"));
-    assert!(delay > 0.0 && delay <= clock, "tiny --rule dfa: the worst path takes {delay:.2} ns, over the {clock} ns clock: {t}");
+    within_clock("tiny --rule dfa", &r);
+    baseline::check("tiny_dfa", "synth", baseline::synth_figures(&r));
 }
 
 /// The timing budget also holds for a design that evaluates members by
@@ -140,20 +149,60 @@ fn tiny_with_the_dfa_trainer_meets_its_clock() {
 /// the estimate, with the unit in the netlist.
 #[test]
 fn tiny_by_difference_meets_its_clock() {
-    require("yosys");
     let dir = tempfile::tempdir().expect("tempdir");
-    let model = root().join("examples/tiny/model_difference.yaml");
-    let (code, out, err) = fptgen(&["synth", model.to_str().expect("utf8"), "-o", "out"], dir.path());
-    assert_eq!(code, 0, "synth tiny by difference:\n{out}\n{err}");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/reports/synth.json")).expect("synth.json")).expect("json");
+    let (_, r) = synth("tiny_difference", dir.path(), &[], "synth");
     let names: Vec<&str> = r["modules"].as_array().expect("modules").iter().map(|m| m["name"].as_str().expect("name")).collect();
     for m in ["fptgen_diff_eval", "fptgen_delta_lanes", "fptgen_delta_finish", "fptgen_es_ctrl"] {
         assert!(names.contains(&m), "{m} in {names:?}");
     }
+    within_clock("tiny by difference", &r);
+    baseline::check("tiny_difference", "synth", baseline::synth_figures(&r));
+}
+
+/// The worst path of synth.json `r` is within its clock by the estimate.
+fn within_clock(what: &str, r: &serde_json::Value) {
     let t = &r["timing"];
     let (delay, clock) = (t["delay_ns"].as_f64().expect("delay_ns"), r["clock_period_ns"].as_f64().expect("clock_period_ns"));
-    assert!(delay > 0.0 && delay <= clock, "tiny by difference: the worst path takes {delay:.2} ns, over the {clock} ns clock: {t}");
+    assert!(delay > 0.0 && delay <= clock, "{what}: the worst path takes {delay:.2} ns, over the {clock} ns clock: {t}");
+}
+
+// The full tier (`bash tests/run.sh --full`): the designs that take
+// minutes to an hour to synthesize on 2 cores.
+
+/// mnist_cnn with its ES trainer (about 4 minutes).
+#[test]
+#[ignore = "full tier: about 4 minutes of yosys"]
+fn mnist_cnn_synthesizes_with_its_trainer() {
+    check("mnist_cnn", true);
+}
+
+/// The MNIST network (II 560) with its ES trainer, P = 100, evaluated by
+/// difference (about 6 minutes).
+#[test]
+#[ignore = "full tier: about 6 minutes of yosys"]
+fn mnist_synthesizes_with_its_trainer() {
+    check("mnist", true);
+}
+
+/// model_ii56: the MNIST network at II 56 with P = 1000 and its
+/// difference unit (about an hour and 5.4 GB).
+#[test]
+#[ignore = "full tier: about an hour of yosys and 5.4 GB"]
+fn mnist_ii56_synthesizes_with_its_trainer() {
+    check("mnist_ii56", true);
+}
+
+/// The MNIST trainer alone (`--trainer-only`) at P = 1, 10, 100 and 1000:
+/// docs/results/kintex.md's Tables I and II (30 s to 6 minutes each).
+#[test]
+#[ignore = "full tier: about 10 minutes of yosys"]
+fn mnist_trainer_alone_at_four_block_counts() {
+    for name in ["mnist_p1", "mnist_p10", "mnist", "mnist_p1000"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, r) = synth(name, dir.path(), &["--trainer-only"], "synth_trainer");
+        assert_eq!(r["trainer_only"], true, "{name}");
+        baseline::check(name, "trainer_only", baseline::synth_figures(&r));
+    }
 }
 
 #[test]

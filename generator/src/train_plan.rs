@@ -155,6 +155,9 @@ pub struct TrainHwPlan {
     pub loss_wait: u64,
     /// E: cycles of one evaluation of the buffer, the loss wait included.
     pub eval_cycles: u64,
+    /// Cycles of a whole group (P parameters) with full evaluation, without
+    /// pauses and requests ([`TrainHwPlan::group_cycles`]).
+    pub cycles_per_group: u64,
     /// Cycles of one iteration (the sum over its groups); with evaluation
     /// by difference, when every member changes every sample (the most).
     pub cycles_per_iteration: u64,
@@ -444,6 +447,7 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         first_sample,
         loss_wait,
         eval_cycles,
+        cycles_per_group: 0,
         cycles_per_iteration: 0,
         evaluation: EvalChoice { mode: "full", reason: String::new() },
         diff: None,
@@ -452,7 +456,8 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
         eval_of: Vec::new(),
         tensors,
     };
-    plan.cycles_per_iteration = (g - 1) * plan.group_cycles(p as u64) + plan.group_cycles(last_group as u64);
+    plan.cycles_per_group = plan.group_cycles(p as u64);
+    plan.cycles_per_iteration = (g - 1) * plan.cycles_per_group + plan.group_cycles(last_group as u64);
     if fptgen_sim::train::difference::eligibility(model).is_ok() {
         // E(c) for every c (the pipeline paced as for the whole buffer).
         plan.eval_of = (0..=plan.m).map(|c| if c == 0 { loss_wait } else { first_sample + evaluation_cycles(net, c) + 1 + loss_wait }).collect();

@@ -68,13 +68,13 @@ fn check(yaml: &str, seed: u64) -> Result<(), TestCaseError> {
 #[test]
 fn random_training_is_bit_exact_for_every_mode() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
-    for combo in 0..12 {
-        let mut runner = TestRunner::new_with_rng(
-            Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
-            TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 7; 32]),
-        );
+    // Every mode in the full tier; every other one in the fast tier.
+    for combo in (0..12).step_by(if common::full_tier() { 1 } else { 2 }) {
+        let seed = common::seed_byte(combo as u8 + 7);
         let case = (network(true), training(combo)).prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
-        runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("combination {combo}: {e}"));
+        common::runner(seed, 1, 4)
+            .run(&case, |(yaml, seed)| check(&yaml, seed))
+            .unwrap_or_else(|e| panic!("combination {combo}, {}: {e}", common::replay("cosim_train_random", "random_training_is_bit_exact_for_every_mode", seed)));
     }
 }
 
@@ -82,20 +82,23 @@ fn random_training_is_bit_exact_for_every_mode() {
 /// dense; every other one a graph whose branch is rejoined by add or
 /// concat) with trainable conv weights and biases, batch-norm scales and
 /// shifts and dense tensors, fed through the trainer's serializer: six
-/// networks, each with its own training mode (six was eight: CI's time).
+/// networks, each with its own training mode, in the full tier; three in
+/// the fast tier.
 #[test]
 fn random_image_network_training_is_bit_exact() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
-    for combo in 0..6 {
-        let mut runner = TestRunner::new_with_rng(
-            Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
-            TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 101; 32]),
-        );
+    // Six networks in the full tier, the first three (a CNN, a graph, a
+    // CNN) in the fast tier.
+    for combo in 0..common::draws(3, 6) as usize {
+        let seed = common::seed_byte(combo as u8 + 101);
+        let mut runner = common::runner(seed, 1, 4);
         let mode = (combo * 5) % 12;
         // Every other one a graph (a branch rejoined by add or concat).
         let case = (if combo % 2 == 0 { cnn(true).boxed() } else { graph(true).boxed() }, training(mode))
             .prop_map(|((net, seed), tr)| (format!("{net}{tr}"), seed));
-        runner.run(&case, |(yaml, seed)| check(&yaml, seed)).unwrap_or_else(|e| panic!("image network {combo}: {e}"));
+        runner
+            .run(&case, |(yaml, seed)| check(&yaml, seed))
+            .unwrap_or_else(|e| panic!("image network {combo}, {}: {e}", common::replay("cosim_train_random", "random_image_network_training_is_bit_exact", seed)));
     }
 }
 

@@ -144,3 +144,40 @@ impl Rng {
         self.next() % 100 < percent
     }
 }
+
+/// Whether this run is the full tier: `bash tests/run.sh --full` sets
+/// `FPTGEN_TIER=full` (and runs the `#[ignore]`d tests).
+pub fn full_tier() -> bool {
+    std::env::var("FPTGEN_TIER").is_ok_and(|v| v == "full")
+}
+
+/// How many random draws a test makes: `fast` in the fast tier (CI), `full`
+/// in the full tier. The fast tier's draws are the first of the full
+/// tier's (the same seeds).
+pub fn draws(fast: u32, full: u32) -> u32 {
+    if full_tier() { full } else { fast }
+}
+
+/// The seed of a random test's proptest runner: `default`, or
+/// `FPTGEN_TEST_SEED` (a byte) to replay the draw a failure names.
+pub fn seed_byte(default: u8) -> u8 {
+    match std::env::var("FPTGEN_TEST_SEED") {
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| panic!("FPTGEN_TEST_SEED={v}: not a byte (0 to 255)")),
+        Err(_) => default,
+    }
+}
+
+/// A deterministic proptest runner of `cases` draws from `[seed; 32]`
+/// (ChaCha), without shrinking beyond `shrink` steps or persisting failures.
+pub fn runner(seed: u8, cases: u32, shrink: u32) -> proptest::test_runner::TestRunner {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    TestRunner::new_with_rng(
+        Config { cases, max_shrink_iters: shrink, failure_persistence: None, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]),
+    )
+}
+
+/// How to replay a failing draw of `test` (in test binary `bin`) drawn from `seed`.
+pub fn replay(bin: &str, test: &str, seed: u8) -> String {
+    format!("seed {seed}; replay with `FPTGEN_TEST_SEED={seed} cargo test -p fptgen-generator --test {bin} {test}`")
+}
