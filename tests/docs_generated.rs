@@ -14,7 +14,7 @@ use common::baseline::{self, Design, DESIGNS};
 use common::root;
 
 /// The pages with generated blocks.
-const PAGES: &[&str] = &["README.md", "docs/hardware.md", "docs/results/kintex.md", "docs/results/mnist_cnn.md"];
+const PAGES: &[&str] = &["README.md", "docs/hardware.md", "docs/results/kintex.md", "docs/results/mnist_cnn.md", "docs/results/ecp5.md"];
 
 /// `1234567` as `1,234,567`.
 fn thousands(v: u64) -> String {
@@ -131,6 +131,32 @@ fn synth() -> String {
             share(bram36(tot), part, "bram36"),
             1000.0 / delay,
             if delay <= clock { "meets" } else { "misses" },
+        );
+    }
+    t
+}
+
+/// Every design placed and routed for an ECP5 part (`fptgen implement`).
+fn routed() -> String {
+    let mut t = String::from(
+        "| design | model file | part | routed fmax | clock | LUT4 + carry (TRELLIS_COMB) | FFs | MULT18X18D | EBR (DP16KD) | worst path | in wires |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (d, r) in with("routed") {
+        let used = |k: &str| r["utilization"].get(k).and_then(|u| u[0].as_u64()).unwrap_or(0);
+        let fmax = f(&r, "fmax_mhz");
+        let clock = f(&r, "clock_mhz");
+        let p = &r["worst_path"];
+        t += &format!(
+            "| {} | {} | {fmax:.1} MHz | {} {clock:.0} MHz | {} | {} | {} | {} | {:.2} ns | {:.2} ns |\n",
+            label(d),
+            r["part"].as_str().unwrap_or(""),
+            if fmax >= clock { "meets" } else { "misses" },
+            thousands(used("TRELLIS_COMB")),
+            thousands(used("TRELLIS_FF")),
+            used("MULT18X18D"),
+            used("DP16KD"),
+            f(p, "delay_ns"),
+            f(p, "routing_ns"),
         );
     }
     t
@@ -295,13 +321,21 @@ fn render(kind: &str) -> String {
         "schedule" => (schedule(), "`fptgen generate` (report.json)"),
         "synth" => (synth(), "`fptgen synth` (yosys `synth_xilinx -family xcu`, estimates; LUTs include LUTs used as memory)"),
         "examples" => (examples(), "`fptgen generate` and `fptgen synth` (yosys estimates; LUTs include LUTs used as memory)"),
+        "routed" => (routed(), "`fptgen implement` (yosys `synth_ecp5`, nextpnr-ecp5 with Project Trellis timing; routed, not estimated)"),
         "timing" => (timing(), "`fptgen synth`'s timing estimate (generator/src/sta.rs)"),
         "blocks" => (blocks(), "`fptgen synth examples/mnist/model.yaml --blocks P --trainer-only` and `fptgen generate` (report.json)"),
         "units" => (units(), "`fptgen synth examples/mnist/model.yaml --blocks P --trainer-only` (reports/synth_trainer.json)"),
         other => panic!("unknown generated block `{other}`"),
     };
     let yosys = with("synth").first().and_then(|(_, s)| s["yosys"].as_str().map(str::to_string)).unwrap_or_default();
-    let tool = if kind == "schedule" { String::new() } else { format!(", {yosys}") };
+    let tool = match kind {
+        "schedule" => String::new(),
+        "routed" => with("routed")
+            .first()
+            .map(|(_, r)| format!(", {} and {}", r["tools"]["yosys"].as_str().unwrap_or(""), r["tools"]["nextpnr"].as_str().unwrap_or("")))
+            .unwrap_or_default(),
+        _ => format!(", {yosys}"),
+    };
     format!("{table}\nGenerated from the golden baselines `tests/baselines/*.json`: {source}{tool}. `bash tests/run.sh --bless` rewrites them, `tests/docs_generated.rs` checks this table.\n")
 }
 

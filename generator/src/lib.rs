@@ -22,6 +22,7 @@ pub mod diff_plan;
 pub mod export;
 pub mod fb_plan;
 pub mod fold;
+pub mod implement;
 pub mod import;
 pub mod layers;
 pub mod output;

@@ -36,6 +36,8 @@ const HEADER: &str = "# fptgen: the files fptgen wrote in this directory, by the
 pub const DESIGN: &str = "design";
 /// Group of yosys reports.
 pub const SYNTH: &str = "synth";
+/// Group of `fptgen implement`'s scripts and reports.
+pub const IMPLEMENT: &str = "implement";
 /// Group of a sweep's result files.
 pub const SWEEP: &str = "sweep";
 /// Group of the co-simulation's stimulus and expected-output files.

@@ -35,7 +35,6 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
 ];
 
-/// The synthetic-gradient module of `rule: sgm`.
 /// The difference unit of ES evaluation by difference, with its blocks.
 pub const DIFF: &[RtlFile] = &[
     ("fptgen_delta_lanes.v", include_str!("../../rtl/fptgen_delta_lanes.v")),
@@ -43,6 +42,10 @@ pub const DIFF: &[RtlFile] = &[
     ("fptgen_diff_eval.v", include_str!("../../rtl/fptgen_diff_eval.v")),
 ];
 
+/// The shell `fptgen implement` places a design in (not part of a design).
+pub const IO_SHELL: RtlFile = ("fptgen_io_shell.v", include_str!("../../rtl/fptgen_io_shell.v"));
+
+/// The synthetic-gradient module of `rule: sgm`.
 pub const SGM: RtlFile = ("fptgen_fb_sgm.v", include_str!("../../rtl/fptgen_fb_sgm.v"));
 
 /// The feedback-rule trainer's files (with the sample buffer, LFSR and

@@ -63,6 +63,10 @@ const CASES: &[Case] = &[
     },
     Case { module: "fptgen_skid", bad: &[("W", 0, "fptgen_param_error_skid_w_below_1")] },
     Case {
+        module: "fptgen_io_shell",
+        bad: &[("IN_W", 0, "fptgen_param_error_io_shell_in_w_below_1"), ("OUT_W", 0, "fptgen_param_error_io_shell_out_w_below_1")],
+    },
+    Case {
         module: "fptgen_bn",
         bad: &[
             ("C", 0, "fptgen_param_error_bn_c_below_1"),

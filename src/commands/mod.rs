@@ -4,6 +4,7 @@ pub mod check;
 pub mod cosim;
 pub mod export;
 pub mod generate;
+pub mod implement;
 pub mod import;
 pub mod init_weights;
 pub mod simulate;

@@ -6,8 +6,9 @@
 //! `exact` (the exact cycle models of `fptgen generate`'s report.json:
 //! initiation interval, latency, every layer's cycles and latency, the
 //! trainer's schedule), `synth` (`fptgen synth`'s yosys resources and timing
-//! estimate, with yosys's version) and `trainer_only` (the same with
-//! `--trainer-only`). Each section is compared as a whole; a difference
+//! estimate, with yosys's version), `trainer_only` (the same with
+//! `--trainer-only`) and `routed` (`fptgen implement`'s routed fmax and
+//! utilization for an ECP5 part). Each section is compared as a whole; a difference
 //! fails the test with every differing figure named. With
 //! `FPTGEN_BLESS=1` in the environment the test writes the section instead
 //! (`bash tests/run.sh --bless`), so a change that moves a figure commits its
@@ -40,6 +41,7 @@ pub const DESIGNS: &[Design] = &[
     Design { name: "tiny", model: "examples/tiny/model.yaml", args: &[], title: "tiny" },
     Design { name: "tiny_difference", model: "examples/tiny/model_difference.yaml", args: &[], title: "tiny by difference" },
     Design { name: "tiny_dfa", model: "examples/tiny/model.yaml", args: &["--rule", "dfa"], title: "tiny, dfa trainer" },
+    Design { name: "tiny_ecp5", model: "examples/tiny/model_ecp5.yaml", args: &[], title: "tiny for ECP5 (LFE5U-85F, 125 MHz)" },
     Design { name: "jet_tagging", model: "examples/jet_tagging/model.yaml", args: &[], title: "jet_tagging" },
     Design { name: "int8_head", model: "examples/int8_head/model.yaml", args: &[], title: "int8_head" },
     Design { name: "residual", model: "examples/residual/model.yaml", args: &[], title: "residual" },
@@ -210,6 +212,29 @@ pub fn synth_figures(r: &Value) -> Value {
             "start": t["start"],
             "end": t["end"],
         },
+    })
+}
+
+/// The figures of `fptgen implement`'s reports/implement.json that a
+/// baseline keeps (section `routed`): the routed fmax, the cells used, the
+/// worst path's delay, its split and end points, and the tools' versions.
+pub fn routed_figures(r: &Value) -> Value {
+    let used: Map<String, Value> = r["utilization"]
+        .as_object()
+        .expect("utilization")
+        .iter()
+        .filter(|(_, u)| u[0].as_u64().unwrap_or(0) > 0)
+        .map(|(k, u)| (k.clone(), u.clone()))
+        .collect();
+    let p = &r["worst_path"];
+    serde_json::json!({
+        "tools": { "yosys": r["tools"]["yosys_version"], "nextpnr": r["tools"]["nextpnr_version"] },
+        "part": r["part"],
+        "clock_mhz": r["clock_mhz"],
+        "fmax_mhz": r["fmax_mhz"],
+        "utilization": used,
+        "worst_path": { "delay_ns": p["delay_ns"], "logic_ns": p["logic_ns"], "routing_ns": p["routing_ns"], "hops": p["hops"].as_array().map(Vec::len), "from": p["from"], "to": p["to"] },
+        "shell_bits": r["shell_bits"],
     })
 }
 
