@@ -409,7 +409,7 @@ enum Command {
         #[arg(value_name = "OUT")]
         dir: PathBuf,
         /// The task's number, 0 to n - 1.
-        #[arg(long, value_name = "I")]
+        #[arg(long, value_name = "I", value_parser = args::count::<usize>(0, u64::from(u32::MAX)), allow_negative_numbers = true)]
         index: usize,
     },
     /// Gather a sweep plan's results into OUT/sweep.csv, OUT/sweep.json and

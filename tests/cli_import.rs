@@ -452,3 +452,66 @@ fn refuses_a_directory_it_did_not_create() {
     assert!(err.contains("was not created by fptgen"), "{err}");
     assert!(!dir.path().join("model.yaml").exists());
 }
+
+/// A graph whose input is far larger than a model file may describe (a
+/// 65536 x 65536 image: 2^32 values) is refused at its input with the
+/// bound, before anything proportional to its size is allocated (the
+/// process once aborted allocating 68 GB). The graph is tests/fixtures'
+/// cnn.onnx with its input's height and width changed by the onnx package.
+#[test]
+fn refuses_an_input_beyond_the_size_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("huge_input.onnx");
+    let script = "import onnx, sys\nm = onnx.load(sys.argv[1])\nd = m.graph.input[0].type.tensor_type.shape.dim\nd[2].dim_value = 65536\nd[3].dim_value = 65536\nonnx.save(m, sys.argv[2])\n";
+    let out = Command::new("python3").args(["-c", script]).arg(fixture("cnn")).arg(&big).output().expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    refused(&big, &["huge_input.onnx", "input 'x'", "2 x 65536 x 65536 = 8589934592 values", "at most 1048576"]);
+}
+
+/// tests/fixtures' mlp_relu.onnx changed by `edit` (Python, with `m` the
+/// model and `g` its graph) and saved in `dir` as `name`.onnx.
+fn broken(dir: &Path, name: &str, edit: &str) -> PathBuf {
+    let out = dir.join(format!("{name}.onnx"));
+    let script = format!("import onnx, sys\nm = onnx.load(sys.argv[1])\ng = m.graph\n{edit}\nonnx.save(m, sys.argv[2])\n");
+    let o = Command::new("python3").args(["-c", &script]).arg(fixture("mlp_relu")).arg(&out).output().expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// Graphs broken in different ways each get their own diagnosis, located
+/// at the node at fault: a cycle names its nodes, a tensor read but never
+/// written names its reader, a tensor written twice names both writers, a
+/// graph output written by no node names the output.
+#[test]
+fn broken_graphs_are_diagnosed_at_the_node_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = |n: &str| format!("next(x for x in g.node if x.name == '{n}')");
+    let cycle = broken(dir.path(), "cycle", &format!("{}.input[0] = 'fc1_relu_out'", node("fc1_matmul")));
+    refused(&cycle, &["cycle.onnx", "the graph has a cycle", "'fc1_matmul' (MatMul)", "'fc1_bias' (Add)", "'fc1_relu' (Relu)"]);
+    let unwritten = broken(dir.path(), "unwritten", &format!("{}.input[0] = 'missing_t'", node("fc2_matmul")));
+    refused(&unwritten, &["unwritten.onnx: node 'fc2_matmul' (MatMul)", "reads tensor 'missing_t', which no node, initializer or graph input writes"]);
+    let twice = broken(dir.path(), "twice", &format!("{}.output[0] = 'q_w1_out'", node("q_w2")));
+    refused(&twice, &["twice.onnx: node 'q_w2' (Quant)", "writes tensor 'q_w1_out', which node 'q_w1' (Quant) writes too"]);
+    let nowhere = broken(dir.path(), "nowhere", "g.output[0].name = 'nowhere'");
+    refused(&nowhere, &["nowhere.onnx", "the graph output 'nowhere' is written by no node"]);
+    let order = broken(dir.path(), "order", "n = g.node[5]\ng.node.remove(n)\ng.node.insert(0, n)");
+    refused(&order, &["order.onnx: node 'fc1_relu' (Relu)", "reads tensor 'fc1_bias_out' before node 'fc1_bias' (Add) writes it", "topological order"]);
+}
+
+/// A dead branch (a node no graph output depends on) is a warning naming
+/// it; the rest imports as without it (the same weights).
+#[test]
+fn a_dead_branch_is_a_warning_and_the_rest_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let dead = broken(dir.path(), "dead", "g.node.append(onnx.helper.make_node('Relu', ['fc1_relu_out'], ['unused_t'], name='stray_relu'))");
+    let out = dir.path().join("imported");
+    let (code, stdout, err) = fptgen(&["import", dead.to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: ") && err.contains("dead.onnx: 1 node computes a result no graph output depends on") && err.contains("'stray_relu' (Relu)"), "{err}");
+    assert!(stdout.contains("model.yaml"), "{stdout}");
+    let plain = dir.path().join("plain");
+    let (code, _, err) = fptgen(&["import", fixture("mlp_relu").to_str().unwrap(), "-o", plain.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert_eq!(std::fs::read(out.join("weights.npz")).unwrap(), std::fs::read(plain.join("weights.npz")).unwrap());
+}

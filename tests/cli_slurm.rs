@@ -333,6 +333,10 @@ fn bad_plans_indices_and_results_are_refused_naming_the_file() {
     let (code, _, err) = fptgen(&["sweep-run", "plan", "--index", "1"], d);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("task 1 (N 3, P 8) failed") && err.contains("even population") && err.contains("plan/results/1.json"), "{err}");
+    // A negative index gets the bounded-number message, as every count does.
+    let (code, _, err) = fptgen(&["sweep-run", "plan", "--index", "-1"], d);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("invalid value '-1' for '--index <I>'") && err.contains("a whole number from 0 to 4294967295"), "{err}");
     let result = d.join("plan/results/1.json");
     assert!(json(result.clone())["point"]["error"].as_str().expect("error").contains("even population"));
 

@@ -244,11 +244,22 @@ fn generate_refuses_foreign_directories_and_regenerates_its_own() {
     // A file in the way that fptgen did not write is not replaced.
     std::fs::remove_file(dir.path().join("gen/report.md")).expect("rm");
     std::fs::write(dir.path().join("gen/report.md"), "user's").expect("write");
-    let manifest = std::fs::read_to_string(dir.path().join("gen/.fptgen-manifest")).expect("manifest");
-    std::fs::write(dir.path().join("gen/.fptgen-manifest"), manifest.replace("report.md\n", "")).expect("write");
+    // The manifest's record of what fptgen wrote no longer matches: it is
+    // the user's now, kept, and the message says so.
     let (code, _, err) = fptgen(&["generate", m, "-o", "gen"], dir.path());
     assert_eq!(code, 1, "{err}");
+    assert!(err.contains("gen/report.md") && err.contains("changed after fptgen wrote it"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.path().join("gen/report.md")).expect("kept"), "user's");
+    // A manifest line without fptgen's record owns nothing.
+    let manifest = std::fs::read_to_string(dir.path().join("gen/.fptgen-manifest")).expect("manifest");
+    let bare: String = manifest.lines().map(|l| format!("{}\n", l.split('\t').next().unwrap_or(l))).collect();
+    std::fs::write(dir.path().join("gen/.fptgen-manifest"), bare).expect("write");
+    std::fs::remove_file(dir.path().join("gen/report.md")).expect("rm");
+    std::fs::write(dir.path().join("gen/rtl/tiny.v"), "user's").expect("write");
+    let (code, _, err) = fptgen(&["generate", m, "-o", "gen"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("without the record fptgen keeps"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("gen/rtl/tiny.v")).expect("kept"), "user's");
 }
 
 /// The VCD written by `--trace` shows, for every layer, exactly one input and

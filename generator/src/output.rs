@@ -11,6 +11,15 @@
 //! the user added, are left alone; a file in the way that the manifest does
 //! not list is never replaced (the write fails before anything changes).
 //!
+//! The manifest records each file's size and SHA-256 as fptgen wrote it
+//! (`path<TAB>size sha256`), so ownership cannot be forged by accident: a
+//! listed file whose size or contents no longer match its record was
+//! changed by someone else and is theirs (kept, never replaced or removed,
+//! and the message says so), and a line without a record (a manifest that
+//! fptgen did not write, or one from before the records) owns nothing.
+//! Files that later processes write one by one ([`write_dir_reserving`])
+//! are listed as `reserved`.
+//!
 //! Every file is rendered in memory first and written under a temporary name;
 //! only when all are complete are they moved into place. A new directory is
 //! staged beside its final name and renamed into place whole; an existing
@@ -62,6 +71,12 @@ pub enum OutputError {
     /// A file fptgen would write exists in its directory but is not in its manifest.
     #[error("{}: was not written by fptgen (not in {MANIFEST}); move it away first", .0.display())]
     ForeignFile(PathBuf),
+    /// A file fptgen wrote was changed since: it is the user's now.
+    #[error("{}: was changed after fptgen wrote it (its size or contents differ from {MANIFEST}'s record), so fptgen keeps it; move it away first to let fptgen write it again", .0.display())]
+    ChangedFile(PathBuf),
+    /// A file the manifest lists without a record of what fptgen wrote.
+    #[error("{}: is listed in {MANIFEST} without the record fptgen keeps of what it wrote (a manifest fptgen did not write, or an older fptgen's), so fptgen keeps it; move it away first", .0.display())]
+    UnverifiedFile(PathBuf),
     /// A path fptgen would write a file at is a directory.
     #[error("{}: is a directory where fptgen writes a file; move it away first", .0.display())]
     DirectoryInTheWay(PathBuf),
@@ -86,18 +101,54 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
     move |err| OutputError::Io { path: path.to_path_buf(), err }
 }
 
+/// What the manifest records of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Record {
+    /// Written by fptgen with this size and SHA-256 (hex).
+    Written(u64, String),
+    /// Reserved for later writes ([`replace_reserved`]).
+    Reserved,
+    /// Listed without a record: owns nothing.
+    Unverified,
+}
+
+impl Record {
+    fn of(contents: &[u8]) -> Record {
+        Record::Written(contents.len() as u64, sha256_hex(contents))
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether the file at `path` is as `record` says fptgen wrote it: yes for
+/// a reservation, no for a line without a record; a file that cannot be
+/// read does not match.
+fn matches(path: &Path, record: &Record) -> bool {
+    match record {
+        Record::Reserved => true,
+        Record::Unverified => false,
+        Record::Written(size, hash) => {
+            fs::metadata(path).is_ok_and(|m| m.len() == *size) && fs::read(path).is_ok_and(|b| sha256_hex(&b) == *hash)
+        }
+    }
+}
+
 /// The files fptgen owns in a directory, by group.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Manifest {
-    groups: BTreeMap<String, BTreeSet<PathBuf>>,
+    groups: BTreeMap<String, BTreeMap<PathBuf, Record>>,
 }
 
 impl Manifest {
     /// Parses a manifest's text. A manifest written before groups existed
-    /// (bare paths, no header) puts every file in the group `""`: owned,
-    /// so replaceable, but never removed as stale.
+    /// (bare paths, no header) puts every file in the group `""`; a line
+    /// without a record (`path<TAB>size sha256` or `path<TAB>reserved`)
+    /// lists the file but owns nothing.
     pub fn parse(text: &str) -> Result<Manifest, String> {
-        let mut groups: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, BTreeMap<PathBuf, Record>> = BTreeMap::new();
         let mut group = String::new();
         for (i, line) in text.lines().enumerate() {
             if line.is_empty() || line.starts_with('#') {
@@ -107,11 +158,24 @@ impl Manifest {
                 group = g.to_string();
                 continue;
             }
-            let p = Path::new(line);
+            let (path, record) = match line.split_once('\t') {
+                None => (line, Record::Unverified),
+                Some((path, "reserved")) => (path, Record::Reserved),
+                Some((path, rec)) => {
+                    let bad = || format!("line {}: '{rec}' is not a record (size and SHA-256, or `reserved`)", i + 1);
+                    let (size, hash) = rec.split_once(' ').ok_or_else(bad)?;
+                    let size: u64 = size.parse().map_err(|_| bad())?;
+                    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return Err(bad());
+                    }
+                    (path, Record::Written(size, hash.to_ascii_lowercase()))
+                }
+            };
+            let p = Path::new(path);
             if p.is_absolute() || p.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
-                return Err(format!("line {}: '{line}' is not a path inside the directory", i + 1));
+                return Err(format!("line {}: '{path}' is not a path inside the directory", i + 1));
             }
-            groups.entry(group.clone()).or_default().insert(p.to_path_buf());
+            groups.entry(group.clone()).or_default().insert(p.to_path_buf(), record);
         }
         Ok(Manifest { groups })
     }
@@ -121,26 +185,42 @@ impl Manifest {
         let mut s = format!("{HEADER}\n");
         for (g, files) in self.groups.iter().filter(|(_, f)| !f.is_empty()) {
             s += &format!("[{g}]\n");
-            for f in files {
-                s += &format!("{}\n", f.display());
+            for (f, r) in files {
+                match r {
+                    Record::Written(size, hash) => s += &format!("{}\t{size} {hash}\n", f.display()),
+                    Record::Reserved => s += &format!("{}\treserved\n", f.display()),
+                    Record::Unverified => s += &format!("{}\n", f.display()),
+                }
             }
         }
         s
     }
 
-    /// True if any group lists `path`.
+    /// True if any group lists `path` with a record (written or reserved).
     pub fn owns(&self, path: &Path) -> bool {
-        self.groups.values().any(|g| g.contains(path))
+        self.records(path).any(|r| *r != Record::Unverified)
+    }
+
+    /// The records the groups keep of `path`.
+    fn records<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a Record> + 'a {
+        self.groups.values().filter_map(move |g| g.get(path))
+    }
+
+    /// Whether the file `path` (relative to `dir`) is as some group's record
+    /// says fptgen wrote it.
+    fn unchanged(&self, dir: &Path, path: &Path) -> bool {
+        let full = dir.join(path);
+        self.records(path).any(|r| matches(&full, r))
     }
 
     /// The files of `group`.
     pub fn group(&self, group: &str) -> impl Iterator<Item = &Path> {
-        self.groups.get(group).into_iter().flatten().map(PathBuf::as_path)
+        self.groups.get(group).into_iter().flat_map(|g| g.keys()).map(PathBuf::as_path)
     }
 
-    fn claim<'a>(&mut self, group: &str, paths: impl IntoIterator<Item = &'a Path>) {
+    fn claim(&mut self, group: &str, files: impl IntoIterator<Item = (PathBuf, Record)>) {
         let g = self.groups.entry(group.to_string()).or_default();
-        g.extend(paths.into_iter().map(Path::to_path_buf));
+        g.extend(files);
     }
 
     fn release(&mut self, group: &str, path: &Path) {
@@ -217,7 +297,9 @@ fn check_path(dir: &Path, real: &Path, m: &Manifest, p: &Path) -> Result<(), Out
     match fs::symlink_metadata(&target) {
         Err(_) => Ok(()),
         Ok(meta) if meta.is_dir() => Err(OutputError::DirectoryInTheWay(dir.join(p))),
+        Ok(_) if m.records(p).next().is_some() && !m.owns(p) => Err(OutputError::UnverifiedFile(dir.join(p))),
         Ok(_) if !m.owns(p) => Err(OutputError::ForeignFile(dir.join(p))),
+        Ok(_) if !m.unchanged(real, p) => Err(OutputError::ChangedFile(dir.join(p))),
         Ok(_) => Ok(()),
     }
 }
@@ -288,8 +370,8 @@ fn write(dir: &Path, group: &str, files: &[GeneratedFile], reserved: &[PathBuf],
             let base = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
             let tmp = parent.join(format!(".{base}.fptgen-partial-{}", std::process::id()));
             let mut m = Manifest::default();
-            m.claim(group, paths());
-            m.claim(group, reserved.iter().map(PathBuf::as_path));
+            m.claim(group, files.iter().map(|f| (f.path.clone(), Record::of(&f.contents))));
+            m.claim(group, reserved.iter().map(|p| (p.clone(), Record::Reserved)));
             let result = stage(&tmp, files)
                 .and_then(|()| write_manifest(&tmp, &m))
                 .and_then(|()| fs::rename(&tmp, dir).map_err(io_err(dir)));
@@ -359,7 +441,8 @@ fn commit(
     } else {
         Vec::new()
     };
-    m.claim(group, new.iter().copied().chain(kept.iter().copied()));
+    m.claim(group, files.iter().map(|f| (f.path.clone(), Record::of(&f.contents))));
+    m.claim(group, kept.iter().map(|p| (p.to_path_buf(), Record::Reserved)));
     write_manifest(dir, m)?;
     // A reservation starts empty: an earlier run's file there is removed.
     for p in &kept {
@@ -378,9 +461,11 @@ fn commit(
         fs::rename(&from, &to).map_err(io_err(&to))?;
     }
     for p in &stale {
+        // A file changed since fptgen wrote it is the user's: released, kept.
+        let changed = dir.join(p).exists() && !m.unchanged(dir, p);
         // Another group may own the same path (it then stays).
         m.release(group, p);
-        if m.owns(p) {
+        if changed || m.owns(p) {
             continue;
         }
         let path = dir.join(p);
@@ -411,15 +496,53 @@ mod tests {
     #[test]
     fn manifest_round_trips_and_reads_the_old_form() {
         let mut m = Manifest::default();
-        m.claim(DESIGN, [Path::new("rtl/a.v"), Path::new("report.md")]);
-        m.claim(SWEEP, [Path::new("sweep.csv")]);
+        m.claim(DESIGN, [(PathBuf::from("rtl/a.v"), Record::of(b"abc")), (PathBuf::from("report.md"), Record::of(b""))]);
+        m.claim(SWEEP, [(PathBuf::from("sweep.csv"), Record::Reserved)]);
         let text = m.render();
-        assert!(text.lines().any(|l| l == "rtl/a.v") && text.contains("[sweep]\nsweep.csv\n"), "{text}");
+        // SHA-256 of "abc" (FIPS 180-2's example).
+        let abc = "rtl/a.v\t3 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert!(text.lines().any(|l| l == abc) && text.contains("[sweep]\nsweep.csv\treserved\n"), "{text}");
         assert_eq!(Manifest::parse(&text).unwrap(), m);
+        assert!(m.owns(Path::new("rtl/a.v")) && m.owns(Path::new("sweep.csv")));
+        // Lines without a record (an old manifest, or one fptgen did not
+        // write) list files but own none.
         let old = Manifest::parse("rtl/a.v\nreport.md\n").unwrap();
-        assert!(old.owns(Path::new("rtl/a.v")) && old.group(DESIGN).next().is_none());
+        assert!(!old.owns(Path::new("rtl/a.v")) && old.group(DESIGN).next().is_none());
         assert!(Manifest::parse("../etc/passwd\n").is_err());
         assert!(Manifest::parse("/etc/passwd\n").is_err());
+        assert!(Manifest::parse("a.v\t3 xyz\n").unwrap_err().contains("not a record"));
+        assert!(Manifest::parse("a.v\tmany abc\n").unwrap_err().contains("not a record"));
+    }
+
+    /// A file fptgen wrote and the user then changed is theirs: a later
+    /// write that would replace it fails naming it, and a write that no
+    /// longer produces it keeps it; a hand-written manifest owns nothing.
+    #[test]
+    fn changed_files_and_forged_manifests_are_not_overwritten() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join("out");
+        let files = [GeneratedFile::text("a.txt", "one".into()), GeneratedFile::text("b.txt", "two".into())];
+        write_dir(&out, DESIGN, &files).expect("first");
+        write_dir(&out, DESIGN, &files).expect("unchanged files are replaced");
+        fs::write(out.join("a.txt"), "the user's\n").expect("edit");
+        let e = write_dir(&out, DESIGN, &files).expect_err("changed");
+        assert!(matches!(e, OutputError::ChangedFile(_)) && e.to_string().contains("a.txt") && e.to_string().contains("changed after fptgen wrote it"), "{e}");
+        assert_eq!(fs::read_to_string(out.join("a.txt")).expect("kept"), "the user's\n");
+        // Same size, other contents: still changed.
+        fs::write(out.join("a.txt"), "ONE\n").expect("edit");
+        assert!(matches!(write_dir(&out, DESIGN, &files).expect_err("changed"), OutputError::ChangedFile(_)));
+        // A write without a.txt: b.txt replaced, a.txt released and kept.
+        write_dir(&out, DESIGN, &files[1..]).expect("without a.txt");
+        assert_eq!(fs::read_to_string(out.join("a.txt")).expect("kept"), "ONE\n");
+        assert!(!owns(&out, Path::new("a.txt")).expect("manifest"));
+        // A manifest the user wrote claims nothing.
+        let forged = tmp.path().join("forged");
+        fs::create_dir(&forged).expect("mkdir");
+        fs::write(forged.join(MANIFEST), "# fptgen\n[design]\nb.txt\n").expect("manifest");
+        fs::write(forged.join("b.txt"), "mine").expect("file");
+        let e = write_dir(&forged, DESIGN, &files).expect_err("forged");
+        assert!(matches!(e, OutputError::UnverifiedFile(_)) && e.to_string().contains("b.txt"), "{e}");
+        assert_eq!(fs::read_to_string(forged.join("b.txt")).expect("kept"), "mine");
     }
 
     #[test]

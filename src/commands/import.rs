@@ -10,6 +10,9 @@ use fptgen_generator::output::{write_dir, IMPORT};
 /// retrain on stdout.
 pub fn run(model: &Path, out: &Path, lower: Lower) -> anyhow::Result<()> {
     let imported = import::import(model, lower)?;
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
     write_dir(out, IMPORT, &import::files(&imported))?;
     let files = if imported.distill_yaml.is_some() { format!(", weights.npz and {}", import::distill::FILE) } else { " and weights.npz".to_string() };
     println!(

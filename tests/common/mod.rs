@@ -117,3 +117,10 @@ pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 pub fn files_under(dir: &Path) -> Vec<String> {
     snapshot(dir).into_keys().filter(|k| !k.ends_with('/')).collect()
 }
+
+/// Whether `dir`'s `.fptgen-manifest` lists `path` with fptgen's record of
+/// it (`path<TAB>size sha256`, or `path<TAB>reserved`).
+pub fn manifest_lists(dir: &Path, path: &str) -> bool {
+    let text = std::fs::read_to_string(dir.join(".fptgen-manifest")).expect("manifest");
+    text.lines().any(|l| l.split_once('\t').is_some_and(|(p, _)| p == path))
+}

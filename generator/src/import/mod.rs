@@ -32,6 +32,7 @@ pub mod onnx;
 pub mod proof;
 pub mod quant;
 pub mod reference;
+pub mod structure;
 pub mod tail;
 pub mod walk;
 pub mod yaml;
@@ -69,6 +70,9 @@ pub struct Imported {
     /// Per approximated block: its layers' names, the node it replaces
     /// (name, op type) and the rewrite.
     pub blocks: Vec<(Vec<String>, (String, String), String)>,
+    /// What the user should know that does not stop the import (nodes no
+    /// output depends on).
+    pub warnings: Vec<String>,
 }
 
 /// Reads and maps the ONNX file at `path`, with the rewrites `lower` allows.
@@ -76,12 +80,15 @@ pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
     let bytes = std::fs::read(path).map_err(|e| ImportError::file(path, e.to_string()))?;
     let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
+    let checked = structure::check(path, g)?;
+    let warnings = checked.warnings;
+    let g = checked.pruned.as_ref().unwrap_or(g);
     let mut graph = graph::Graph::new(path, g)?;
     graph.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(why) = int8::trigger(&graph) {
-        return import_int8(path, &graph, why, &stem, &source);
+        return import_int8(path, &graph, why, &stem, &source).map(|i| Imported { warnings, ..i });
     }
     let net = walk::network(&graph, lower == Lower::Approximate)?;
     let model_yaml = yaml::model_yaml(&net, &yaml::network_name(&stem), &source);
@@ -93,7 +100,7 @@ pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
     let distill_yaml = distill::render(&net, &source);
     let blocks = net.blocks.iter().map(|b| (b.layers.iter().map(|&l| net.layers[l].name.clone()).collect(), b.node.clone(), b.rewrite.clone())).collect();
-    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml, blocks })
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml, blocks, warnings })
 }
 
 /// Maps a graph of the int8 domain ([`int8`]), which `why` says it is in.
@@ -106,7 +113,7 @@ fn import_int8(path: &Path, graph: &graph::Graph<'_>, why: (&onnx::NodeProto, St
     int8::check::check(path, &net, &model, &arrays, int8::check::SAMPLES)?;
     let weights_npz =
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
-    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml: None, blocks: Vec::new() })
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml: None, blocks: Vec::new(), warnings: Vec::new() })
 }
 
 /// The files of an import: `model.yaml` and `weights.npz`, and

@@ -475,6 +475,15 @@ pub(super) fn graph_input<'g>(g: &'g Graph<'_>) -> Result<(&'g str, Shape), Impo
     let Some(dims) = dims else { return Err(bad("has no shape")) };
     let fixed: Vec<Option<usize>> = dims.iter().map(|d| d.dim_value.filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok())).collect();
     let batch_ok = fixed.first().is_some_and(|b| b.is_none_or(|b| b == 1));
+    // The model file's bound, checked before any work proportional to the
+    // size: at most MAX_DIM values in all.
+    let max = fptgen_sim::model::MAX_DIM as u128;
+    let sizes: Vec<usize> = fixed.iter().skip(1).flatten().copied().collect();
+    let values = sizes.iter().fold(1u128, |p, &d| p.saturating_mul(d as u128));
+    if values > max {
+        let shape = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(" x ");
+        return Err(bad(&format!("has {shape} = {values} values; at most {max} are supported (the model file's bound)")));
+    }
     match (batch_ok, &fixed[..]) {
         (true, [_, Some(n)]) => Ok((input.name.as_str(), Shape::Vector(*n, None))),
         (true, [_, Some(c), Some(h), Some(w)]) => Ok((input.name.as_str(), Shape::Image(*h, *w, *c))),
