@@ -498,7 +498,28 @@ pub enum LossArg {
     CrossEntropy,
 }
 
+/// Restores the default action of SIGPIPE (Rust ignores it, so a closed
+/// pipe, as in `fptgen implement ... | head -3`, made `println!` panic):
+/// fptgen then ends quietly when its reader goes away, as Unix tools do.
+#[cfg(unix)]
+fn default_sigpipe() {
+    extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    // SAFETY: signal(2) with SIG_DFL installs no handler; it runs before any
+    // other thread exists.
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     // Bad options are bad input like any other: status 1 (clap would use 2).
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -10,14 +10,14 @@
 
 mod common;
 use common::baseline::{self, DESIGNS};
-use common::{fptgen, root};
+use common::fptgen;
 
 #[test]
 fn exact_figures_equal_the_baselines() {
     let mut failures = Vec::new();
     for d in DESIGNS {
         let dir = tempfile::tempdir().expect("tempdir");
-        let model = root().join(d.model);
+        let model = baseline::model_file(d, dir.path());
         let mut args = vec!["generate", model.to_str().expect("utf8"), "-o", "out"];
         args.extend(d.args);
         let (code, out, err) = fptgen(&args, dir.path());

@@ -246,3 +246,32 @@ fn finding_8_interrupt_rates_off_the_harness_grid_are_refused() {
         assert!(err.contains("--interrupt-rate") && err.contains("steps of 0.001"), "{r}: {err}");
     }
 }
+
+/// A reader that goes away (`fptgen ... | head -1`) ends fptgen quietly,
+/// killed by SIGPIPE as Unix tools are, instead of a panic on a failed
+/// print.
+#[test]
+fn a_closed_pipe_ends_fptgen_without_a_panic() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let tiny = root().join("examples/tiny/model.yaml");
+    // Checked 2,000 times: about a megabyte of output, more than a pipe
+    // holds, so fptgen writes after the reader is gone however the two
+    // processes are scheduled.
+    let models = vec![tiny.to_str().expect("utf8"); 2000];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fptgen"))
+        .arg("check")
+        .args(&models)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fptgen");
+    // Close the pipe: a print after that meets no reader.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("read");
+    let status = child.wait().expect("wait");
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(13), "killed by SIGPIPE: {status:?}");
+}

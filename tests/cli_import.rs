@@ -515,3 +515,10 @@ fn a_dead_branch_is_a_warning_and_the_rest_imports() {
     assert!(!err.contains("warning"), "{err}");
     assert_eq!(std::fs::read(out.join("weights.npz")).unwrap(), std::fs::read(plain.join("weights.npz")).unwrap());
 }
+
+/// A TFLite model given to `import` is named as such, with the way it comes
+/// in instead: the `tflite:` field and `init-weights --from-tflite`.
+#[test]
+fn a_tflite_model_is_pointed_at_the_tflite_field() {
+    refused(&root().join("examples/int8_head/prefix.tflite"), &["prefix.tflite: a TFLite model, not ONNX", "tflite: {file, output}", "init-weights MODEL --from-tflite"]);
+}

@@ -28,7 +28,7 @@ const CAPACITY: [(&str, f64); 4] = [("luts", 203_128.0), ("ffs", 406_256.0), ("d
 fn synth(name: &str, dir: &Path, extra: &[&str], report: &str) -> (String, serde_json::Value) {
     require("yosys");
     let d = baseline::design(name);
-    let model = root().join(d.model);
+    let model = baseline::model_file(d, dir);
     let mut args = vec!["synth", model.to_str().expect("utf8"), "-o", "out"];
     args.extend(d.args);
     args.extend(extra);
@@ -168,6 +168,14 @@ fn within_clock(what: &str, r: &serde_json::Value) {
 
 // The full tier (`bash tests/run.sh --full`): the designs that take
 // minutes to an hour to synthesize on 2 cores.
+
+/// The imported Brevitas MNIST network (no trainer: its model file has no
+/// `training:` section).
+#[test]
+#[ignore = "full tier: a few minutes of yosys"]
+fn brevitas_mnist_synthesizes() {
+    check("brevitas_mnist", false);
+}
 
 /// mnist_cnn with its ES trainer (about 4 minutes).
 #[test]

@@ -145,3 +145,23 @@ fn mnist_directories_are_checked_for_consistency() {
     let e = read_mnist(dir.path()).unwrap_err().to_string();
     assert!(e.contains("t10k-images-idx3-ubyte"), "{e}");
 }
+
+/// A gzip file that decompresses beyond the budget (a "gzip bomb": 1 GiB
+/// and one byte of zeros compress to about a megabyte) is refused naming
+/// the budget, without holding more than the budget in memory.
+#[test]
+fn a_file_that_decompresses_beyond_the_budget_is_refused() {
+    use flate2::write::GzEncoder;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&header(0x08, &[1])).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..1024 {
+        enc.write_all(&zeros).unwrap();
+    }
+    let p = dir.path().join("bomb.gz");
+    std::fs::write(&p, enc.finish().unwrap()).unwrap();
+    let e = read(&p).unwrap_err().to_string();
+    assert!(e.starts_with(&p.display().to_string()) && e.contains("decompresses to more than 1073741824 bytes"), "{e}");
+}

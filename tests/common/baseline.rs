@@ -34,9 +34,9 @@ pub struct Design {
     pub title: &'static str,
 }
 
-/// Every design with a baseline: every example's model file, tiny's dfa
-/// trainer, and the MNIST trainer alone at the block counts of
-/// docs/results/kintex.md's Table II.
+/// Every design with a baseline: every example's model file (the imported
+/// one's after `fptgen import`), tiny's dfa trainer, and the MNIST trainer
+/// alone at the block counts of docs/results/kintex.md's Table II.
 pub const DESIGNS: &[Design] = &[
     Design { name: "tiny", model: "examples/tiny/model.yaml", args: &[], title: "tiny" },
     Design { name: "tiny_difference", model: "examples/tiny/model_difference.yaml", args: &[], title: "tiny by difference" },
@@ -47,12 +47,27 @@ pub const DESIGNS: &[Design] = &[
     Design { name: "residual", model: "examples/residual/model.yaml", args: &[], title: "residual" },
     Design { name: "all_operators", model: "examples/all_operators/model.yaml", args: &[], title: "all_operators" },
     Design { name: "mnist_cnn", model: "examples/mnist_cnn/model.yaml", args: &[], title: "mnist_cnn" },
+    Design { name: "brevitas_mnist", model: "examples/brevitas_mnist/mnist_dense.onnx", args: &[], title: "brevitas_mnist (imported)" },
     Design { name: "mnist", model: "examples/mnist/model.yaml", args: &[], title: "mnist (P = 100)" },
     Design { name: "mnist_ii56", model: "examples/mnist/model_ii56.yaml", args: &[], title: "mnist_ii56 (II 56, P = 1000)" },
     Design { name: "mnist_p1", model: "examples/mnist/model.yaml", args: &["--blocks", "1"], title: "mnist, P = 1" },
     Design { name: "mnist_p10", model: "examples/mnist/model.yaml", args: &["--blocks", "10"], title: "mnist, P = 10" },
     Design { name: "mnist_p1000", model: "examples/mnist/model.yaml", args: &["--blocks", "1000"], title: "mnist, P = 1000" },
 ];
+
+/// The model file of design `d`, in `dir` if it has to be made: an
+/// example that is an ONNX graph (brevitas_mnist) is imported first
+/// (`fptgen import`), as a user would.
+pub fn model_file(d: &Design, dir: &Path) -> PathBuf {
+    let model = root().join(d.model);
+    if model.extension().is_none_or(|e| e != "onnx") {
+        return model;
+    }
+    let out = dir.join("imported");
+    let (code, stdout, err) = super::fptgen(&["import", model.to_str().expect("utf8"), "-o", out.to_str().expect("utf8")], dir);
+    assert_eq!(code, 0, "import {}:\n{stdout}\n{err}", d.model);
+    out.join("model.yaml")
+}
 
 /// The design named `name`.
 pub fn design(name: &str) -> &'static Design {

@@ -78,6 +78,14 @@ pub struct Imported {
 /// Reads and maps the ONNX file at `path`, with the rewrites `lower` allows.
 pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
     let bytes = std::fs::read(path).map_err(|e| ImportError::file(path, e.to_string()))?;
+    // A TFLite flatbuffer (file identifier "TFL3" at byte 4) is not imported
+    // as a graph: its int8 layers come in through the model file.
+    if bytes.get(4..8) == Some(b"TFL3") {
+        return Err(ImportError::file(
+            path,
+            "a TFLite model, not ONNX: `fptgen import` reads QONNX graphs; a TFLite model's int8 layers come in through a model file whose `dense_int8` layers name their operator (`tflite: {file, output}`), with `fptgen init-weights MODEL --from-tflite` taking their weights (README, \"Model file reference\"; docs/numerics.md)",
+        ));
+    }
     let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
     let checked = structure::check(path, g)?;

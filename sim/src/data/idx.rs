@@ -103,17 +103,29 @@ impl IdxArray {
     }
 }
 
+/// The most bytes a gzip-compressed IDX file may decompress to (1 GiB;
+/// MNIST's largest file is 47 MB): a file that would decompress to more is
+/// refused before more is held in memory.
+pub const MAX_DECOMPRESSED: u64 = 1 << 30;
+
 /// Reads an IDX file, raw or gzip-compressed.
 pub fn read(path: &Path) -> Result<IdxArray, IdxError> {
     let io = |err| IdxError::Io { path: path.to_path_buf(), err };
     let raw = std::fs::read(path).map_err(io)?;
     let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out).map_err(|e| IdxError::Format {
+        flate2::read::GzDecoder::new(&raw[..]).take(MAX_DECOMPRESSED + 1).read_to_end(&mut out).map_err(|e| IdxError::Format {
             path: path.to_path_buf(),
             offset: out.len(),
             msg: format!("corrupt or truncated gzip data: {e}"),
         })?;
+        if out.len() as u64 > MAX_DECOMPRESSED {
+            return Err(IdxError::Format {
+                path: path.to_path_buf(),
+                offset: 0,
+                msg: format!("decompresses to more than {MAX_DECOMPRESSED} bytes (1 GiB, fptgen's budget for an IDX file)"),
+            });
+        }
         out
     } else {
         raw
