@@ -522,3 +522,13 @@ fn a_dead_branch_is_a_warning_and_the_rest_imports() {
 fn a_tflite_model_is_pointed_at_the_tflite_field() {
     refused(&root().join("examples/int8_head/prefix.tflite"), &["prefix.tflite: a TFLite model, not ONNX", "tflite: {file, output}", "init-weights MODEL --from-tflite"]);
 }
+
+/// An initializer whose shape claims more values than exist (2^40 x 2^40,
+/// past i64) is refused naming the tensor and its shape, without
+/// allocating for the shape or overflowing its product.
+#[test]
+fn an_initializer_with_an_impossible_shape_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = broken(dir.path(), "bad_dims", "w = next(t for t in g.initializer if t.name == 'w1')\ndel w.dims[:]\nw.dims.extend([1 << 40, 1 << 40])");
+    refused(&bad, &["bad_dims.onnx", "tensor 'w1' has", "values for shape [1099511627776, 1099511627776]"]);
+}

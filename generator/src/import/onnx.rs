@@ -219,8 +219,9 @@ impl TensorProto {
             data_type::INT64 => self.int64_data.iter().map(|&x| x as f64).collect(),
             t => return Err(format!("tensor '{}' has element type {t}; only float, double, int32 and int64 are read", self.name)),
         };
-        let len: i64 = self.dims.iter().product();
-        if self.dims.iter().any(|&d| d < 0) || v.len() as i64 != len {
+        // The shape's size, without overflow (a crafted shape can exceed i64).
+        let len = self.dims.iter().try_fold(1i64, |p, &d| if d < 0 { None } else { p.checked_mul(d) });
+        if len != Some(v.len() as i64) {
             return Err(format!("tensor '{}' has {} values for shape {:?}", self.name, v.len(), self.dims));
         }
         Ok(v)
