@@ -50,6 +50,10 @@ enum Command {
         /// Write the outputs to this new .npy file instead of printing them.
         #[arg(long, short, value_name = "Y.npy")]
         output: Option<PathBuf>,
+        /// Run with the weights of this archive (for example trained ones
+        /// from `fptgen train` or `train-es`) instead of the one the model names.
+        #[arg(long, value_name = "W.npz")]
+        weights: Option<PathBuf>,
         /// How to read the input values.
         #[arg(long, value_enum, default_value_t = Kind::Float)]
         input_kind: Kind,
@@ -530,8 +534,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Check { models, quantize } => commands::check::run(&models, quantize),
-        Command::Simulate { model, inputs, output, input_kind, output_kind, quantize } => {
-            commands::simulate::run(&model, &inputs, output.as_deref(), input_kind, output_kind, quantize)
+        Command::Simulate { model, inputs, output, weights, input_kind, output_kind, quantize } => {
+            commands::simulate::run(&model, &inputs, output.as_deref(), weights.as_deref(), input_kind, output_kind, quantize)
         }
         Command::Generate { model, output, quantize, overrides, axi } => {
             commands::generate::run(&model, &output, quantize, overrides, axi.options())

@@ -306,3 +306,42 @@ fn committed_values_are_lutram_until_16_kbit() {
         assert!(top.contains(&format!(".COMMITTED_STYLE(\"{style}\")")), "P = {blocks}: {style} expected");
     }
 }
+
+/// `simulate --weights W.npz` runs another archive's weights (here seeded
+/// ones from `init-weights`): its outputs are the library's with those
+/// weights, not the model's own; an archive that does not fit the model is
+/// refused naming it.
+#[test]
+fn simulate_runs_the_weights_it_is_given() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let model_path = root().join("examples/tiny/model.yaml");
+    let m = model_path.to_str().expect("utf8");
+    let (code, _, err) = fptgen(&["init-weights", m, "--seed", "9", "-o", "w9.npz"], d);
+    assert_eq!(code, 0, "{err}");
+    let xs: Vec<i64> = vec![31, -64, 100, 7, -128, 127];
+    tensor::write_npy(&d.join("x.npy"), &[3, 2], &OutValues::I64(xs.clone())).expect("write x");
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec!["simulate", m, "--inputs", "x.npy", "--input-kind", "raw", "--output-kind", "raw", "--output", out];
+        args.extend(extra);
+        let (code, _, err) = fptgen(&args, d);
+        assert_eq!(code, 0, "{err}");
+        let Values::Int(v) = tensor::read_npy(&d.join(out)).expect("read").values else { panic!("raw outputs") };
+        v
+    };
+    let own = run(&[], "own.npy");
+    let given = run(&["--weights", "w9.npz"], "given.npy");
+    let model = fptgen_sim::model::load(&model_path).expect("model");
+    let w9 = weights::load_from(&model, &d.join("w9.npz"), Conversion::Exact).expect("w9");
+    let net = Network::new(model.clone(), w9).expect("net");
+    for s in 0..3 {
+        let x: Vec<i128> = xs[2 * s..2 * s + 2].iter().map(|&v| i128::from(v)).collect();
+        assert_eq!(net.infer(&x).expect("infer"), given[2 * s..2 * s + 2].to_vec(), "sample {s}");
+    }
+    assert_ne!(own, given, "the seeded weights give other outputs than the model's own");
+    // An archive that is not the model's: refused, naming it.
+    let other = root().join("examples/jet_tagging/weights.npz");
+    let (code, _, err) = fptgen(&["simulate", m, "--inputs", "x.npy", "--input-kind", "raw", "--weights", other.to_str().expect("utf8")], d);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("jet_tagging/weights.npz"), "{err}");
+}

@@ -123,9 +123,19 @@ impl TrainingOverrides {
 
 /// Loads a model file and its weights archive.
 pub fn load(model: &Path, quantize: bool) -> anyhow::Result<(Model, Params)> {
+    load_with(model, None, quantize)
+}
+
+/// Loads a model file and the weights of `weights` (an archive checked
+/// against the model's tensors as the model's own is), or of the archive
+/// the model names.
+pub fn load_with(model: &Path, weights: Option<&Path>, quantize: bool) -> anyhow::Result<(Model, Params)> {
     let model = fptgen_sim::model::load(model)?;
     let conv = if quantize { Conversion::Quantize } else { Conversion::Exact };
-    let params = weights::load(&model, conv)?;
+    let params = match weights {
+        Some(w) => weights::load_from(&model, w, conv)?,
+        None => weights::load(&model, conv)?,
+    };
     Ok((model, params))
 }
 

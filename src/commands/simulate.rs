@@ -15,11 +15,12 @@ pub fn run(
     model: &Path,
     inputs: &Path,
     output: Option<&Path>,
+    weights: Option<&Path>,
     input_kind: Kind,
     output_kind: Kind,
     quantize: bool,
 ) -> anyhow::Result<()> {
-    let (model, params) = super::load(model, quantize)?;
+    let (model, params) = super::load_with(model, weights, quantize)?;
     let arr = tensor::read_npy(inputs)?;
     let n_in = model.input_len();
     let one_sample = arr.shape == model.input_shape || arr.shape == [n_in];
