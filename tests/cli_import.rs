@@ -461,21 +461,24 @@ fn refuses_a_directory_it_did_not_create() {
 #[test]
 fn refuses_an_input_beyond_the_size_bound() {
     let dir = tempfile::tempdir().unwrap();
-    let big = dir.path().join("huge_input.onnx");
-    let script = "import onnx, sys\nm = onnx.load(sys.argv[1])\nd = m.graph.input[0].type.tensor_type.shape.dim\nd[2].dim_value = 65536\nd[3].dim_value = 65536\nonnx.save(m, sys.argv[2])\n";
-    let out = Command::new("python3").args(["-c", script]).arg(fixture("cnn")).arg(&big).output().expect("python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let big = edited(dir.path(), "cnn", "huge_input", "d = g.input[0].type.tensor_type.shape.dim\nd[2].dim_value = 65536\nd[3].dim_value = 65536");
     refused(&big, &["huge_input.onnx", "input 'x'", "2 x 65536 x 65536 = 8589934592 values", "at most 1048576"]);
 }
 
-/// tests/fixtures' mlp_relu.onnx changed by `edit` (Python, with `m` the
-/// model and `g` its graph) and saved in `dir` as `name`.onnx.
-fn broken(dir: &Path, name: &str, edit: &str) -> PathBuf {
+/// tests/fixtures' `fixture`.onnx changed by `edit` (Python, with `m` the
+/// model and `g` its graph, using the onnx package that qonnx brings) and
+/// saved in `dir` as `name`.onnx.
+fn edited(dir: &Path, fixture_name: &str, name: &str, edit: &str) -> PathBuf {
     let out = dir.join(format!("{name}.onnx"));
     let script = format!("import onnx, sys\nm = onnx.load(sys.argv[1])\ng = m.graph\n{edit}\nonnx.save(m, sys.argv[2])\n");
-    let o = Command::new("python3").args(["-c", &script]).arg(fixture("mlp_relu")).arg(&out).output().expect("python3");
+    let o = Command::new("python3").args(["-c", &script]).arg(fixture(fixture_name)).arg(&out).output().expect("python3");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
+}
+
+/// mlp_relu.onnx changed by `edit` ([`edited`]).
+fn broken(dir: &Path, name: &str, edit: &str) -> PathBuf {
+    edited(dir, "mlp_relu", name, edit)
 }
 
 /// Graphs broken in different ways each get their own diagnosis, located

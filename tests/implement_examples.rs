@@ -62,6 +62,18 @@ fn tiny_is_placed_and_routed_with_its_trainer_and_a_bitstream() {
     for f in ["reports/implement.json", "reports/implement.md", "impl/ecp5.ys", "impl/tiny_ecp5.v", "impl/tiny_ecp5.lpf"] {
         assert!(common::manifest_lists(&o, f), "{f} not in the manifest");
     }
+    // The generated shell and its library module are Verilog-2001 and
+    // lint-clean with the design.
+    common::require("verilator");
+    let lint = std::process::Command::new("verilator")
+        .args(["--lint-only", "-Wall", "-Irtl", "--top-module", "tiny_ecp5"])
+        .args(std::fs::read_dir(o.join("rtl")).expect("rtl").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|x| x == "v")))
+        .args(["impl/fptgen_io_shell.v", "impl/tiny_ecp5.v"])
+        .current_dir(&o)
+        .output()
+        .expect("verilator");
+    let log = String::from_utf8_lossy(&lint.stderr);
+    assert!(lint.status.success() && !log.contains("%Warning"), "lint of the shell:\n{log}");
     baseline::check("tiny_ecp5", "routed", baseline::routed_figures(&r));
 }
 

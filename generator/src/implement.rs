@@ -72,6 +72,9 @@ pub enum ImplementError {
         /// What is wrong.
         msg: String,
     },
+    /// Writing the scripts or reports into the design directory failed.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     /// Rendering a script or report failed.
     #[error(transparent)]
     Render(#[from] askama::Error),
@@ -346,17 +349,6 @@ pub fn over_capacity(log: &str) -> Vec<String> {
     over
 }
 
-/// How a process ended, for messages.
-fn how(status: &std::process::ExitStatus) -> String {
-    crate::synth::exit_description(status)
-}
-
-/// The last lines of `text`.
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(20)..].join("\n")
-}
-
 /// Runs `cmd` in `dir`, its output to `log` (relative to `dir`); each line
 /// of its standard error goes to `progress` as it comes.
 fn run_logged(dir: &Path, tool: &str, args: &[String], log: &str, progress: &mut dyn FnMut(&str)) -> Result<(), ImplementError> {
@@ -383,13 +375,18 @@ fn run_logged(dir: &Path, tool: &str, args: &[String], log: &str, progress: &mut
     if status.success() {
         return Ok(());
     }
-    Err(ImplementError::Tool { tool: tool.to_string(), how: how(&status), dir: dir.to_path_buf(), log: log_path, tail: tail(&text) })
+    Err(ImplementError::Tool {
+        tool: tool.to_string(),
+        how: crate::synth::exit_description(&status),
+        dir: dir.to_path_buf(),
+        log: log_path,
+        tail: crate::synth::log_tail(&text),
+    })
 }
 
 /// Writes `files` into the design directory (group `implement`).
 fn add(dir: &Path, files: &[GeneratedFile]) -> Result<(), ImplementError> {
-    crate::output::add_files(dir, crate::output::IMPLEMENT, files)
-        .map_err(|e| ImplementError::Io { path: dir.to_path_buf(), source: std::io::Error::other(e.to_string()) })
+    Ok(crate::output::add_files(dir, crate::output::IMPLEMENT, files)?)
 }
 
 /// Places and routes the design that `fptgen generate` wrote in `dir`

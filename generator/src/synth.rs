@@ -370,6 +370,12 @@ pub fn exit_description(status: &std::process::ExitStatus) -> String {
     }
 }
 
+/// The last 20 lines of a tool's log, for an error message.
+pub fn log_tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
 /// yosys's version line (`yosys -V`), or [`SynthError::MissingYosys`].
 pub fn yosys_version() -> Result<String, SynthError> {
     let version = Command::new("yosys").arg("-V").output().map_err(|_| SynthError::MissingYosys)?;
@@ -399,9 +405,7 @@ pub fn run(
         .map_err(|_| SynthError::MissingYosys)?;
     if !out.status.success() {
         let text = std::fs::read_to_string(&log).unwrap_or_else(|_| String::from_utf8_lossy(&out.stderr).into_owned());
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-        return Err(SynthError::Yosys { how: exit_description(&out.status), dir: dir.to_path_buf(), log, tail });
+        return Err(SynthError::Yosys { how: exit_description(&out.status), dir: dir.to_path_buf(), log, tail: log_tail(&text) });
     }
     let read = |name: &str| -> Result<(PathBuf, String), SynthError> {
         let path = dir.join(name);

@@ -21,7 +21,7 @@ use fptgen_generator::render::{render, GenInfo};
 use fptgen_sim::model;
 use fptgen_sim::network::Network;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use proptest::test_runner::TestCaseError;
 
 mod common;
 use common::random_net::{cnn, graph, network};
@@ -138,10 +138,8 @@ fn difference_variant(yaml: &str) -> String {
 fn random_difference_training_is_bit_exact() {
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
     for combo in 0..4 {
-        let mut runner = TestRunner::new_with_rng(
-            Config { cases: 1, max_shrink_iters: 4, failure_persistence: None, ..Config::default() },
-            TestRng::from_seed(RngAlgorithm::ChaCha, &[combo as u8 + 201; 32]),
-        );
+        let seed = common::seed_byte(combo as u8 + 201);
+        let mut runner = common::runner(seed, 1, 4);
         let mode = [0, 4, 8, 11][combo];
         let case = (network(true), training(mode)).prop_map(|((net, seed), tr)| (difference_variant(&format!("{net}{tr}")), seed));
         runner
@@ -152,6 +150,6 @@ fn random_difference_training_is_bit_exact() {
                 prop_assert!(plan(&m).trainer.is_some_and(|t| t.diff.is_some()), "not evaluated by difference\n{yaml}");
                 check(&yaml, seed)
             })
-            .unwrap_or_else(|e| panic!("difference network {combo}: {e}"));
+            .unwrap_or_else(|e| panic!("difference network {combo}, {}: {e}", common::replay("cosim_train_random", "random_difference_training_is_bit_exact", seed)));
     }
 }
