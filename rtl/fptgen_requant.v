@@ -28,9 +28,13 @@
  * Pipeline. LATENCY = 6 enabled edges from inputs to y, one value per
  * enabled cycle; en low freezes every stage (the caller's stall), in_valid
  * travels with the data to out_valid. Stages: input registers; the left
- * shift (double rounding); the product x * m (a 32 x 31 multiply, one
- * register after it and one more that synthesis may move into the DSP48E2
- * cascade); the first shift; the rounding step; offset and clamp.
+ * shift (double rounding); four partial products of x * m (a 32 x 31
+ * multiply as 16 x 16, 16 x 15, 16 x 16 and 16 x 15 products, each within
+ * one 18 x 18 multiplier: ECP5's MULT18X18D, a DSP48E2), registered; their
+ * sum; the first shift; the rounding step; offset and clamp. Splitting the
+ * product keeps the multipliers' carry chains apart from the sum's
+ * (routed on ECP5, the whole 32 x 31 product in one stage was a 12 ns path,
+ * docs/results/ecp5.md).
  */
 
 `resetall
@@ -92,9 +96,16 @@ reg signed [31:0] a2_reg;
 reg        [30:0] m2_reg;
 reg signed [5:0]  s2_reg;
 
-// Stages 3 and 4: the product, 63 bits signed, and one more register.
-reg signed [62:0] p3_reg;
+// Stage 3: the partial products of a = ah * 2^16 + al (ah signed, al
+// unsigned) and m = mh * 2^16 + ml (both unsigned):
+// a * m = ah*mh * 2^32 + (ah*ml + al*mh) * 2^16 + al*ml.
+reg        [31:0] ll3_reg;   // al * ml, 0 .. (2^16-1)^2
+reg        [30:0] lh3_reg;   // al * mh, 0 .. (2^16-1)(2^15-1)
+reg signed [31:0] hl3_reg;   // ah * ml, |.| < 2^31
+reg signed [31:0] hh3_reg;   // ah * mh
 reg signed [5:0]  s3_reg;
+
+// Stage 4: the product, 63 bits signed.
 reg signed [62:0] p4_reg;
 reg signed [5:0]  s4_reg;
 
@@ -109,6 +120,22 @@ reg signed [OUT_W-1:0] y_reg;
 wire [5:0] left2  = s1_reg[5] ? 6'd0 : s1_reg;
 // Single rounding's first shift, t - 1 = 30 - s (0 .. 61).
 wire [5:0] t_minus_1 = 6'd30 - s4_reg;
+
+// Stage 3's operands: each product within 18 x 18 bits, signed.
+wire signed [16:0] al3 = $signed({1'b0, a2_reg[15:0]});
+wire signed [16:0] ah3 = $signed({a2_reg[31], a2_reg[31:16]});
+wire signed [16:0] ml3 = $signed({1'b0, m2_reg[15:0]});
+wire signed [16:0] mh3 = $signed({2'b00, m2_reg[30:16]});
+wire signed [33:0] ll3 = al3 * ml3;
+wire signed [33:0] lh3 = al3 * mh3;
+wire signed [33:0] hl3 = ah3 * ml3;
+wire signed [33:0] hh3 = ah3 * mh3;
+
+// Stage 4's value: the high and low products side by side (they do not
+// overlap: al * ml < 2^32), plus the middle ones at 2^16.
+wire signed [62:0] ends4 = {hh3_reg[30:0], ll3_reg};
+wire signed [33:0] mid4 = {{2{hl3_reg[31]}}, hl3_reg} + {3'b000, lh3_reg};
+wire signed [62:0] p4_next = ends4 + {{13{mid4[33]}}, mid4, 16'd0};
 
 // Stage 5's value.
 wire signed [62:0] p_nudged = p4_reg + 63'sd1073741824; // + 2^30
@@ -140,9 +167,12 @@ always @(posedge clk) begin
         m2_reg <= m1_reg;
         s2_reg <= s1_reg;
 
-        p3_reg <= a2_reg * $signed({1'b0, m2_reg});
+        ll3_reg <= ll3[31:0];
+        lh3_reg <= lh3[30:0];
+        hl3_reg <= hl3[31:0];
+        hh3_reg <= hh3[31:0];
         s3_reg <= s2_reg;
-        p4_reg <= p3_reg;
+        p4_reg <= p4_next;
         s4_reg <= s3_reg;
 
         q5_reg <= q5_next;
@@ -165,7 +195,10 @@ assign y = y_reg;
 
 // Bits not needed: the high bits of the single-rounding result (r wraps to
 // 32 bits) and of the clamped value (it fits OUT_W bits).
-wire unused_bits = &{1'b0, single_r[62:32], clamped6};
+// Bits of the partial products that are known: the sign bits the 34-bit
+// products repeat, and hh's top bit (|ah * mh| < 2^30, so bit 31 repeats
+// bit 30).
+wire unused_bits = &{1'b0, single_r[62:32], clamped6, ll3[33:32], lh3[33:31], hl3[33:32], hh3[33:32], hh3_reg[31]};
 
 endmodule
 
