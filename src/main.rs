@@ -437,12 +437,15 @@ enum Command {
     /// imported: an input Quant, then MatMul, Gemm or Conv (3x3, 1x1)
     /// layers with an optional bias Add, Relu and activation Quant,
     /// MaxPool (2x2, kxk stride k), BatchNormalization, Add, Concat and
-    /// Flatten/Reshape. Quant nodes need a power-of-two scale and zero
-    /// point 0. A node that cannot be mapped exactly is an error naming it
-    /// (name and operator) and why, and nothing is written; with --lower
-    /// approximate seed 004's rewrites that change the function are
-    /// applied and listed in OUT/distill.yaml. Refuses a non-empty OUT
-    /// that fptgen did not create.
+    /// Flatten/Reshape, with power-of-two scales and zero point 0; a graph
+    /// with other scales or zero points maps to the int8 domain (TFLite's
+    /// integer arithmetic, dense layers only), which is not exact: the
+    /// import then says how far from the graph it measured and writes
+    /// nothing without --accept-inexact. A node that cannot be mapped is an
+    /// error naming it (name and operator) and why, and nothing is written;
+    /// with --lower approximate seed 004's rewrites that change the
+    /// function are applied and listed in OUT/distill.yaml. Refuses a
+    /// non-empty OUT that fptgen did not create.
     Import {
         /// The ONNX file.
         #[arg(value_name = "MODEL.onnx")]
@@ -459,6 +462,10 @@ enum Command {
         /// with `fptgen train --teacher`).
         #[arg(long, value_enum, default_value_t = LowerArg::Exact)]
         lower: LowerArg,
+        /// Write an import that is not exact (the int8 domain: within one
+        /// code of the graph, the disagreement measured and printed).
+        #[arg(long)]
+        accept_inexact: bool,
     },
 }
 
@@ -584,12 +591,12 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::SweepRun { dir, index } => commands::sweep_run::run(&dir, index),
         Command::SweepMerge { dir } => commands::sweep_merge::merge(&dir),
-        Command::Import { model, output, lower } => {
+        Command::Import { model, output, lower, accept_inexact } => {
             let lower = match lower {
                 LowerArg::Exact => fptgen_generator::import::Lower::Exact,
                 LowerArg::Approximate => fptgen_generator::import::Lower::Approximate,
             };
-            commands::import::run(&model, &output, lower)
+            commands::import::run(&model, &output, lower, accept_inexact)
         }
         Command::TrainEs { model, data, iterations, output, log, quantize } => {
             commands::train_es::run(&model, &data, iterations, output.as_deref(), log.as_deref(), quantize)

@@ -142,15 +142,21 @@ fn int8_quantizations(model: &fptgen_sim::model::Model) -> ((f32, i32), (f32, i3
 /// rounds the real value, fptgen requantizes integers as TFLite does, so
 /// they may differ on ties and near them: every output code must be within
 /// `max_diff` of QONNX's (its output divided by the output scale, plus the
-/// zero point) and at least `min_equal` of them equal. Returns the number
-/// equal and the largest difference.
+/// zero point) and at least `min_equal` of them equal. The import is not
+/// exact, so it is refused without `--accept-inexact` (nothing written) and
+/// says what it measured; QONNX's figures here must agree with what it
+/// says (the share of outputs that differ within a point, the largest
+/// difference within a code). Returns the number equal and the largest
+/// difference.
 fn check_int8_against_qonnx(name: &str, max_diff: i64, min_equal: f64) -> (usize, i64) {
     let file = fixture(name);
+    refused(&file, &["the import is not exact", "int8 domain", "of the graph's", "--accept-inexact"]);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("imported");
-    let (code, stdout, err) = fptgen(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], dir.path());
+    let (code, stdout, err) = fptgen(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "--accept-inexact"], dir.path());
     assert_eq!(code, 0, "import {name}: {err}");
     assert!(stdout.contains("wrote"), "{stdout}");
+    let (said_differ, said_outputs, said_worst) = reported_disagreement(&err);
     let model = fptgen_sim::model::load(&out.join("model.yaml")).unwrap();
     let ((s_in, z_in), (s_out, z_out)) = int8_quantizations(&model);
     let n = model.input_len();
@@ -189,7 +195,23 @@ fn check_int8_against_qonnx(name: &str, max_diff: i64, min_equal: f64) -> (usize
     let fraction = equal as f64 / want.len() as f64;
     eprintln!("{name}: {equal} of {} outputs equal to QONNX's ({:.2}%), largest difference {worst} code(s)", want.len(), 100.0 * fraction);
     assert!(fraction >= min_equal, "{name}: only {equal} of {} outputs equal QONNX's", want.len());
+    let (said, seen) = (said_differ as f64 / said_outputs as f64, 1.0 - fraction);
+    assert!((said - seen).abs() <= 0.01, "{name}: the import says {said_differ} of {said_outputs} outputs differ, QONNX differs on {} of {}", want.len() - equal, want.len());
+    assert!(worst <= said_worst + 1, "{name}: the import says at most {said_worst} code(s), QONNX differs by {worst}");
     (equal, worst)
+}
+
+/// The figures of an inexact import's warning: outputs that differ, outputs
+/// compared, the largest difference in codes (0 when none differ).
+fn reported_disagreement(stderr: &str) -> (usize, usize, i64) {
+    let line = stderr.lines().find(|l| l.starts_with("warning: the import is not exact")).unwrap_or_else(|| panic!("no inexact warning in: {stderr}"));
+    let before = line.split(" of the graph's ").next().unwrap();
+    let differ: usize = before.rsplit(' ').next().unwrap().parse().unwrap();
+    let after = line.split(" of the graph's ").nth(1).unwrap();
+    let outputs: usize = after.split(' ').next().unwrap().parse().unwrap();
+    let worst = line.split("by at most ").nth(1).map_or(0, |r| r.split(' ').next().unwrap().parse().unwrap());
+    assert!(differ <= outputs && (differ == 0) == (worst == 0), "{line}");
+    (differ, outputs, worst)
 }
 
 #[test]
@@ -313,6 +335,18 @@ fn float_scales_and_zero_points_map_to_int8_within_one_code_of_qonnx() {
     check_int8_against_qonnx("int8_affine", 1, 0.99);
 }
 
+/// A small MLP as a new user writes it (`make_fixtures.py make-int8`,
+/// `int8_mlp`): power-of-two activation scales, weights of scale 0.0371.
+/// Each layer is within one code of the graph on its own inputs, but a
+/// hidden code one off moves an output by up to |w| s_w s_in / s_out = 127
+/// x 0.0371 codes, so the outputs may differ by more than one: what the
+/// import reports, and QONNX agrees.
+#[test]
+fn an_int8_mlp_reports_its_disagreement_and_qonnx_agrees() {
+    let (_, worst) = check_int8_against_qonnx("int8_mlp", 6, 0.99);
+    assert!(worst >= 1, "some output differs from QONNX's (else the report's claim is untested)");
+}
+
 /// The int8 imports (dense_int8 and requantize hardware) and the
 /// per-channel BipolarQuant and Trunc batch norms are generated and
 /// co-simulated in Verilator bit for bit against the simulator.
@@ -321,7 +355,7 @@ fn int8_and_per_channel_imports_cosimulate() {
     common::require("verilator");
     for name in ["brevitas_int8", "int8_affine", "channels_v1"] {
         let dir = tempfile::tempdir().unwrap();
-        let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported"], dir.path());
+        let (code, _, err) = fptgen(&["import", fixture(name).to_str().unwrap(), "-o", "imported", "--accept-inexact"], dir.path());
         assert_eq!(code, 0, "import {name}: {err}");
         let (code, out, err) = fptgen(&["cosim", "imported/model.yaml", "--vectors", "20"], dir.path());
         assert_eq!(code, 0, "cosim {name}: {out}{err}");

@@ -7,10 +7,12 @@ use fptgen_generator::output::{write_dir, IMPORT};
 
 /// Runs `fptgen import`: maps the whole file first, then writes OUT; with
 /// `Lower::Approximate` also `distill.yaml`, and lists the layers to
-/// retrain on stdout.
-pub fn run(model: &Path, out: &Path, lower: Lower) -> anyhow::Result<()> {
+/// retrain on stdout. An import that is not exact is written only with
+/// `accept_inexact`.
+pub fn run(model: &Path, out: &Path, lower: Lower, accept_inexact: bool) -> anyhow::Result<()> {
     let imported = import::import(model, lower)?;
-    for w in &imported.warnings {
+    let inexact = imported.accepted(model, accept_inexact)?;
+    for w in imported.warnings.iter().chain(&inexact) {
         eprintln!("warning: {w}");
     }
     write_dir(out, IMPORT, &import::files(&imported))?;

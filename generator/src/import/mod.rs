@@ -73,11 +73,53 @@ pub struct Imported {
     /// What the user should know that does not stop the import (nodes no
     /// output depends on).
     pub warnings: Vec<String>,
+    /// An import that is not exact (the int8 domain): why, and what its
+    /// check measured against the graph; `None` for an exact import (proved
+    /// equal to the graph's exact evaluation, [`proof`]).
+    pub inexact: Option<Inexact>,
+}
+
+/// Why an import is not exact, and how far from the graph it measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inexact {
+    /// The node that put the graph in the int8 domain, and why.
+    pub reason: String,
+    /// What the check measured.
+    pub measured: int8::check::Disagreement,
+}
+
+impl std::fmt::Display for Inexact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the import is not exact: {}, so the graph maps to fptgen's int8 domain (TFLite's integer arithmetic, docs/import.md, \"The int8 domain\"); {}",
+            self.reason, self.measured
+        )
+    }
+}
+
+impl Imported {
+    /// Refuses an import that is not exact unless `accept` (`fptgen import
+    /// --accept-inexact`), saying what was measured; with `accept`, returns
+    /// what to warn of.
+    pub fn accepted(&self, path: &Path, accept: bool) -> Result<Option<String>, ImportError> {
+        match &self.inexact {
+            None => Ok(None),
+            Some(i) if accept => Ok(Some(i.to_string())),
+            Some(i) => Err(ImportError::file(path, format!("{i}. Nothing was written: pass --accept-inexact to write it"))),
+        }
+    }
 }
 
 /// Reads and maps the ONNX file at `path`, with the rewrites `lower` allows.
 pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
     let bytes = std::fs::read(path).map_err(|e| ImportError::file(path, e.to_string()))?;
+    import_bytes(path, &bytes, lower)
+}
+
+/// Maps the bytes of an ONNX file as [`import`] does; `path` names the
+/// file in errors and gives the network its name.
+pub fn import_bytes(path: &Path, bytes: &[u8], lower: Lower) -> Result<Imported, ImportError> {
     // A TFLite flatbuffer (file identifier "TFL3" at byte 4) is not imported
     // as a graph: its int8 layers come in through the model file.
     if bytes.get(4..8) == Some(b"TFL3") {
@@ -86,7 +128,7 @@ pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
             "a TFLite model, not ONNX: `fptgen import` reads QONNX graphs; a TFLite model's int8 layers come in through a model file whose `dense_int8` layers name their operator (`tflite: {file, output}`), with `fptgen init-weights MODEL --from-tflite` taking their weights (README, \"Model file reference\"; docs/numerics.md)",
         ));
     }
-    let proto = onnx::decode(&bytes).map_err(|e| ImportError::file(path, e))?;
+    let proto = onnx::decode(bytes).map_err(|e| ImportError::file(path, e))?;
     let g = proto.graph.as_ref().ok_or_else(|| ImportError::file(path, "not an ONNX model (no graph)"))?;
     let checked = structure::check(path, g)?;
     let warnings = checked.warnings;
@@ -108,20 +150,29 @@ pub fn import(path: &Path, lower: Lower) -> Result<Imported, ImportError> {
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
     let distill_yaml = distill::render(&net, &source);
     let blocks = net.blocks.iter().map(|b| (b.layers.iter().map(|&l| net.layers[l].name.clone()).collect(), b.node.clone(), b.rewrite.clone())).collect();
-    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml, blocks, warnings })
+    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml, blocks, warnings, inexact: None })
 }
 
 /// Maps a graph of the int8 domain ([`int8`]), which `why` says it is in.
 fn import_int8(path: &Path, graph: &graph::Graph<'_>, why: (&onnx::NodeProto, String), stem: &str, source: &str) -> Result<Imported, ImportError> {
+    let reason = format!("node '{}' ({}): {}", why.0.name, why.0.op_type, why.1);
     let net = int8::network(graph, why)?;
     let model_yaml = int8::render::model_yaml(&net, &yaml::network_name(stem), source);
     let model = fptgen_sim::model::parse(&model_yaml, Path::new("model.yaml"))
         .map_err(|e| ImportError::file(path, format!("the imported model does not validate (please report this): {e}")))?;
     let arrays = int8::render::weight_arrays(&net);
-    int8::check::check(path, &net, &model, &arrays, int8::check::SAMPLES)?;
+    let measured = int8::check::check(path, &net, &model, &arrays, int8::check::SAMPLES)?;
     let weights_npz =
         fptgen_sim::tensor::npz_bytes(&arrays).map_err(|e| ImportError::file(path, format!("writing the weights archive: {e}")))?;
-    Ok(Imported { model_yaml, weights_npz, layers: net.layers.len(), distill_yaml: None, blocks: Vec::new(), warnings: Vec::new() })
+    Ok(Imported {
+        model_yaml,
+        weights_npz,
+        layers: net.layers.len(),
+        distill_yaml: None,
+        blocks: Vec::new(),
+        warnings: Vec::new(),
+        inexact: Some(Inexact { reason, measured }),
+    })
 }
 
 /// The files of an import: `model.yaml` and `weights.npz`, and
