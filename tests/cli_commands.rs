@@ -164,6 +164,44 @@ fn simulate_matches_the_library_on_float_and_raw_inputs() {
     assert!(err.contains("[9, 5]"), "{err}");
 }
 
+/// A long input (more than the 65,536 samples `simulate` runs per block
+/// between progress updates) as little-endian float32, read in bulk: every
+/// sample's outputs equal the library's, and a raw code out of range in
+/// the last block is named by its sample in the whole batch.
+#[test]
+fn simulate_runs_a_long_float32_input_in_blocks() {
+    use npyz::WriterBuilder;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model_path = root().join("examples/tiny/model.yaml");
+    let model = fptgen_sim::model::load(&model_path).expect("model");
+    let params = weights::load(&model, Conversion::Exact).expect("weights");
+    let net = Network::new(model.clone(), params).expect("net");
+    let n = 70_001;
+    let xs: Vec<f32> = (0..n * 2).map(|i| (((i as f64) * 0.3719).sin() * 5.0) as f32).collect();
+    {
+        let f = std::fs::File::create(dir.path().join("x.npy")).expect("create");
+        let mut w = npyz::WriteOptions::<f32>::new().default_dtype().shape(&[n as u64, 2]).writer(std::io::BufWriter::new(f)).begin_nd().expect("npy");
+        w.extend(xs.iter().copied()).expect("write");
+        w.finish().expect("finish");
+    }
+    let (code, _, err) = fptgen(&["simulate", model_path.to_str().expect("utf8"), "--inputs", "x.npy", "-o", "y.npy", "--output-kind", "raw"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let y = tensor::read_npy(&dir.path().join("y.npy")).expect("read y");
+    let Values::Int(got) = y.values else { panic!("raw output must be integers") };
+    let m = model.output_len();
+    assert_eq!((y.shape, got.len()), (vec![n, m], n * m));
+    for s in 0..n {
+        let raw: Vec<i128> = xs[2 * s..2 * s + 2].iter().map(|&x| model.input_format.quantize_f64(f64::from(x)).expect("finite")).collect();
+        assert_eq!(net.infer(&raw).expect("infer"), got[s * m..(s + 1) * m].to_vec(), "sample {s}");
+    }
+    let mut raw = vec![0i64; n * 2];
+    raw[2 * 70_000 + 1] = 1 << 20;
+    tensor::write_npy(&dir.path().join("xr.npy"), &[n, 2], &OutValues::I64(raw)).expect("write xr");
+    let (code, _, err) = fptgen(&["simulate", model_path.to_str().expect("utf8"), "--inputs", "xr.npy", "--input-kind", "raw"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("xr.npy") && err.contains("sample 70000, value 1") && err.contains("1048576"), "{err}");
+}
+
 #[test]
 fn simulate_prints_float_outputs_for_one_sample() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -348,6 +348,28 @@ impl Network {
         Ok(outs)
     }
 
+    /// Runs a batch of input codes ([`CodeRows`]: whole samples of
+    /// [`Model::input_len`] codes, row-major) on the path its type takes:
+    /// byte codes through [`Network::infer_rows`] (a first dense layer's
+    /// 8-bit kernel), `i64` codes the same way, wider codes one vector per
+    /// sample through [`Network::infer_batch`]; a network whose codes do
+    /// not all fit `i64` takes the last path whatever the type. Returns the
+    /// output codes row-major ([`Model::output_len`] per sample): on every
+    /// path the codes [`Network::infer`] gives for each sample. Errors as
+    /// [`Network::check_input`]'s, naming the first bad sample.
+    pub fn infer_code_rows(&self, rows: &CodeRows) -> Result<Vec<i128>, SimError> {
+        let wide = |v: Vec<i64>| v.into_iter().map(i128::from).collect();
+        match rows {
+            CodeRows::Bytes(b) if self.batched => self.infer_rows(b).map(wide),
+            CodeRows::I64(v) if self.batched => self.infer_rows(v).map(wide),
+            _ => {
+                let n_in = self.model.input_len().max(1);
+                let samples: Vec<Vec<i128>> = (0..rows.len() / n_in).map(|s| (s * n_in..(s + 1) * n_in).map(|k| rows.get(k)).collect()).collect();
+                Ok(self.infer_batch(&samples)?.concat())
+            }
+        }
+    }
+
     /// Runs the samples of a row-major matrix of input codes (`x` holds
     /// whole samples of [`Model::input_len`] codes each, in any integer
     /// type of up to 64 bits) in parallel, and returns the output codes as
@@ -392,6 +414,92 @@ impl Network {
             outs.extend(c?);
         }
         Ok(outs)
+    }
+}
+
+/// A batch of input codes as one row-major matrix, in the narrowest type
+/// that holds them ([`Network::infer_code_rows`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeRows {
+    /// Every code in `0..=255`.
+    Bytes(Vec<u8>),
+    /// Every code within `i64`.
+    I64(Vec<i64>),
+    /// Any code.
+    I128(Vec<i128>),
+}
+
+impl CodeRows {
+    /// The codes in the narrowest type that holds all of them.
+    pub fn narrowest(codes: Vec<i128>) -> CodeRows {
+        if codes.iter().all(|&c| (0..=255).contains(&c)) {
+            return CodeRows::Bytes(codes.into_iter().map(|c| c as u8).collect());
+        }
+        if codes.iter().all(|&c| i64::try_from(c).is_ok()) {
+            return CodeRows::I64(codes.into_iter().map(|c| c as i64).collect());
+        }
+        CodeRows::I128(codes)
+    }
+
+    /// Float values converted to codes of `format` with its quantization
+    /// and overflow modes ([`Format::quantize_f64`]), in parallel, straight
+    /// into the type the format's codes need (bytes for an unsigned format
+    /// of at most 8 bits). Errors name the first non-finite value's index.
+    pub fn quantize(format: Format, values: &[f64]) -> Result<CodeRows, (usize, String)> {
+        const CHUNK_VALUES: usize = 1 << 16;
+        fn each<T: Send>(format: Format, values: &[f64], cast: impl Fn(i128) -> T + Sync) -> Result<Vec<T>, (usize, String)> {
+            let chunks: Vec<Result<Vec<T>, (usize, String)>> = values
+                .par_chunks(CHUNK_VALUES)
+                .enumerate()
+                .map(|(c, xs)| xs.iter().enumerate().map(|(i, &x)| format.quantize_f64(x).map(&cast).map_err(|e| (c * CHUNK_VALUES + i, e.to_string()))).collect())
+                .collect();
+            let mut out = Vec::with_capacity(values.len());
+            for c in chunks {
+                out.extend(c?);
+            }
+            Ok(out)
+        }
+        // Every code of the format is within [min_raw, max_raw].
+        let (lo, hi) = (format.min_raw(), format.max_raw());
+        Ok(if lo >= 0 && hi <= 255 {
+            CodeRows::Bytes(each(format, values, |c| c as u8)?)
+        } else if i64::try_from(lo).is_ok() && i64::try_from(hi).is_ok() {
+            CodeRows::I64(each(format, values, |c| c as i64)?)
+        } else {
+            CodeRows::I128(each(format, values, |c| c)?)
+        })
+    }
+
+    /// The number of codes.
+    pub fn len(&self) -> usize {
+        match self {
+            CodeRows::Bytes(v) => v.len(),
+            CodeRows::I64(v) => v.len(),
+            CodeRows::I128(v) => v.len(),
+        }
+    }
+
+    /// True if there are no codes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Codes `range` as a batch of their own (copied).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> CodeRows {
+        match self {
+            CodeRows::Bytes(v) => CodeRows::Bytes(v[range].to_vec()),
+            CodeRows::I64(v) => CodeRows::I64(v[range].to_vec()),
+            CodeRows::I128(v) => CodeRows::I128(v[range].to_vec()),
+        }
+    }
+
+    /// Code `k`.
+    pub fn get(&self, k: usize) -> i128 {
+        match self {
+            CodeRows::Bytes(v) => i128::from(v[k]),
+            CodeRows::I64(v) => i128::from(v[k]),
+            CodeRows::I128(v) => v[k],
+        }
     }
 }
 

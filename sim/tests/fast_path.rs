@@ -274,6 +274,43 @@ fn any_format() -> impl Strategy<Value = Format> {
     })
 }
 
+/// `Format::quantize_f64` (an `f64` path where `x · 2^F` is below `2^52`)
+/// equals `Format::convert_f64` (exact arithmetic) for every format and
+/// mode: arbitrary doubles, small integers times powers of two (exact ties
+/// at every F), ties and their neighbours one ulp away, values near 2^52
+/// after scaling, subnormals and zeros.
+#[test]
+fn quantize_f64_equals_the_exact_conversion() {
+    let doubles = prop_oneof![
+        any::<u64>().prop_map(f64::from_bits).prop_filter("finite", |x| x.is_finite()),
+        (-300i64..=300, -75i32..=75).prop_map(|(m, e)| m as f64 * 2f64.powi(e)),
+        ((-1i64 << 20)..(1i64 << 20), -75i32..=75, -1i32..=1).prop_map(|(m, e, k)| {
+            // (m + 1/2) · 2^e, then one ulp either side or none.
+            let x = (m as f64 + 0.5) * 2f64.powi(e);
+            match k {
+                -1 => x.next_down(),
+                1 => x.next_up(),
+                _ => x,
+            }
+        }),
+        (any::<i64>(), -75i32..=20).prop_map(|(m, e)| (m >> 10) as f64 * 2f64.powi(e)),
+        Just(0.0),
+        Just(-0.0),
+        Just(f64::MIN_POSITIVE / 4.0),
+        Just(-f64::MIN_POSITIVE),
+    ];
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 20_000, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[29; 32]),
+    );
+    runner
+        .run(&(any_format(), doubles), |(f, x)| {
+            prop_assert_eq!(f.quantize_f64(x).ok(), f.convert_f64(x).ok().map(|c| c.raw), "{} from {:e} ({:?})", f, x, x.to_bits());
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// `fast::finish::Cast` (plain integer rounding and overflow) equals
 /// `Format::cast_from` for every pair of formats and any code of the source.
 #[test]

@@ -4,7 +4,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::bail;
-use fptgen_sim::network::{quantize_input, Network};
+use fptgen_sim::network::{CodeRows, Network, SimError};
+use indicatif::{ProgressBar, ProgressStyle};
 use fptgen_sim::tensor::{self, OutValues, Values};
 use fptgen_sim::TensorError;
 
@@ -42,21 +43,15 @@ pub fn run(
             )
         ));
     };
-    let samples: Vec<Vec<i128>> = match (&arr.values, input_kind) {
-        (Values::Float(v), Kind::Float) => v
-            .chunks(n_in.max(1))
-            .enumerate()
-            .map(|(s, chunk)| {
-                quantize_input(&model, chunk).map_err(|(i, m)| {
-                    let mut ix = tensor::unravel(s * n_in + i, &arr.shape);
-                    if one_sample {
-                        ix = tensor::unravel(i, &arr.shape);
-                    }
-                    TensorError { file: inputs.to_path_buf(), tensor: None, index: Some(ix), message: m }
-                })
-            })
-            .collect::<Result<_, _>>()?,
-        (Values::Int(v), Kind::Raw) => v.chunks(n_in.max(1)).map(<[i128]>::to_vec).collect(),
+    // The batch as one row-major matrix of input codes.
+    let codes = match (arr.values, input_kind) {
+        (Values::Float(v), Kind::Float) => CodeRows::quantize(model.input_format, &v).map_err(|(i, m)| TensorError {
+            file: inputs.to_path_buf(),
+            tensor: None,
+            index: Some(tensor::unravel(i, &arr.shape)),
+            message: m,
+        })?,
+        (Values::Int(v), Kind::Raw) => CodeRows::narrowest(v),
         (Values::Int(_), Kind::Float) => bail!(TensorError::file(
             inputs,
             format!("has integer type {}; pass --input-kind raw to read raw codes, or give float values", arr.dtype)
@@ -66,19 +61,14 @@ pub fn run(
             format!("has float type {}; --input-kind raw needs an integer array", arr.dtype)
         )),
     };
-    debug_assert_eq!(samples.len(), batch);
+    debug_assert_eq!(codes.len(), batch * n_in);
     let net = Network::new(model, params)?;
-    for (s, x) in samples.iter().enumerate() {
-        if let Err(e) = net.check_input(s, x) {
-            bail!(TensorError::file(inputs, e.to_string()));
-        }
-    }
-    let outs = net.infer_batch(&samples)?;
     let fmt = net.model().output_format();
     let n_out = net.model().output_len();
+    let flat = infer(&net, &codes, batch, n_in).map_err(|e| TensorError::file(inputs, e.to_string()))?;
+    let outs: Vec<&[i128]> = flat.chunks(n_out.max(1)).collect();
     match output {
         Some(path) => {
-            let flat: Vec<i128> = outs.concat();
             let values = match output_kind {
                 Kind::Float => OutValues::F64(flat.iter().map(|&r| fmt.to_f64(r)).collect()),
                 Kind::Raw => match flat.iter().map(|&r| i64::try_from(r)).collect::<Result<Vec<_>, _>>() {
@@ -91,7 +81,7 @@ pub fn run(
         }
         None => {
             let mut out = std::io::stdout().lock();
-            for y in &outs {
+            for y in outs {
                 let cells: Vec<String> = match output_kind {
                     Kind::Float => y.iter().map(|&r| fmt.to_f64(r).to_string()).collect(),
                     Kind::Raw => y.iter().map(|&r| r.to_string()).collect(),
@@ -105,4 +95,34 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// Samples per call of the simulator on a long input, between updates of
+/// the progress bar.
+const BLOCK: usize = 1 << 16;
+
+/// Runs the batch; an input of more than [`BLOCK`] samples goes in blocks
+/// with a progress bar on stderr (drawn only on a terminal). Errors name
+/// the sample in the whole batch.
+fn infer(net: &Network, codes: &CodeRows, batch: usize, n_in: usize) -> Result<Vec<i128>, SimError> {
+    if batch <= BLOCK {
+        return net.infer_code_rows(codes);
+    }
+    let bar = ProgressBar::new(batch as u64);
+    if let Ok(style) = ProgressStyle::with_template("{wide_bar} {pos}/{len} samples, {elapsed} elapsed, ETA {eta}") {
+        bar.set_style(style);
+    }
+    let mut out = Vec::with_capacity(batch * net.model().output_len());
+    for start in (0..batch).step_by(BLOCK) {
+        let end = (start + BLOCK).min(batch);
+        let part = net.infer_code_rows(&codes.slice(start * n_in..end * n_in)).map_err(|e| match e {
+            SimError::InputRange { sample, index, raw, format } => SimError::InputRange { sample: sample + start, index, raw, format },
+            SimError::InputLen { sample, got, want } => SimError::InputLen { sample: sample + start, got, want },
+            e => e,
+        })?;
+        out.extend(part);
+        bar.inc((end - start) as u64);
+    }
+    bar.finish_and_clear();
+    Ok(out)
 }

@@ -169,8 +169,68 @@ impl Format {
     ///
     /// Errors: NaN and infinities ([`NonFiniteError`]). `-0.0` gives 0.
     pub fn quantize_f64(&self, x: f64) -> Result<i128, NonFiniteError> {
-        self.convert_f64(x).map(|c| c.raw)
+        match self.quantize_f64_small(x) {
+            Some(raw) => Ok(raw),
+            None => self.convert_f64(x).map(|c| c.raw),
+        }
     }
+
+    /// [`Format::quantize_f64`] in `f64` arithmetic where that is exact:
+    /// `y = x · 2^F` is a normal double (or 0) below `2^52` in magnitude, so
+    /// `y`, its integer part and the dropped part are exact doubles. The
+    /// rounding is [`round`]'s, on sign and magnitude, and the overflow step
+    /// is [`overflow::apply`] itself, so the code is the general path's
+    /// (`sim/tests/fast_path.rs` checks it on every mode). `None` where the
+    /// general path must decide (non-finite `x`, `y` at or above `2^52` or
+    /// subnormal).
+    fn quantize_f64_small(&self, x: f64) -> Option<i128> {
+        let f = self.frac_bits();
+        if !x.is_finite() || !(-1022..=1023).contains(&f) {
+            return None;
+        }
+        // 2^F exactly: exponent field 1023 + F, mantissa 0.
+        let scale = f64::from_bits(((1023 + i64::from(f)) as u64) << 52);
+        let y = x * scale;
+        let m = y.abs();
+        if m >= 4_503_599_627_370_496.0 || (m != 0.0 && m < f64::MIN_POSITIVE) {
+            return None;
+        }
+        if m == 0.0 && x != 0.0 {
+            return None; // underflowed to zero
+        }
+        // m < 2^52: its integer part is exact as a u64 and back as a double.
+        let whole = m as u64;
+        let d = m - whole as f64; // exact: the bits of m below the binary point
+        let neg = x < 0.0;
+        let (half, above, inexact) = (d >= 0.5, d > 0.5, d > 0.0);
+        let tie = d == 0.5;
+        let odd = whole & 1 == 1;
+        let up = match self.quant() {
+            Quant::Trn => neg && inexact,
+            Quant::TrnZero => false,
+            Quant::Rnd => {
+                if neg {
+                    above
+                } else {
+                    half
+                }
+            }
+            Quant::RndZero => above,
+            Quant::RndMinInf => {
+                if neg {
+                    half
+                } else {
+                    above
+                }
+            }
+            Quant::RndInf => half,
+            Quant::RndConv => above || (tie && odd),
+        };
+        let mag = u128::from(whole) + u128::from(up);
+        let q = Rounded { neg, mag_mod: mag, big: false, inexact };
+        Some(overflow::apply(self, q).0)
+    }
+
 
     /// The raw code whose value is exactly `x`, if converting `x` into this
     /// format is lossless; used to validate weights.
@@ -210,7 +270,8 @@ impl Format {
                 format: *self,
             });
         }
-        rounded_to_i128(q).ok_or(NotRepresentable::OutOfRange {
+        // (ok_or_else: the range's decimals only on the error path.)
+        rounded_to_i128(q).ok_or_else(|| NotRepresentable::OutOfRange {
             value: x,
             format: *self,
             min: self.to_decimal(lo),
