@@ -1,7 +1,10 @@
 //! `fptgen`: turn a quantized network into FPGA hardware that keeps learning
-//! on the device. See the README for the model-file reference.
+//! on the device. The model file is specified in docs/model-file.md; the
+//! command reference, docs/commands.md, is generated from `Cli` below.
 
 mod args;
+#[cfg(test)]
+mod command_reference;
 mod commands;
 
 use std::path::PathBuf;

@@ -64,10 +64,11 @@ int {= a.core =}_train({= a.core =}_dev *dev, uint32_t iterations, unsigned long
 
 /* Parameter codes by tensor (training order), word and column. A read is
  * served before a start, when done, or while training is paused (STATUS
- * {= a.upper() =}_STATUS_WEIGHTS) and waits (the bus held) while it runs; a write is
- * served before a start or when done ({= a.upper() =}_STATUS_WEIGHTS_WRITE), waits while
- * training runs, and is refused while it is paused (SLVERR: a bus error on
- * most processors; nothing is written). */
+ * {= a.upper() =}_STATUS_WEIGHTS); a write before a start or when done
+ * ({= a.upper() =}_STATUS_WEIGHTS_WRITE). Otherwise the wrapper refuses the access at
+ * once (SLVERR: a bus error on most processors; a read returns 0, nothing is
+ * written) rather than holding the bus until the run ends: check STATUS
+ * first, or use {= a.core =}_read_tensor_paused during a run. */
 int32_t {= a.core =}_read_param({= a.core =}_dev *dev, unsigned tensor, uint32_t word, uint32_t col);
 void {= a.core =}_write_param({= a.core =}_dev *dev, unsigned tensor, uint32_t word, uint32_t col, int32_t code);
 

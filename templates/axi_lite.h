@@ -22,7 +22,7 @@ namespace axi {
 using harness::Sim;
 using Tick = std::function<void()>;  // sets stream inputs and evaluates
 
-// Cycles a transaction may wait (a weight access waits while training runs).
+// Cycles a transaction may wait (every one is answered within a few).
 constexpr uint64_t kTimeout = 200000000ull;
 
 [[noreturn]] inline void fail(const char* what, uint32_t addr, uint64_t cycle) {
@@ -85,8 +85,9 @@ inline void write(Sim& sim, uint32_t addr, uint32_t data, const Tick& tick = nul
     }
 }
 
-// A read: the address valid until taken, then the data.
-inline uint32_t read(Sim& sim, uint32_t addr, const Tick& tick = nullptr) {
+// A read: the address valid until taken, then the data and RRESP (0 OKAY,
+// 2 SLVERR).
+inline uint32_t read_resp(Sim& sim, uint32_t addr, int& rresp, const Tick& tick = nullptr) {
     auto* t = sim.top;
     t->s_axil_araddr = addr;
     t->s_axil_arvalid = 1;
@@ -98,10 +99,7 @@ inline uint32_t read(Sim& sim, uint32_t addr, const Tick& tick = nullptr) {
         const bool take = t->s_axil_arvalid && t->s_axil_arready;
         const bool resp = t->s_axil_rvalid && t->s_axil_rready;
         if (resp) {
-            if (t->s_axil_rresp != 0) {
-                std::printf("ERROR AXI4-Lite read at 0x%x: RRESP %d\n", addr, static_cast<int>(t->s_axil_rresp));
-                std::exit(2);
-            }
+            rresp = static_cast<int>(t->s_axil_rresp);
             data = t->s_axil_rdata;
         }
         sim.edge();
@@ -112,7 +110,16 @@ inline uint32_t read(Sim& sim, uint32_t addr, const Tick& tick = nullptr) {
     t->s_axil_rready = 0;
     return data;
 }
-
+// A read that must be answered OKAY.
+inline uint32_t read(Sim& sim, uint32_t addr, const Tick& tick = nullptr) {
+    int rresp = 0;
+    const uint32_t data = read_resp(sim, addr, rresp, tick);
+    if (rresp != 0) {
+        std::printf("ERROR AXI4-Lite read at 0x%x: RRESP %d\n", addr, rresp);
+        std::exit(2);
+    }
+    return data;
+}
 // The C driver on the simulated bus: dev.ctx points to a Bus.
 // before_write, when set, is called before each write the driver makes
 // (offset, value), e.g. to see the state a pause the driver made landed on

@@ -23,11 +23,13 @@
  *   driver/registers.md{% if a.trainer.is_some() %} (control, status, events) and a window per trainable
  *   tensor: column c of word w at base + ((w << COL_BITS) | c) * 4, sign- or
  *   zero-extended on reads; a weight read is served while training is not
- *   busy (before a start, or done) or paused, and waits otherwise; a weight
- *   write is served while training is not busy, waits while it runs, and
- *   is refused while it is paused (SLVERR, nothing written){% endif %}. One
- *   transaction at a time; responses are OKAY{% if a.trainer.is_some() %} but for that refusal{% endif %}
- *   (unmapped addresses read 0 and ignore writes).
+ *   busy (before a start, or done) or paused, a weight write while it is
+ *   not busy; any other weight access is refused at once (SLVERR, nothing
+ *   written, reads 0), so that it never holds the bus{% endif %}. One
+ *   transaction at a time, each answered within a few cycles; a write
+ *   must strobe all four bytes (WSTRB 4'b1111): a partial write is refused
+ *   with SLVERR and changes nothing. Other responses are OKAY (unmapped
+ *   addresses read 0 and ignore writes).
  *
  * aresetn is active low and synchronous (the core's rst is its inverse).
  */
@@ -174,23 +176,25 @@ generate
         reg [OUT_K*OUT_W-1:0] scatter_reg;
         reg [31:0] scatter_count_reg;
         reg scatter_busy_reg;
+        wire scatter_last = scatter_count_reg == OUT_K - 1;
         always @(posedge aclk) begin
             if (rst) begin
                 scatter_count_reg <= 32'd0;
                 scatter_busy_reg <= 1'b0;
-            end else if (!scatter_busy_reg) begin
-                if (core_out_valid) begin
+            end else if (core_out_valid && core_out_ready) begin
+                // Empty, or its last transfer leaves now: the next beat is
+                // loaded in the same cycle (back-to-back vectors at one
+                // transfer per cycle).
 {%- if a.out_k * a.bus_out > a.core_out %}
-                    scatter_reg <= {{= a.out_k * a.bus_out - a.core_out =}'d0, core_out_data};
+                scatter_reg <= {{= a.out_k * a.bus_out - a.core_out =}'d0, core_out_data};
 {%- else %}
-                    scatter_reg <= core_out_data;
+                scatter_reg <= core_out_data;
 {%- endif %}
-                    scatter_count_reg <= 32'd0;
-                    scatter_busy_reg <= 1'b1;
-                end
-            end else if (m_axis_tready) begin
+                scatter_count_reg <= 32'd0;
+                scatter_busy_reg <= 1'b1;
+            end else if (scatter_busy_reg && m_axis_tready) begin
                 scatter_reg <= scatter_reg >> OUT_W;
-                if (scatter_count_reg == OUT_K - 1) begin
+                if (scatter_last) begin
                     scatter_busy_reg <= 1'b0;
                 end else begin
                     scatter_count_reg <= scatter_count_reg + 32'd1;
@@ -199,8 +203,8 @@ generate
         end
         assign m_axis_tdata = scatter_reg[OUT_W-1:0];
         assign m_axis_tvalid = scatter_busy_reg;
-        assign core_out_ready = !scatter_busy_reg;
-        assign out_last_part = scatter_count_reg == OUT_K - 1;
+        assign core_out_ready = !scatter_busy_reg || (scatter_last && m_axis_tready);
+        assign out_last_part = scatter_last;
     end
 endgenerate
 
@@ -226,29 +230,35 @@ assign m_axis_tlast = out_vector_end && out_vector_reg == TLAST_BATCH - 1;
 
 // ---------------------------------------------------------------------------
 // AXI4-Lite slave: one transaction at a time (a write when both its address
-// and data are valid, else a read), then its response.
+// and data are valid, or a read; in turn when both wait), then its response.
 localparam [2:0] S_IDLE = 3'd0, S_WRITE = 3'd1, S_READ = 3'd2, S_READ_MEM = 3'd3, S_B = 3'd4, S_R = 3'd5;
 reg [2:0] state_reg;
 reg [ADDR_W-1:0] addr_reg;
 reg [31:0] wdata_reg;
+reg [3:0] wstrb_reg;
 reg [31:0] rdata_reg;
+reg bresp_reg;   // the write was refused (SLVERR)
+reg rresp_reg;   // the read was refused (SLVERR)
 
-wire take_write = state_reg == S_IDLE && s_axil_awvalid && s_axil_wvalid;
+// A write and a read waiting together are taken in turn (the read first
+// after a write), so that a stream of writes cannot starve STATUS polls.
+reg read_turn_reg;
+wire write_waiting = s_axil_awvalid && s_axil_wvalid;
+wire take_write = state_reg == S_IDLE && write_waiting && !(s_axil_arvalid && read_turn_reg);
 wire take_read = state_reg == S_IDLE && !take_write && s_axil_arvalid;
 assign s_axil_awready = take_write;
 assign s_axil_wready = take_write;
 assign s_axil_arready = take_read;
 assign s_axil_bvalid = state_reg == S_B;
-{%- if a.trainer.is_some() %}
-reg bresp_reg;   // the write was refused (SLVERR)
 assign s_axil_bresp = {bresp_reg, 1'b0};
-{%- else %}
-assign s_axil_bresp = 2'b00;
-{%- endif %}
 assign s_axil_rvalid = state_reg == S_R;
-assign s_axil_rresp = 2'b00;
+assign s_axil_rresp = {rresp_reg, 1'b0};
 assign s_axil_rdata = rdata_reg;
-wire unused_axil = ^{s_axil_awprot, s_axil_arprot, s_axil_wstrb, s_axis_tlast};
+wire unused_axil = ^{s_axil_awprot, s_axil_arprot, s_axis_tlast};
+
+// A write must strobe all four bytes: a partial write (WSTRB not 4'b1111)
+// is refused with SLVERR and changes nothing.
+wire full_strobe = wstrb_reg == 4'b1111;
 
 // The register's word address
 wire [ADDR_W-3:0] word = addr_reg[ADDR_W-1:2];
@@ -300,9 +310,10 @@ end
 // drains the pipeline before the trainer raises st_busy), or is paused (the
 // memories then hold the committed parameters); written only while it is
 // neither busy nor starting (a paused ES group holds copies of its
-// parameters in registers, which a write would miss). A write while paused
-// is refused: it would otherwise hold the bus, and with it the resume,
-// forever.
+// parameters in registers, which a write would miss). Any other weight
+// access is refused at once with SLVERR (STATUS bits 3 and 4 say which are
+// served now): one that waited would hold the bus, and with it STATUS
+// polls and the pause and resume writes, until the run ends.
 reg starting_reg;
 always @(posedge aclk) begin
     if (rst) begin
@@ -315,9 +326,7 @@ always @(posedge aclk) begin
 end
 wire host_wr_ok = !st_busy && !starting_reg && !ctl_start_reg;
 wire host_rd_ok = host_wr_ok || (st_paused && !ctl_start_reg);
-wire host_ok = state_reg == S_WRITE ? host_wr_ok : host_rd_ok;
-wire host_refuse = state_reg == S_WRITE && hit && st_paused;
-wire host_en = (state_reg == S_WRITE || state_reg == S_READ) && hit && host_ok;
+wire host_en = hit && ((state_reg == S_WRITE && host_wr_ok && full_strobe) || (state_reg == S_READ && host_rd_ok));
 wire host_we = state_reg == S_WRITE;
 wire [{= t.host.data_w - 1 =}:0] host_rdata;
 
@@ -373,45 +382,49 @@ always @(posedge aclk) begin
         state_reg <= S_IDLE;
         addr_reg <= {ADDR_W{1'b0}};
         wdata_reg <= 32'd0;
+        wstrb_reg <= 4'd0;
+        read_turn_reg <= 1'b0;
         rdata_reg <= 32'd0;
-{%- if a.trainer.is_some() %}
         bresp_reg <= 1'b0;
-{%- endif %}
+        rresp_reg <= 1'b0;
     end else begin
         case (state_reg)
             S_IDLE: begin
                 if (take_write) begin
+                    read_turn_reg <= 1'b1;
                     addr_reg <= s_axil_awaddr;
                     wdata_reg <= s_axil_wdata;
+                    wstrb_reg <= s_axil_wstrb;
                     state_reg <= S_WRITE;
                 end else if (take_read) begin
+                    read_turn_reg <= 1'b0;
                     addr_reg <= s_axil_araddr;
                     state_reg <= S_READ;
                 end
             end
             S_WRITE: begin
+                // Written (or refused) in this cycle: a partial strobe{% if a.trainer.is_some() %}, or a
+                // weight while training runs, starts or is paused,{% endif %} gets SLVERR.
 {%- if a.trainer.is_some() %}
-                // A weight waits until training is not busy, and is
-                // refused while it is paused.
-                bresp_reg <= host_refuse;
-                if (!hit || host_ok || host_refuse) begin
-                    state_reg <= S_B;
-                end
+                bresp_reg <= !full_strobe || (hit && !host_wr_ok);
 {%- else %}
-                state_reg <= S_B;
+                bresp_reg <= !full_strobe;
 {%- endif %}
+                state_reg <= S_B;
             end
             S_READ: begin
 {%- if a.trainer.is_some() %}
-                if (hit) begin
-                    if (host_ok) begin
-                        state_reg <= S_READ_MEM;
-                    end
+                if (hit && host_rd_ok) begin
+                    rresp_reg <= 1'b0;
+                    state_reg <= S_READ_MEM;
                 end else begin
-                    rdata_reg <= reg_value;
+                    // A weight that cannot be read now is refused (SLVERR, 0).
+                    rresp_reg <= hit;
+                    rdata_reg <= hit ? 32'd0 : reg_value;
                     state_reg <= S_R;
                 end
 {%- else %}
+                rresp_reg <= 1'b0;
                 rdata_reg <= reg_value;
                 state_reg <= S_R;
 {%- endif %}
@@ -439,7 +452,7 @@ end
 {%- if let Some(t) = a.trainer %}
 
 // Control pulses and registers written in S_WRITE
-wire reg_write = state_reg == S_WRITE && !hit;
+wire reg_write = state_reg == S_WRITE && !hit && full_strobe;
 always @(posedge aclk) begin
     if (rst) begin
         ctl_start_reg <= 1'b0;

@@ -301,13 +301,17 @@ int main(int argc, char** argv) {
     {= a.core =}_start(&dev, iterations);
     permille = interrupt;
     if (interrupt == 0) {
-        // A weight read while busy: served only when training is done.
-        const int32_t h = {= a.core =}_read_param(&dev, 0, 0, 0);
-        if (({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_DONE) == 0) {
-            std::printf("MISMATCH signal=s_axil_rvalid: a weight read was answered while training was busy (STATUS 0x%x)\n", {= a.core =}_status(&dev));
+        // A weight read while training starts or runs: refused at once
+        // (SLVERR), without holding the bus until the run ends.
+        int rresp = 0;
+        const uint64_t asked = cycle;
+        const uint32_t h = axi::read_resp(sim, kTensors[0].base, rresp, bus.tick);
+        if (({= a.core =}_status(&dev) & {= a.upper() =}_STATUS_DONE) != 0) {
+            std::printf("MISMATCH signal=s_axil_rvalid: a weight read issued during training was answered only when training was done (%llu cycles)\n",
+                        static_cast<unsigned long long>(cycle - asked));
             return 1;
         }
-        std::fprintf(log, "H %d\n", h);
+        std::fprintf(log, "H %d %u\n", rresp, h);
     }
     // A poll of ITERATION, GROUP and ITERATION: tags the requests accepted
     // before it began (their answers are held, so the trainer still waits

@@ -257,7 +257,7 @@ fn every_subcommand_documents_every_option() {
             assert!(out.contains(o), "`fptgen {cmd} --help` does not mention {o}:\n{out}");
         }
     }
-    // A usage error is bad input like any other: status 1 (README, "Errors
+    // A usage error is bad input like any other: status 1 (docs/errors.md, "Errors
     // and outputs").
     let (code, _, err) = fptgen(&["simulate"], &root());
     assert_eq!(code, 1, "usage errors exit 1: {err}");

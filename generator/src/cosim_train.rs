@@ -391,14 +391,8 @@ pub(crate) type Stimulus = (Vec<Vec<i128>>, Vec<Vec<i128>>, Vec<Vec<i128>>);
 /// Writes [`Stimulus`] for the design in `dir` and returns it.
 pub(crate) fn write_buffer(dir: &Path, net: &Network, m: usize, seed: u64) -> Result<Stimulus, CosimError> {
     let model = net.model();
-    // Buffer: random inputs, random targets in the output format.
-    let inputs = stimulus(net, m, seed);
     let yf = model.output_format();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
-    let targets: Vec<Vec<i128>> = (0..m)
-        .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
-        .collect();
-    let requests = stimulus(net, 64, seed ^ 0x5eed_5eed);
+    let (inputs, targets, requests) = buffer_stimulus(net, m, seed);
     let run_dir = dir.join("sim/run");
     std::fs::create_dir_all(run_dir.join("mem")).map_err(io(&run_dir))?;
     let mut text = String::new();
@@ -416,6 +410,20 @@ pub(crate) fn write_buffer(dir: &Path, net: &Network, m: usize, seed: u64) -> Re
     )?;
 
     Ok((inputs, targets, requests))
+}
+
+/// [`Stimulus`] without writing it: `m` random samples (random inputs,
+/// random targets in the output format) and 64 requests, seeded by `seed`.
+pub(crate) fn buffer_stimulus(net: &Network, m: usize, seed: u64) -> Stimulus {
+    let model = net.model();
+    let inputs = stimulus(net, m, seed);
+    let yf = model.output_format();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
+    let targets: Vec<Vec<i128>> = (0..m)
+        .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
+        .collect();
+    let requests = stimulus(net, 64, seed ^ 0x5eed_5eed);
+    (inputs, targets, requests)
 }
 
 /// ES: the simulator's records, as events and changes.

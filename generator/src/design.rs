@@ -11,7 +11,7 @@ use fptgen_sim::weights::Params;
 use crate::layers;
 use crate::output::{self, OutputError};
 use crate::plan::{plan, NetworkPlan};
-use crate::render::{render, GenInfo};
+use crate::render::GenInfo;
 use crate::VERSION;
 
 /// Why a design could not be written.
@@ -133,12 +133,7 @@ pub fn load_sgm(model: &Model, n: &mut NetworkPlan) -> Result<(), DesignError> {
 /// Batch norms that fold exactly into the layer before them are folded
 /// ([`crate::fold`]): the hardware computes the model's codes either way.
 pub fn write_design(model: &Model, params: &Params, out: &Path) -> Result<NetworkPlan, DesignError> {
-    supported(model)?;
-    let (mut n, fparams) = lower(model, params);
-    load_sgm(model, &mut n)?;
-    let files = render(&fparams, &n, &gen_info(model))?;
-    output::write_dir(out, output::DESIGN, &files)?;
-    Ok(n)
+    write_design_with(model, params, out, None).map(|(n, _)| n)
 }
 
 /// The AXI wrapper's plan for `model` with `params` and `opts`, or the
@@ -161,7 +156,20 @@ pub fn write_design_with(model: &Model, params: &Params, out: &Path, axi: Option
         Some(o) => Some(crate::axi::AxiPlan::new(&n, o).map_err(|err| DesignError::Axi { file: model.source.display().to_string(), err })?),
         None => None,
     };
-    let files = crate::render::render_with(&fparams, &n, &gen_info(model), a.as_ref())?;
+    let gen = gen_info(model);
+    let mut files = crate::render::render_with(&fparams, &n, &gen, a.as_ref())?;
+    // The cocotb bench of the wrapper (with the simulator's answers), and
+    // the FuseSoC core naming every file above.
+    let bench = match &a {
+        Some(a) => {
+            files.extend(crate::cocotb::render(model, params, &n, a, &gen)?);
+            let names = crate::cocotb::BenchNames::of(&n, a);
+            Some(crate::fusesoc::BenchFiles { module: names.py.clone(), files: names.files() })
+        }
+        None => None,
+    };
+    let core = crate::fusesoc::plan(&n, &files, a.as_ref().map(|a| a.module.as_str()), bench);
+    files.push(crate::fusesoc::render(&core, &gen)?);
     output::write_dir(out, output::DESIGN, &files)?;
     Ok((n, a))
 }

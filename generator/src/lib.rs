@@ -13,6 +13,7 @@
 
 pub mod axi;
 pub mod bits;
+pub mod cocotb;
 pub mod cosim;
 pub mod cosim_axi;
 pub mod cosim_feedback;
@@ -22,6 +23,7 @@ pub mod diff_plan;
 pub mod export;
 pub mod fb_plan;
 pub mod fold;
+pub mod fusesoc;
 pub mod implement;
 pub mod import;
 pub mod layers;

@@ -22,9 +22,10 @@ pub fn run(model: &Path, out: &Path, quantize: bool, overrides: super::TrainingO
     );
     if let Some(a) = a {
         println!(
-            "AXI wrapper rtl/{}.v: s_axis {} bits, m_axis {} bits, AXI4-Lite {} address bits; driver/ and vivado/package_ip.tcl",
-            a.module, a.bus_in, a.bus_out, a.addr_w
+            "AXI wrapper rtl/{}.v: s_axis {} bits, m_axis {} bits, AXI4-Lite {} address bits; driver/ and vivado/package_ip.tcl; cocotb bench cocotb/test_{}.py",
+            a.module, a.bus_in, a.bus_out, a.addr_w, a.module
         );
     }
+    println!("FuseSoC core {}.core (docs/verification.md)", n.name);
     Ok(())
 }

@@ -35,15 +35,18 @@ pub struct Design {
 }
 
 /// Every design with a baseline: every example's model file (the imported
-/// one's after `fptgen import`), tiny's dfa trainer, and the MNIST trainer
-/// alone at the block counts of docs/results/kintex.md's Table II.
+/// one's after `fptgen import`; an example's ECP5 variant, `model_ecp5.yaml`,
+/// is routed by `fptgen implement`), tiny's dfa trainer, and the MNIST
+/// trainer alone at the block counts of docs/results/kintex.md's Table II.
 pub const DESIGNS: &[Design] = &[
     Design { name: "tiny", model: "examples/tiny/model.yaml", args: &[], title: "tiny" },
     Design { name: "tiny_difference", model: "examples/tiny/model_difference.yaml", args: &[], title: "tiny by difference" },
     Design { name: "tiny_dfa", model: "examples/tiny/model.yaml", args: &["--rule", "dfa"], title: "tiny, dfa trainer" },
     Design { name: "tiny_ecp5", model: "examples/tiny/model_ecp5.yaml", args: &[], title: "tiny for ECP5 (LFE5U-85F, 125 MHz)" },
     Design { name: "jet_tagging", model: "examples/jet_tagging/model.yaml", args: &[], title: "jet_tagging" },
+    Design { name: "jet_tagging_ecp5", model: "examples/jet_tagging/model_ecp5.yaml", args: &[], title: "jet_tagging for ECP5 (II 32, LFE5U-85F, 125 MHz)" },
     Design { name: "int8_head", model: "examples/int8_head/model.yaml", args: &[], title: "int8_head" },
+    Design { name: "int8_head_ecp5", model: "examples/int8_head/model_ecp5.yaml", args: &[], title: "int8_head for ECP5 (LFE5U-85F, 125 MHz)" },
     Design { name: "residual", model: "examples/residual/model.yaml", args: &[], title: "residual" },
     Design { name: "all_operators", model: "examples/all_operators/model.yaml", args: &[], title: "all_operators" },
     Design { name: "mnist_cnn", model: "examples/mnist_cnn/model.yaml", args: &[], title: "mnist_cnn" },

@@ -125,7 +125,7 @@ pub fn import_bytes(path: &Path, bytes: &[u8], lower: Lower) -> Result<Imported,
     if bytes.get(4..8) == Some(b"TFL3") {
         return Err(ImportError::file(
             path,
-            "a TFLite model, not ONNX: `fptgen import` reads QONNX graphs; a TFLite model's int8 layers come in through a model file whose `dense_int8` layers name their operator (`tflite: {file, output}`), with `fptgen init-weights MODEL --from-tflite` taking their weights (README, \"Model file reference\"; docs/numerics.md)",
+            "a TFLite model, not ONNX: `fptgen import` reads QONNX graphs; a TFLite model's int8 layers come in through a model file whose `dense_int8` layers name their operator (`tflite: {file, output}`), with `fptgen init-weights MODEL --from-tflite` taking their weights (docs/int8.md; docs/numerics.md)",
         ));
     }
     let proto = onnx::decode(bytes).map_err(|e| ImportError::file(path, e))?;
