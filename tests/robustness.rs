@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use fptgen_sim::tensor::{write_npy, write_npz, NamedArray, OutValues};
+use fptgen_generator::import::onnx::{self, AttributeProto, GraphProto, ModelProto};
 
 /// A valid model with a training section. Cases name its lines by number.
 const MODEL: &str = "\
@@ -77,6 +78,10 @@ enum Loc {
     Tensor(String, String),
     /// The message names the option and says what it takes.
     Option(String),
+    /// `error: FILE: node 'N'` (an ONNX node).
+    Node(String, String),
+    /// `error: WHERE` and the message names the file `F` too.
+    Both(String, String),
 }
 
 #[derive(Debug, Clone)]
@@ -156,6 +161,8 @@ fn base_files() -> BTreeMap<String, Vec<u8>> {
         m.insert(format!("d/y_{split}.npy"), npy(&[4], OutValues::I64(vec![0, 1, 1, 0])));
     }
     m.insert("user.txt".into(), b"the user's own file\n".to_vec());
+    m.insert("m.onnx".into(), onnx::encode(&onnx_model()));
+    m.extend(int8_files());
     m
 }
 
@@ -421,6 +428,164 @@ fn data_cases() -> Vec<Case> {
     v
 }
 
+/// The ONNX model of the import cases (`m.onnx` in the case directory): a
+/// dense network with a Quant per tensor (tests/fixtures/qonnx/mlp_relu).
+fn onnx_model() -> ModelProto {
+    let bytes = std::fs::read(common::root().join("tests/fixtures/qonnx/mlp_relu.onnx")).expect("fixture");
+    onnx::decode(&bytes).expect("fixture decodes")
+}
+
+/// `m` with scalar initializer `name` set to `x` (float32).
+fn with_scalar(m: &ModelProto, name: &str, x: f32) -> Vec<u8> {
+    let mut m = m.clone();
+    let t = m.graph.as_mut().expect("graph").initializer.iter_mut().find(|t| t.name == name).unwrap_or_else(|| panic!("no initializer {name}"));
+    t.raw_data = x.to_le_bytes().to_vec();
+    t.float_data.clear();
+    onnx::encode(&m)
+}
+
+/// `m` after `edit` of its graph.
+fn edited(m: &ModelProto, edit: impl FnOnce(&mut GraphProto)) -> Vec<u8> {
+    let mut m = m.clone();
+    edit(m.graph.as_mut().expect("graph"));
+    onnx::encode(&m)
+}
+
+/// One bad value per field of the import's graph: every `Quant`'s scale,
+/// zero point, bit width and attributes, the weights' shapes, the input's
+/// dimensions, the names that connect nodes, the file's bytes; and the
+/// command's options and output.
+fn import_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    let m = onnx_model();
+    let args = &["import", "m.onnx", "-o", "out"][..];
+    let node = |n: &str| Loc::Node("m.onnx".into(), n.into());
+    let file = || Loc::File("m.onnx".into());
+    let imp = |name: String, bytes: Vec<u8>, loc: Loc| case(name, vec![("m.onnx", Some(bytes))], args, loc);
+    for q in ["q_in", "q_w1", "q_b1", "q_a1", "q_w2", "q_out"] {
+        for (what, x) in [("0", 0.0f32), ("negative", -0.25), ("NaN", f32::NAN), ("infinite", f32::INFINITY)] {
+            v.push(imp(format!("{q} scale {what}"), with_scalar(&m, &format!("{q}_scale"), x), node(q)));
+        }
+        for (what, x) in [("0", 0.0f32), ("65", 65.0), ("2.5", 2.5), ("NaN", f32::NAN), ("negative", -8.0)] {
+            v.push(imp(format!("{q} bit width {what}"), with_scalar(&m, &format!("{q}_bitwidth"), x), node(q)));
+        }
+        v.push(imp(format!("{q} zero point NaN"), with_scalar(&m, &format!("{q}_zeropt"), f32::NAN), node(q)));
+        // A valid zero point fptgen's formats have not: the int8 domain,
+        // which refuses the graph at its first node it cannot take.
+        v.push(imp(format!("{q} zero point 0.5"), with_scalar(&m, &format!("{q}_zeropt"), 0.5), file()));
+        let attr = |name: &'static str, set: fn(&mut AttributeProto)| {
+            edited(&m, |g| {
+                let n = g.node.iter_mut().find(|n| n.name == q).expect("node");
+                set(n.attribute.iter_mut().find(|a| a.name == name).expect("attribute"));
+            })
+        };
+        v.push(imp(format!("{q} rounding mode unknown"), attr("rounding_mode", |a| a.s = b"SIDEWAYS".to_vec()), node(q)));
+        v.push(imp(format!("{q} signed 7"), attr("signed", |a| a.i = 7), node(q)));
+        v.push(imp(format!("{q} narrow -1"), attr("narrow", |a| a.i = -1), node(q)));
+        // Not QONNX's Quant: the node that reads it cannot take its output.
+        let reader = match q {
+            "q_w1" => "fc1_matmul",
+            "q_b1" => "fc1_bias",
+            "q_w2" => "fc2_matmul",
+            _ => q,
+        };
+        v.push(imp(format!("{q} in the standard domain"), edited(&m, |g| g.node.iter_mut().find(|n| n.name == q).expect("node").domain.clear()), node(reader)));
+        v.push(imp(format!("{q} without its scale"), edited(&m, |g| g.node.iter_mut().find(|n| n.name == q).expect("node").input.truncate(1)), node(q)));
+    }
+    for (w, reader) in [("w1", "q_w1"), ("w2", "q_w2")] {
+        v.push(imp(
+            format!("{w} transposed"),
+            edited(&m, |g| g.initializer.iter_mut().find(|t| t.name == w).expect("w").dims.reverse()),
+            file(),
+        ));
+        v.push(imp(
+            format!("{w} shorter than its shape"),
+            edited(&m, |g| {
+                let t = g.initializer.iter_mut().find(|t| t.name == w).expect("w");
+                t.raw_data.truncate(t.raw_data.len() - 4);
+            }),
+            file(),
+        ));
+        let _ = reader;
+        v.push(imp(format!("{w} of another type"), edited(&m, |g| g.initializer.iter_mut().find(|t| t.name == w).expect("w").data_type = 8), Loc::Tensor("m.onnx".into(), w.into())));
+    }
+    let dim = |d: Option<i64>| {
+        edited(&m, |g| {
+            let t = g.input[0].r#type.as_mut().and_then(|t| t.tensor_type.as_mut()).and_then(|t| t.shape.as_mut()).expect("shape");
+            t.dim[1].dim_value = d;
+        })
+    };
+    for (what, d) in [("0", Some(0)), ("negative", Some(-3)), ("missing", None), ("2^40", Some(1 << 40))] {
+        v.push(imp(format!("input width {what}"), dim(d), file()));
+    }
+    v.push(imp("a node reads a tensor nothing writes".into(), edited(&m, |g| g.node.iter_mut().find(|n| n.name == "fc1_relu").expect("relu").input[0] = "nowhere".into()), node("fc1_relu")));
+    v.push(imp("an operator without a type".into(), edited(&m, |g| g.node.iter_mut().find(|n| n.name == "fc1_relu").expect("relu").op_type.clear()), node("fc1_relu")));
+    v.push(imp("no graph output".into(), edited(&m, |g| g.output.clear()), file()));
+    v.push(imp("two graph outputs".into(), edited(&m, |g| g.output.push(g.output[0].clone())), file()));
+    v.push(imp("no graph input".into(), edited(&m, |g| g.input.clear()), file()));
+    v.push(imp("no nodes".into(), edited(&m, |g| g.node.clear()), file()));
+    v.push(imp("no initializers".into(), edited(&m, |g| g.initializer.clear()), file()));
+    let full = onnx::encode(&m);
+    for cut in [0, 1, 10, full.len() / 4, full.len() / 2, 3 * full.len() / 4] {
+        v.push(imp(format!("truncated at {cut}"), full[..cut].to_vec(), file()));
+    }
+    v.push(imp("a YAML file".into(), MODEL.as_bytes().to_vec(), file()));
+    v.push(case("import a directory", vec![("m.onnx", None), ("m.onnx/a", Some(vec![]))], args, file()));
+    v.push(case("import a missing file", vec![("m.onnx", None)], args, file()));
+    v.push(case("import over the user's file", vec![("m.onnx", Some(full.clone()))], &["import", "m.onnx", "-o", "user.txt"], Loc::File("user.txt".into())));
+    v.push(case("import into the user's directory", vec![("m.onnx", Some(full.clone()))], &["import", "m.onnx", "-o", "."], Loc::File(".".into())));
+    v.push(case("import --lower sideways", vec![("m.onnx", Some(full))], &["import", "m.onnx", "-o", "out", "--lower", "sideways"], Loc::Option("--lower".into())));
+    v
+}
+
+/// The int8 example (`i8/`: its model file, weights and the .tflite its
+/// layer was read from) for the export cases.
+fn int8_files() -> Vec<(String, Vec<u8>)> {
+    ["model.yaml", "weights.npz", "prefix.tflite"]
+        .iter()
+        .map(|f| (format!("i8/{f}"), std::fs::read(common::root().join("examples/int8_head").join(f)).expect("int8_head")))
+        .collect()
+}
+
+/// One bad value per input and option of `fptgen export`.
+fn export_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    let files = int8_files();
+    let with = |extra: Vec<(&str, Option<Vec<u8>>)>| -> Vec<(String, Option<Vec<u8>>)> {
+        let mut all: Vec<(String, Option<Vec<u8>>)> = files.iter().map(|(p, b)| (p.clone(), Some(b.clone()))).collect();
+        all.extend(extra.into_iter().map(|(p, b)| (p.to_string(), b)));
+        all
+    };
+    let cmsis = ["export", "i8/model.yaml", "--format", "cmsis-nn", "-o", "c"];
+    let tfl = ["export", "i8/model.yaml", "--format", "tflite", "-o", "new.tflite"];
+    let mk = |name: &str, files: Vec<(String, Option<Vec<u8>>)>, args: &[&str], loc: Loc| Case { name: name.into(), files, args: args.iter().map(|s| s.to_string()).collect(), loc };
+    // The valid int8 setup exports; each case breaks one thing.
+    let tflite = &files.iter().find(|(p, _)| p.ends_with(".tflite")).expect("tflite").1;
+    // The model file's line that names the .tflite (`interface: tflite:`),
+    // and the message names the .tflite after it.
+    let tfl_loc = || Loc::Both("i8/model.yaml:13:".into(), "i8/prefix.tflite".into());
+    for cut in [0, 8, tflite.len() / 3, tflite.len() / 2, tflite.len() - 1] {
+        v.push(mk(&format!("tflite truncated at {cut}"), with(vec![("i8/prefix.tflite", Some(tflite[..cut].to_vec()))]), &tfl, tfl_loc()));
+    }
+    v.push(mk("tflite missing", with(vec![("i8/prefix.tflite", None)]), &tfl, tfl_loc()));
+    v.push(mk("tflite a directory", with(vec![("i8/prefix.tflite", None), ("i8/prefix.tflite/x", Some(vec![]))]), &cmsis, tfl_loc()));
+    let weights = &files.iter().find(|(p, _)| p.ends_with(".npz")).expect("npz").1;
+    for cut in [0, 30, weights.len() / 2, weights.len() - 1] {
+        v.push(mk(&format!("weights truncated at {cut}"), with(vec![("i8/weights.npz", Some(weights[..cut].to_vec()))]), &cmsis, Loc::File("i8/weights.npz".into())));
+    }
+    let w = |arrays: Vec<NamedArray>| Some(npz(&arrays));
+    v.push(mk("weights of another model", with(vec![("other.npz", w(good_weights()))]), &["export", "i8/model.yaml", "--weights", "other.npz", "--format", "cmsis-nn", "-o", "c"], Loc::Tensor("other.npz".into(), "head/w".into())));
+    v.push(mk("int8 weights out of range", with(vec![("big.npz", w(vec![arr("head/w", &[10, 32], vec![300.0; 320]), arr("head/b", &[10], vec![0.0; 10])]))]), &["export", "i8/model.yaml", "--weights", "big.npz", "--format", "tflite", "-o", "new.tflite"], Loc::Tensor("big.npz".into(), "head/w".into())));
+    v.push(mk("weights missing", with(vec![]), &["export", "i8/model.yaml", "--weights", "none.npz", "--format", "cmsis-nn", "-o", "c"], Loc::File("none.npz".into())));
+    v.push(mk("a model without int8 layers", with(vec![]), &["export", "model.yaml", "--format", "cmsis-nn", "-o", "c"], Loc::File("model.yaml".into())));
+    v.push(mk("tflite over the user's file", with(vec![]), &["export", "i8/model.yaml", "--format", "tflite", "-o", "user.txt"], Loc::File("user.txt".into())));
+    v.push(mk("tflite over its source", with(vec![]), &["export", "i8/model.yaml", "--format", "tflite", "-o", "i8/prefix.tflite"], Loc::File("i8/prefix.tflite".into())));
+    v.push(mk("cmsis-nn into the user's directory", with(vec![("c/mine.c", Some(b"int x;".to_vec()))]), &cmsis, Loc::File("c".into())));
+    v.push(mk("cmsis-nn over the user's file", with(vec![]), &["export", "i8/model.yaml", "--format", "cmsis-nn", "-o", "user.txt"], Loc::File("user.txt".into())));
+    v.push(mk("export --format", with(vec![]), &["export", "i8/model.yaml", "--format", "onnx", "-o", "c"], Loc::Option("--format".into())));
+    v
+}
+
 /// One bad value per count, rate and seed option of every command.
 fn option_cases() -> Vec<Case> {
     let mut v = Vec::new();
@@ -508,6 +673,8 @@ fn run(c: &Case, base: &BTreeMap<String, Vec<u8>>) -> Option<String> {
         Loc::Model => first.starts_with("error: model.yaml:"),
         Loc::File(f) => first.starts_with(&format!("error: {f}")),
         Loc::Tensor(f, t) => first.starts_with(&format!("error: {f}: tensor '{t}'")),
+        Loc::Node(f, n) => first.starts_with(&format!("error: {f}: node '{n}'")),
+        Loc::Both(at, f) => first.starts_with(&format!("error: {at}")) && first.contains(f.as_str()),
         Loc::Option(o) => first.starts_with("error: ") && first.contains(o.as_str()),
     };
     if !located {
@@ -543,6 +710,9 @@ fn every_bad_input_is_refused_with_a_located_message_and_no_file_changed() {
     ok(&["simulate", "model.yaml", "--inputs", "x.npy"]);
     ok(&["train-es", "model.yaml", "--data", "data.npz", "--iterations", "1", "-o", "new.npz"]);
     ok(&["train", "model.yaml", "--data", "d", "--validation", "1", "--epochs", "1", "-o", "new.npz"]);
+    ok(&["import", "m.onnx", "-o", "imported"]);
+    ok(&["export", "i8/model.yaml", "--format", "cmsis-nn", "-o", "c"]);
+    ok(&["export", "i8/model.yaml", "--format", "tflite", "-o", "new.tflite"]);
 
     let groups = [
         ("model fields", model_field_cases()),
@@ -550,6 +720,8 @@ fn every_bad_input_is_refused_with_a_located_message_and_no_file_changed() {
         ("weights", weights_cases()),
         ("data", data_cases()),
         ("options and outputs", option_cases()),
+        ("import", import_cases()),
+        ("export", export_cases()),
     ];
     let total: usize = groups.iter().map(|(_, c)| c.len()).sum();
     assert!(total >= 300, "{total} cases");

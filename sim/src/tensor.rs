@@ -14,6 +14,127 @@ use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
 
 use crate::error::{Error, TensorError};
 
+/// The most values one array may hold (2^26: MNIST's 60,000 training
+/// images of 784 values fit, and a weights tensor's own bound, 2^24, is
+/// checked where the model reads it): checked against the shape in the
+/// `.npy` header before any value is read, so a header that claims more is
+/// an error naming the file, the array and its shape, not an allocation.
+pub const MAX_ARRAY_VALUES: u64 = 1 << 26;
+
+/// The most values all arrays of one `.npz` archive may hold together
+/// (2^26, one array's budget): an archive of many arrays, each within
+/// [`MAX_ARRAY_VALUES`], is refused once their sum passes this.
+pub const MAX_ARCHIVE_VALUES: u64 = 1 << 26;
+
+/// The longest `.npy` header read (64 KiB; numpy writes a few hundred
+/// bytes and itself refuses headers over 10,000 bytes by default): a
+/// version 2 or 3 header may claim up to 4 GiB, which the `npyz` reader
+/// would reserve before reading it.
+pub const MAX_NPY_HEADER: u64 = 1 << 16;
+
+/// The deepest nesting of brackets (`(`, `[`, `{`) a `.npy` header may
+/// have (numpy writes 2 for a plain array, a few more for a structured
+/// type): the Python-literal parser `npyz` uses backtracks, and takes time
+/// exponential in the depth (a 251-byte header of nested braces took
+/// minutes, docs/fuzzing.md).
+pub const MAX_NPY_NESTING: usize = 8;
+
+/// The most bytes one member of a `.npz` archive may decompress to: its
+/// header and [`MAX_ARRAY_VALUES`] values of 8 bytes (512 MiB and 64 KiB
+/// and the 12 bytes before the header). A member whose data goes on is
+/// refused when it passes this, whatever size its zip header claims.
+pub const MAX_MEMBER_BYTES: u64 = 12 + MAX_NPY_HEADER + 8 * MAX_ARRAY_VALUES;
+
+/// Reads the start of a `.npy` stream (magic string, version, header
+/// length, header text) and checks it against the budgets: the header's
+/// length against [`MAX_NPY_HEADER`], its shape against
+/// [`MAX_ARRAY_VALUES`] (npyz multiplies the dimensions without a check,
+/// which overflows on a crafted shape). Returns the bytes it read, for the
+/// `npyz` reader to read again; a start it cannot read is left to `npyz`,
+/// which reports it.
+fn checked_header<R: Read>(reader: &mut R) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::with_capacity(128);
+    let mut read = |bytes: &mut Vec<u8>, n: u64| -> Result<bool, String> {
+        let before = bytes.len();
+        reader.by_ref().take(n).read_to_end(bytes).map_err(|e| format!("cannot be read: {e}"))?;
+        Ok((bytes.len() - before) as u64 == n)
+    };
+    if !read(&mut bytes, 8)? || &bytes[..6] != b"\x93NUMPY" {
+        return Ok(bytes);
+    }
+    let len = match bytes[6] {
+        1 => {
+            if !read(&mut bytes, 2)? {
+                return Ok(bytes);
+            }
+            u64::from(u16::from_le_bytes([bytes[8], bytes[9]]))
+        }
+        2 | 3 => {
+            if !read(&mut bytes, 4)? {
+                return Ok(bytes);
+            }
+            u64::from(u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]))
+        }
+        _ => return Ok(bytes),
+    };
+    if len > MAX_NPY_HEADER {
+        return Err(format!("its .npy header claims {len} bytes; at most {MAX_NPY_HEADER} are read (fptgen's budget)"));
+    }
+    let start = bytes.len();
+    if !read(&mut bytes, len)? {
+        return Ok(bytes);
+    }
+    let depth = nesting(&bytes[start..]);
+    if depth > MAX_NPY_NESTING {
+        return Err(format!("its .npy header nests brackets {depth} deep; at most {MAX_NPY_NESTING} are read (fptgen's budget)"));
+    }
+    if let Some(shape) = header_shape(&bytes[start..]) {
+        checked_count(&shape)?;
+    }
+    Ok(bytes)
+}
+
+/// The deepest nesting of brackets in `text` (quotes not considered: a
+/// bracket in a string counts too).
+fn nesting(text: &[u8]) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for &b in text {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The shape of a `.npy` header's text, read as `npyz` reads it (the same
+/// Python-literal parser); `None` where `npyz` finds no shape and reports it.
+fn header_shape(text: &[u8]) -> Option<Vec<u64>> {
+    use num_traits::ToPrimitive;
+    use py_literal::Value;
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    let Ok(Value::Dict(entries)) = std::str::from_utf8(text).ok()?.parse::<Value>() else { return None };
+    let shape = entries.iter().rev().find(|(k, _)| matches!(k, Value::String(s) if s == "shape"))?;
+    let (Value::Tuple(dims) | Value::List(dims)) = &shape.1 else { return None };
+    dims.iter().map(|d| if let Value::Integer(n) = d { n.to_u64() } else { None }).collect()
+}
+
+/// The number of values of `shape`, if within [`MAX_ARRAY_VALUES`].
+fn checked_count(shape: &[u64]) -> Result<u64, String> {
+    let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+    match count {
+        Some(n) if n <= MAX_ARRAY_VALUES => Ok(n),
+        _ => Err(format!(
+            "its shape {shape:?} holds {} values; at most {MAX_ARRAY_VALUES} are read (fptgen's budget for one array)",
+            count.map_or("more than 2^64".to_string(), |n| n.to_string())
+        )),
+    }
+}
+
 /// Values of an array, in C order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Values {
@@ -84,6 +205,7 @@ fn read_array<R: Read>(npy: NpyFile<R>, file: &Path, name: Option<&str>) -> Resu
         Some(t) => TensorError::tensor(file, t, m),
         None => TensorError::file(file, m),
     };
+    checked_count(npy.shape()).map_err(mk)?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let order = npy.order();
     let dtype = npy.dtype();
@@ -94,7 +216,12 @@ fn read_array<R: Read>(npy: NpyFile<R>, file: &Path, name: Option<&str>) -> Resu
     let descr = ts.to_string();
     let size = ts.size_field();
     let bad = |e: io::Error| mk(format!("cannot read the {descr} data: {e}"));
+    let little = ts.endianness() == npyz::Endianness::Little;
     let values = match (ts.type_char(), size) {
+        (TypeChar::Float, 4 | 8) if little => {
+            let n = shape.iter().product::<usize>();
+            Values::Float(read_floats_le(npy.into_inner(), n, size as usize).map_err(bad)?)
+        }
         (TypeChar::Float, 4) => Values::Float(npy.into_vec::<f32>().map_err(bad)?.into_iter().map(f64::from).collect()),
         (TypeChar::Float, 8) => Values::Float(npy.into_vec::<f64>().map_err(bad)?),
         (TypeChar::Int, 1) => Values::Int(npy.into_vec::<i8>().map_err(bad)?.into_iter().map(i128::from).collect()),
@@ -122,12 +249,41 @@ fn read_array<R: Read>(npy: NpyFile<R>, file: &Path, name: Option<&str>) -> Resu
     Ok(Array { shape, values, dtype: descr })
 }
 
+/// `n` little-endian floats of `size` bytes (4 or 8) from `r`, read in one
+/// piece (`npyz` reads value by value, which dominated `fptgen simulate` on
+/// large inputs); `n` is within [`MAX_ARRAY_VALUES`], checked before. A file
+/// that ends early is an error, as `npyz`'s is.
+fn read_floats_le<R: Read>(mut r: R, n: usize, size: usize) -> io::Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(n);
+    let mut block = vec![0u8; (1 << 20) / size * size];
+    while out.len() < n {
+        let want = ((n - out.len()) * size).min(block.len());
+        if let Err(e) = r.read_exact(&mut block[..want]) {
+            return Err(io::Error::new(e.kind(), format!("the file ends within the first {} of the {n} values", out.len() + want / size)));
+        }
+        if size == 4 {
+            out.extend(block[..want].chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))));
+        } else {
+            out.extend(block[..want].chunks_exact(8).map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])));
+        }
+    }
+    Ok(out)
+}
+
 /// Reads one `.npy` file.
 pub fn read_npy(path: &Path) -> Result<Array, Error> {
     let f = open_file(path)?;
-    let npy = NpyFile::new(io::BufReader::new(f))
+    Ok(read_npy_from(path, io::BufReader::new(f))?)
+}
+
+/// Reads one `.npy` array from `reader` (the bytes of a file; `path`
+/// names it in errors), within [`MAX_NPY_HEADER`] and
+/// [`MAX_ARRAY_VALUES`].
+pub fn read_npy_from<R: Read>(path: &Path, mut reader: R) -> Result<Array, TensorError> {
+    let prefix = checked_header(&mut reader).map_err(|m| TensorError::file(path, m))?;
+    let npy = NpyFile::new(io::Cursor::new(prefix).chain(reader))
         .map_err(|e| TensorError::file(path, format!("not a valid .npy file: {e}")))?;
-    Ok(read_array(npy, path, None)?)
+    read_array(npy, path, None)
 }
 
 /// Opens a file to read, with a clear error for a directory.
@@ -143,13 +299,22 @@ fn open_file(path: &Path) -> Result<File, Error> {
 /// Every member is read to its end, so a member whose data does not match
 /// its CRC-32 is an error (not only the bytes a parser happens to use), and
 /// two members with the same name are an error (not "the later one wins").
+/// Each member is read within [`MAX_MEMBER_BYTES`] and [`MAX_ARRAY_VALUES`],
+/// the archive within [`MAX_ARCHIVE_VALUES`].
 pub fn read_npz(path: &Path) -> Result<BTreeMap<String, Array>, Error> {
     let f = open_file(path)?;
-    let mut zip = zip::ZipArchive::new(io::BufReader::new(f))
+    Ok(read_npz_from(path, io::BufReader::new(f))?)
+}
+
+/// Reads every array of the `.npz` archive in `reader` (the bytes of a
+/// file; `path` names it in errors), as [`read_npz`] does.
+pub fn read_npz_from<R: Read + Seek>(path: &Path, reader: R) -> Result<BTreeMap<String, Array>, TensorError> {
+    let mut zip = zip::ZipArchive::new(reader)
         .map_err(|e| TensorError::file(path, format!("not a valid .npz archive (a zip file of .npy arrays): {e}")))?;
     let mut out = BTreeMap::new();
+    let mut total: u64 = 0;
     for i in 0..zip.len() {
-        let mut member = zip
+        let member = zip
             .by_index(i)
             .map_err(|e| TensorError::file(path, format!("member {i} of the archive cannot be read: {e}")))?;
         let member_name = member.name().to_string();
@@ -157,18 +322,37 @@ pub fn read_npz(path: &Path) -> Result<BTreeMap<String, Array>, Error> {
             if member.is_dir() {
                 continue;
             }
-            return Err(TensorError::file(path, format!("member '{member_name}' is not a .npy array")).into());
+            return Err(TensorError::file(path, format!("member '{member_name}' is not a .npy array")));
         };
         let name = name.to_string();
-        let mut bytes = Vec::with_capacity(member.size().min(1 << 30) as usize);
+        // The zip header's size is a claim: it only sizes the first
+        // reservation, and the data is read up to the budget whatever it says.
+        let mut bytes = Vec::with_capacity(member.size().min(1 << 20) as usize);
         member
+            .take(MAX_MEMBER_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| TensorError::tensor(path, &name, format!("its data is corrupt: {e}")))?;
-        if out.contains_key(&name) {
-            return Err(TensorError::tensor(path, &name, "appears twice in the archive").into());
+        if bytes.len() as u64 > MAX_MEMBER_BYTES {
+            return Err(TensorError::tensor(
+                path,
+                &name,
+                format!("decompresses to more than {MAX_MEMBER_BYTES} bytes (fptgen's budget for one array)"),
+            ));
         }
+        if out.contains_key(&name) {
+            return Err(TensorError::tensor(path, &name, "appears twice in the archive"));
+        }
+        checked_header(&mut &bytes[..]).map_err(|m| TensorError::tensor(path, &name, m))?;
         let npy = NpyFile::new(io::Cursor::new(bytes))
             .map_err(|e| TensorError::tensor(path, &name, format!("not a valid .npy array: {e}")))?;
+        total = total.saturating_add(checked_count(npy.shape()).map_err(|m| TensorError::tensor(path, &name, m))?);
+        if total > MAX_ARCHIVE_VALUES {
+            return Err(TensorError::tensor(
+                path,
+                &name,
+                format!("brings the archive to {total} values; at most {MAX_ARCHIVE_VALUES} are read (fptgen's budget for an archive)"),
+            ));
+        }
         let arr = read_array(npy, path, Some(&name))?;
         out.insert(name, arr);
     }
@@ -252,3 +436,82 @@ pub fn npz_bytes(arrays: &[NamedArray]) -> io::Result<Vec<u8>> {
 }
 
 pub use crate::files::write_new;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version 1 `.npy` header for `descr` and `shape`, without data.
+    fn npy_header(descr: &str, shape: &str) -> Vec<u8> {
+        let text = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}\n");
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        b.extend_from_slice(text.as_bytes());
+        b
+    }
+
+    fn npz_of(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        for (name, bytes) in members {
+            zip.start_file(*name, zip::write::FileOptions::default()).expect("a member");
+            zip.write_all(bytes).expect("written");
+        }
+        zip.finish().expect("an archive").into_inner()
+    }
+
+    #[test]
+    fn a_shape_beyond_the_budget_is_refused_before_its_values_are_read() {
+        let bytes = npy_header("<f8", "(1048576, 1048576)");
+        let err = read_npy_from(Path::new("big.npy"), &bytes[..]).expect_err("over the budget").to_string();
+        assert!(err.contains("big.npy") && err.contains("[1048576, 1048576]") && err.contains("1099511627776 values"), "{err}");
+        // A product beyond u64 is the same error, not an overflow.
+        let bytes = npy_header("<f8", "(4294967296, 4294967296, 4294967296)");
+        let err = read_npy_from(Path::new("big.npy"), &bytes[..]).expect_err("over the budget").to_string();
+        assert!(err.contains("more than 2^64"), "{err}");
+    }
+
+    #[test]
+    fn a_long_version_2_header_is_refused_before_it_is_reserved() {
+        let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+        bytes.extend_from_slice(&0xffff_fff0u32.to_le_bytes());
+        let err = read_npy_from(Path::new("long.npy"), &bytes[..]).expect_err("over the budget").to_string();
+        assert!(err.contains("long.npy") && err.contains("4294967280 bytes"), "{err}");
+        let npz = npz_of(&[("w.npy", bytes)]);
+        let err = read_npz_from(Path::new("long.npz"), io::Cursor::new(npz)).expect_err("over the budget").to_string();
+        assert!(err.contains("long.npz") && err.contains("'w'") && err.contains("4294967280 bytes"), "{err}");
+    }
+
+    /// Found by fuzzing (fuzz/regressions/weights_archive/timeout-nested-braces.npy):
+    /// a header of nested braces took the Python-literal parser minutes.
+    #[test]
+    fn a_deeply_nested_header_is_refused_before_it_is_parsed() {
+        let text = format!("{{'descr': '<i2', 'shape': (2, 3), {}{}}}\n", "{".repeat(100), "}".repeat(100));
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(text.as_bytes());
+        let t = std::time::Instant::now();
+        let err = read_npy_from(Path::new("deep.npy"), &bytes[..]).expect_err("too deep").to_string();
+        assert!(err.contains("deep.npy") && err.contains("nests brackets 101 deep"), "{err}");
+        assert!(t.elapsed().as_secs() < 5, "refused at once");
+    }
+
+    #[test]
+    fn an_archive_member_beyond_the_budget_names_the_array() {
+        let over = MAX_ARRAY_VALUES + 1;
+        let npz = npz_of(&[("layer/w.npy", npy_header("<i8", &format!("({over},)")))]);
+        let err = read_npz_from(Path::new("w.npz"), io::Cursor::new(npz)).expect_err("over the budget").to_string();
+        assert!(err.contains("w.npz") && err.contains("layer/w") && err.contains(&format!("{over} values")), "{err}");
+    }
+
+    #[test]
+    fn arrays_within_the_budget_read_as_before() {
+        let mut bytes = npy_header("<i2", "(2, 3)");
+        for v in 0..6i16 {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        let a = read_npy_from(Path::new("ok.npy"), &bytes[..]).expect("within the budget");
+        assert_eq!((a.shape, a.values), (vec![2, 3], Values::Int((0..6).collect())));
+        let arrays = read_npz_from(Path::new("ok.npz"), io::Cursor::new(npz_of(&[("a.npy", bytes)]))).expect("an archive");
+        assert_eq!(arrays["a"].shape, [2, 3]);
+    }
+}

@@ -868,3 +868,16 @@ fn evaluators_and_qat_backward_agree_on_input_splits() {
     assert!(groups > 0, "the batched path took {groups} groups");
     assert!(qat_matches_numerical_gradient(&m, 12) > 0);
 }
+
+/// A layer whose parameter tensor holds more values than a weights archive
+/// may (`tensor::MAX_ARRAY_VALUES`) is refused at load, naming the layer,
+/// the tensor and its size, before any of it is drawn or read.
+#[test]
+fn a_tensor_beyond_the_budget_is_refused_at_load() {
+    let text = include_str!("../../examples/tiny/model.yaml")
+        .replace("shape: [2]", "shape: [65536]")
+        .replace("inputs: 2\n    outputs: 2", "inputs: 65536\n    outputs: 257");
+    let e = parse(&text, Path::new("model.yaml")).expect_err("over the budget").to_string();
+    assert!(e.starts_with("model.yaml:12:11:"), "{e}");
+    assert!(e.contains("layer 'fc1' has a tensor 'w' of shape [257, 65536] (16842752 values); at most 16777216"), "{e}");
+}

@@ -137,6 +137,7 @@ pub fn import_bytes(path: &Path, bytes: &[u8], lower: Lower) -> Result<Imported,
     graph.opsets = proto.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let source = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    quant::check_all(&graph)?;
     if let Some(why) = int8::trigger(&graph) {
         return import_int8(path, &graph, why, &stem, &source).map(|i| Imported { warnings, ..i });
     }

@@ -194,6 +194,12 @@ pub fn decode(bytes: &[u8]) -> Result<ModelProto, String> {
     ModelProto::decode(bytes).map_err(|e| format!("not an ONNX model (protobuf decoding failed: {e})"))
 }
 
+/// The protobuf bytes of `model` (for tests and fuzzing, which build
+/// graphs in memory).
+pub fn encode(model: &ModelProto) -> Vec<u8> {
+    model.encode_to_vec()
+}
+
 impl TensorProto {
     /// The values as `f64` (exact for float, double and int32, and for
     /// int64 up to 2^53), or why not.

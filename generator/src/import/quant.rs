@@ -39,6 +39,41 @@ pub fn rounding(mode: &str) -> Option<Quant> {
     }
 }
 
+/// Checks what QONNX itself requires of every `Quant` of the graph, before
+/// the graph is mapped (so that an invalid value is named at its node, not
+/// taken for a reason to map the graph to the int8 domain): constant scales
+/// that are finite and positive, finite zero points, and `signed` and
+/// `narrow` of 0 or 1.
+pub fn check_all(g: &Graph<'_>) -> Result<(), ImportError> {
+    for node in g.proto.node.iter().filter(|n| super::walk::is_quant(n)) {
+        let err = |m: String| ImportError::node(g.file, node, m);
+        let values = |k: usize| -> Result<Option<&[f64]>, ImportError> {
+            match node.input.get(k) {
+                Some(name) if !name.is_empty() => Ok(g.constant(name)?.map(|(_, v)| v)),
+                _ => Ok(None),
+            }
+        };
+        if let Some(v) = values(1)? {
+            if let Some(x) = v.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+                return Err(err(format!("scale {x} is not a finite positive number")));
+            }
+        }
+        if let Some(v) = values(2)? {
+            if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+                return Err(err(format!("zero point {x} is not a finite number")));
+            }
+        }
+        for flag in ["signed", "narrow"] {
+            if let Some(a) = node.attribute.iter().find(|a| a.name == flag) {
+                if a.i != 0 && a.i != 1 {
+                    return Err(err(format!("attribute {flag} is {}; QONNX takes 0 or 1", a.i)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The format of a QONNX `Quant` node (domain `qonnx.custom_op.general`):
 /// its scale, zero point and bit width must be constants, the scale one
 /// power of two (a scalar, or a tensor of equal values), the zero point 0.

@@ -103,18 +103,33 @@ impl IdxArray {
     }
 }
 
-/// The most bytes a gzip-compressed IDX file may decompress to (1 GiB;
-/// MNIST's largest file is 47 MB): a file that would decompress to more is
-/// refused before more is held in memory.
+/// The most bytes of IDX data fptgen reads (1 GiB; MNIST's largest file
+/// is 47 MB): a gzip-compressed file that would decompress to more, or a
+/// raw file longer than this, is refused before more is held in memory.
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 
 /// Reads an IDX file, raw or gzip-compressed.
 pub fn read(path: &Path) -> Result<IdxArray, IdxError> {
     let io = |err| IdxError::Io { path: path.to_path_buf(), err };
-    let raw = std::fs::read(path).map_err(io)?;
+    let mut raw = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(MAX_DECOMPRESSED + 1).read_to_end(&mut raw)).map_err(io)?;
+    if raw.len() as u64 > MAX_DECOMPRESSED {
+        return Err(IdxError::Format {
+            path: path.to_path_buf(),
+            offset: 0,
+            msg: format!("is longer than {MAX_DECOMPRESSED} bytes (1 GiB, fptgen's budget for an IDX file)"),
+        });
+    }
+    decode(path, &raw)
+}
+
+/// Parses the bytes of an IDX file, raw or gzip-compressed (`path` names
+/// it in errors), within [`MAX_DECOMPRESSED`].
+pub fn decode(path: &Path, raw: &[u8]) -> Result<IdxArray, IdxError> {
+    let decompressed;
     let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..]).take(MAX_DECOMPRESSED + 1).read_to_end(&mut out).map_err(|e| IdxError::Format {
+        flate2::read::GzDecoder::new(raw).take(MAX_DECOMPRESSED + 1).read_to_end(&mut out).map_err(|e| IdxError::Format {
             path: path.to_path_buf(),
             offset: out.len(),
             msg: format!("corrupt or truncated gzip data: {e}"),
@@ -126,11 +141,12 @@ pub fn read(path: &Path) -> Result<IdxArray, IdxError> {
                 msg: format!("decompresses to more than {MAX_DECOMPRESSED} bytes (1 GiB, fptgen's budget for an IDX file)"),
             });
         }
-        out
+        decompressed = out;
+        &decompressed[..]
     } else {
         raw
     };
-    parse(&bytes).map_err(|(offset, msg)| IdxError::Format { path: path.to_path_buf(), offset, msg })
+    parse(bytes).map_err(|(offset, msg)| IdxError::Format { path: path.to_path_buf(), offset, msg })
 }
 
 /// Parses IDX bytes; an error is (offset, message).

@@ -19,7 +19,7 @@ pub fn cycles(outputs: usize, inputs: usize, repeats: usize, pe: usize, simd: us
 /// The folding `(pe, simd)` for `target` cycles per input vector (see the
 /// module documentation); `pe` or `simd` given (`Some`) are kept.
 pub fn choose(outputs: usize, inputs: usize, repeats: usize, target: u64, pe: Option<usize>, simd: Option<usize>) -> (usize, usize) {
-    let divisors = |n: usize| (1..=n.max(1)).filter(move |d| n % d == 0);
+    let divisors = |n: usize| (1..=n.max(1)).filter(move |d| n.is_multiple_of(*d));
     let mut p = pe.unwrap_or(1);
     let mut s = simd.unwrap_or(1);
     if simd.is_none() {

@@ -298,6 +298,25 @@ impl Checker<'_> {
                 }
             }
             let mut layer = self.layer(lf, &shape, &parts, &from, format, feed)?;
+            // A parameter tensor the weights archive could not hold
+            // (tensor::MAX_ARRAY_VALUES) is refused here, before fptgen
+            // draws, reads or simulates it.
+            for t in layer.kind().tensors() {
+                let values = t.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
+                if values.is_none_or(|n| n > crate::tensor::MAX_ARRAY_VALUES) {
+                    return Err(self.err(
+                        &lf.kind,
+                        format!(
+                            "layer '{}' has a tensor '{}' of shape {:?} ({} values); at most {} are supported (fptgen's budget for one tensor)",
+                            lf.name.value,
+                            t.key,
+                            t.shape,
+                            values.map_or("more than 2^64".to_string(), |n| n.to_string()),
+                            crate::tensor::MAX_ARRAY_VALUES
+                        ),
+                    ));
+                }
+            }
             layer.inputs = sources;
             layer.gather = gather;
             if !names.insert(layer.name.clone()) {
