@@ -869,8 +869,8 @@ fn evaluators_and_qat_backward_agree_on_input_splits() {
     assert!(qat_matches_numerical_gradient(&m, 12) > 0);
 }
 
-/// A layer whose parameter tensor holds more values than a weights archive
-/// may (`tensor::MAX_ARRAY_VALUES`) is refused at load, naming the layer,
+/// A layer whose parameter tensor holds more values than the budget
+/// (`model::MAX_TENSOR_VALUES`) is refused at load, naming the layer,
 /// the tensor and its size, before any of it is drawn or read.
 #[test]
 fn a_tensor_beyond_the_budget_is_refused_at_load() {

@@ -298,12 +298,11 @@ impl Checker<'_> {
                 }
             }
             let mut layer = self.layer(lf, &shape, &parts, &from, format, feed)?;
-            // A parameter tensor the weights archive could not hold
-            // (tensor::MAX_ARRAY_VALUES) is refused here, before fptgen
-            // draws, reads or simulates it.
+            // A parameter tensor beyond the budget (MAX_TENSOR_VALUES) is
+            // refused here, before fptgen draws, reads or simulates it.
             for t in layer.kind().tensors() {
                 let values = t.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
-                if values.is_none_or(|n| n > crate::tensor::MAX_ARRAY_VALUES) {
+                if values.is_none_or(|n| n > super::MAX_TENSOR_VALUES) {
                     return Err(self.err(
                         &lf.kind,
                         format!(
@@ -312,7 +311,7 @@ impl Checker<'_> {
                             t.key,
                             t.shape,
                             values.map_or("more than 2^64".to_string(), |n| n.to_string()),
-                            crate::tensor::MAX_ARRAY_VALUES
+                            super::MAX_TENSOR_VALUES
                         ),
                     ));
                 }

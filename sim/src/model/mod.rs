@@ -34,6 +34,10 @@ pub const DEFAULT_CLOCK_PERIOD_NS: f64 = 5.0;
 pub const DEFAULT_MAX_CHANNELS: usize = 512;
 /// Largest folding factor or layer dimension accepted.
 pub const MAX_DIM: usize = 1 << 20;
+/// The most values one layer's parameter tensor may hold (2^24, the bound
+/// of the largest layer fptgen lowers itself), checked at load before
+/// anything is drawn, read or simulated (docs/errors.md, "Budgets").
+pub const MAX_TENSOR_VALUES: u64 = 1 << 24;
 
 /// A validated network.
 #[derive(Debug, Clone, PartialEq)]
