@@ -19,8 +19,14 @@
  * (D = 1 for WORDS = 1, WORDS + 1 otherwise: one read per word, one cycle to
  * capture the last); after sample k is taken, sample k+1 is valid INTERVAL
  * cycles later, which needs WORDS <= INTERVAL - 2 when WORDS > 1. t_data
- * shows the target of the next output: target 0 after play, then the next
- * one after each t_next pulse (one per output taken).
+ * shows the target of the next output: target 0 from the second cycle
+ * after play on, then the next one after each t_next pulse (one per output
+ * taken; never in the cycle right after play, which the first output
+ * cannot reach: it leaves the network at least one cycle after sample 0).
+ * The target memory is read one target ahead into its read register, and
+ * t_data is a fabric register loaded from it, so no path starts at a block
+ * RAM's output without a register (ECP5's EBR clock-to-output is 4.3 ns;
+ * docs/results/ecp5.md).
  *
  * Subsets (SUBSET = 1, evaluation by difference): a play with sub high
  * presents `count` samples (1..M) instead of all M, in the order an
@@ -293,28 +299,41 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// Play: targets
-reg [IW-1:0]  tidx_reg;
+// Play: targets, read one ahead: play reads target 0 into the memory's read
+// register (t_ram_reg); the next cycle (fill_reg) moves it to t_reg and
+// reads target 1; each t_next moves the next target to t_reg and reads the
+// one after it.
+reg [IW-1:0]  tidx_reg;     // targets read from the memory in this play
+reg           fill_reg;     // the cycle after play
+reg [T_W-1:0] t_ram_reg;
 reg [T_W-1:0] t_reg;
 wire t_more = tidx_reg != total;
-wire t_rd = play || (t_next && t_more);
+wire t_adv = fill_reg || t_next;
+wire t_rd = play || (t_adv && t_more);
 wire t_sel_now = play ? sub_now : sub_reg;
 wire [TA_W-1:0] t_addr = t_sel_now ? t_sel : (play ? {TA_W{1'b0}} : tidx_reg[TA_W-1:0]);
 assign t_sel_pop = t_rd && t_sel_now;
 
 always @(posedge clk) begin
     if (t_rd) begin
-        t_reg <= tmem[t_addr];
+        t_ram_reg <= tmem[t_addr];
+    end
+    if (t_adv) begin
+        t_reg <= t_ram_reg;
     end
 end
 
 always @(posedge clk) begin
     if (rst) begin
         tidx_reg <= M_I;
-    end else if (play) begin
-        tidx_reg <= {{(IW - 1){1'b0}}, 1'b1};
-    end else if (t_next && t_more) begin
-        tidx_reg <= tidx_reg + 1'b1;
+        fill_reg <= 1'b0;
+    end else begin
+        fill_reg <= play;
+        if (play) begin
+            tidx_reg <= {{(IW - 1){1'b0}}, 1'b1};
+        end else if (t_adv && t_more) begin
+            tidx_reg <= tidx_reg + 1'b1;
+        end
     end
 end
 

@@ -5,7 +5,8 @@
 //! otherwise: the schedule the trainer's cycle count relies on), one with
 //! random back-pressure, where samples must come in order, stay valid until
 //! taken and never closer than INTERVAL; and the targets, one per t_next
-//! pulse. Configurations built with SUBSET = 1 then play a subset (sub
+//! pulse (from the second cycle after play on: the target memory is read
+//! one ahead). Configurations built with SUBSET = 1 then play a subset (sub
 //! high: `count` samples in the order of a queue the harness keeps, popped
 //! through x_sel_pop and t_sel_pop, as fptgen_diff_eval's FIFO), which must
 //! follow play A's exact timing for `count` samples, with the queue's
@@ -90,7 +91,8 @@ fn sample_buffer_loads_and_plays_on_schedule() {
         }
         for start in [a, b] {
             let mut pulses = 0;
-            let mut i = start + 1;
+            // (never in the cycle right after play)
+            let mut i = start + 2;
             while pulses < c.m {
                 if rng.next().is_multiple_of(3) {
                     v[i].t_next = true;
@@ -114,7 +116,8 @@ fn sample_buffer_loads_and_plays_on_schedule() {
                 x.x_ready = true;
             }
             let mut pulses = 0;
-            let mut i = start + 1;
+            // (never in the cycle right after play)
+            let mut i = start + 2;
             while pulses < count {
                 if rng.next().is_multiple_of(3) {
                     v[i].t_next = true;
