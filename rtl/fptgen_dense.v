@@ -32,13 +32,14 @@
  * registered x slice) -> [tree only: products -> T tree stages ->]
  * accumulate (acc registers; on the last synapse fold the activation and
  * output cast go to the output buffer). A vector is accepted on an edge,
- * its last fold is issued NF*SF-1 cycles later (the next vector can be
- * accepted on that edge: initiation interval NF*SF), and its output is
- * valid NF*SF+1 edges after acceptance for the chain, NF*SF+3+T for the
- * tree (T = ceil(clog2(SIMD)/2), 0 for SIMD = 1). in/out are valid/ready
- * streams of whole vectors (element k at bits [k*W +: W]); when the output
- * register is full and not taken, the whole pipeline stalls and nothing is
- * lost.
+ * its last fold is issued NF*SF-1 cycles later, and the next vector can be
+ * accepted on the edge after that (initiation interval NF*SF); its output
+ * is valid NF*SF+1 edges after acceptance for the chain, NF*SF+3+T for the
+ * tree (T = ceil(clog2(SIMD)/2), 0 for SIMD = 1), one more with packed
+ * multipliers. in/out are valid/ready streams of whole vectors (element k
+ * at bits [k*W +: W]); the pipeline stalls only when a vector finishes
+ * while the output register is full and not taken (until then, vectors
+ * are accepted and folded as usual), so nothing is lost.
  *
  * Parameters are read from fptgen_param_mem: a ROM for frozen tensors, a
  * block RAM with a one-column write port for trainable ones.
@@ -89,7 +90,8 @@ module fptgen_dense #(
     // exactly by a shift (A_F >= W_F + X_F, checked here), and the
     // accumulator wrapping or proven never to overflow (fptgen_sim's
     // exact_accumulation, which the generator checks before it sets 1).
-    // Adds ceil(clog2(SIMD) / 2) + 2 cycles of latency.
+    // Adds T + 2 cycles of latency (T = ceil(clog2(SIMD) / 2), 0 for
+    // SIMD = 1).
     parameter integer TREE = 0,
     // Multipliers (TREE = 1 only). 0: one per product. 1: the products of
     // neurons 2q and 2q + 1 with the same input x share one:

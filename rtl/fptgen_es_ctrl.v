@@ -161,8 +161,11 @@ module fptgen_es_ctrl #(
     output wire           draw,          // ... and draws noise if active
     output wire           clear,         // ... and clears its gradient
     output wire           acc_en,        // ... and accumulates Q(signal) * e if active
-    output wire [clog2(P)-1:0] blk,      // block of the serial phase (0..P-1)
-    output wire [clog2(P)-1:0] blk_next, // blk of the next cycle
+    output wire [clog2(P)-1:0] blk,      // block of the serial phase (0..P-1;
+                                         // outside the serial phases and
+                                         // passes it may hold P, no access
+                                         // happens then)
+    output wire [clog2(P)-1:0] blk_next, // blk of the next cycle (also up to P)
     output wire           op_read,       // read the parameter at the cursor into block blk
     output wire           op_perturb,    // write block blk's perturbed value
     output wire           op_restore,    // write block blk's committed value

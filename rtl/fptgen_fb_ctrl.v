@@ -263,7 +263,9 @@ always @(posedge clk) begin
         acc_reg <= {AW{1'b0}};
         summed_reg <= 1'b0;
     end else begin
-        if (ctl_pause && !idle) begin
+        // A pause while paused is ignored (docs/training.md, "Pause and
+        // resume"), as fptgen_es_ctrl does: only a running trainer latches it.
+        if (ctl_pause && !idle && state_reg != S_PAUSED) begin
             pause_reg <= 1'b1;
         end
         case (state_reg)

@@ -18,8 +18,11 @@
  * B[o][k] = +1 when the LFSR's next output bit is 1, else -1, one bit per
  * step in modes 1 and 2 (the order o, k of feedback_matrix). At d_last,
  * d_value = fp ? g[o] : 0 (mode 3: fp ? R(g[o], SHIFT_G) : 0), fp being
- * f'(o) as the parent keeps it, and d_push marks it. Combinational from
- * the registers to d_value.
+ * f'(o) as the parent keeps it, and d_push marks it. d_value is
+ * combinational from the registers and the current step's inputs (the
+ * term of the step at d_last is in it). D_W must hold the exact sum
+ * (the generator uses E_W + clog2(C) + 1, plus 8 in an sgm trainer); a
+ * narrower D_W wraps modulo 2^D_W.
  */
 
 `resetall

@@ -6,9 +6,11 @@
  * Y_W bits each, element k at bits [k*Y_W +: Y_W], Y_S = 1 for two's
  * complement). Both are rings: rot moves every element down by one, so
  * after C rotations they are back. e shows e[k] = y[k] - t[k] of the head
- * (E_W = Y_W + 2 bits, exact). A pass of C cycles with scan high and k =
- * 0 .. C - 1 finds k*, the first index of the largest target; kstar is
- * high when k equals it.
+ * (E_W = Y_W + 2 bits, exact). A pass of C cycles with scan and rot high
+ * and k = 0 .. C - 1 finds k*, the first index of the largest target
+ * (the scan compares the head, so the ring must turn with it, as
+ * fptgen_fb_ctrl drives it); kstar is high when k equals it. cap takes
+ * precedence over rot in the same cycle.
  */
 
 `resetall
