@@ -55,6 +55,22 @@ pub fn check_new(path: &Path, what: &str) -> Result<(), Error> {
     }
 }
 
+/// Checks the new files a command will write, before its long work starts:
+/// each as [`check_new`] (`what` names the option or output, e.g. `--log`),
+/// and no two at the same path.
+pub fn check_new_all(outputs: &[(&Path, &str)]) -> Result<(), Error> {
+    for (i, &(path, what)) in outputs.iter().enumerate() {
+        check_new(path, what)?;
+        if let Some(&(_, other)) = outputs[..i].iter().find(|&&(p, _)| p == path) {
+            return Err(Error::io(
+                path,
+                io::Error::new(io::ErrorKind::InvalidInput, format!("is named by both {other} and {what}; they must be different files")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Creates `path` with the bytes `fill` writes, all or nothing.
 ///
 /// Fails if `path` already exists: fptgen never replaces a file it did not

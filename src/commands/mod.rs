@@ -79,45 +79,24 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
 }
 
 impl TrainingOverrides {
-    /// Applies the replacements to `model`; an error if there is nothing
-    /// to replace or the result is not a valid section.
+    /// The replacements, as the simulator's [`TrainingOverride`].
+    ///
+    /// [`TrainingOverride`]: fptgen_sim::train::TrainingOverride
+    pub fn to_override(&self) -> fptgen_sim::train::TrainingOverride {
+        fptgen_sim::train::TrainingOverride {
+            blocks: self.blocks,
+            population: self.population,
+            buffer: self.buffer,
+            rule: self.rule,
+            sgm: self.sgm.clone(),
+        }
+    }
+
+    /// Applies the replacements to `model` ([`TrainingOverride::apply`]).
+    ///
+    /// [`TrainingOverride::apply`]: fptgen_sim::train::TrainingOverride::apply
     pub fn apply(&self, model: &mut Model) -> anyhow::Result<()> {
-        if self.blocks.is_none() && self.population.is_none() && self.buffer.is_none() && self.rule.is_none() && self.sgm.is_none() {
-            return Ok(());
-        }
-        let basis = fptgen_sim::train::steps::StepBasis::of(model);
-        let Some(rule) = model.training.as_ref().map(|t| self.rule.unwrap_or(t.rule)) else {
-            anyhow::bail!("{}: --blocks, --population, --buffer, --rule and --sgm need a `training:` section in the model", model.source.display());
-        };
-        if let Some(p) = &self.sgm {
-            if rule != Rule::Sgm {
-                anyhow::bail!("--sgm names the modules of rule sgm, but the rule is {} (add --rule sgm)", rule.name());
-            }
-            model.sgm_path = Some(p.clone());
-        }
-        let Some(t) = model.training.as_mut() else { return Ok(()) };
-        if let Some(r) = self.rule {
-            t.rule = r;
-        }
-        if let Some(p) = self.blocks {
-            t.blocks = p;
-        }
-        if let Some(n) = self.population {
-            t.population = n;
-        }
-        if let Some(m) = self.buffer {
-            t.buffer = m;
-        }
-        // Steps the model file did not give follow the rule, N and M (auto).
-        *t = t.resolve(basis.as_ref());
-        t.check().map_err(|e| anyhow::anyhow!("{}: with --blocks/--population/--buffer: {e}", model.source.display()))?;
-        if let (Some(r), Some(t)) = (self.rule, &model.training) {
-            if r != Rule::Es {
-                fptgen_sim::train::feedback::feedback_layers(model, t)
-                    .map_err(|e| anyhow::anyhow!("{}: with --rule {}: {e}", model.source.display(), r.name()))?;
-            }
-        }
-        Ok(())
+        Ok(self.to_override().apply(model)?)
     }
 }
 

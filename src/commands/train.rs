@@ -46,14 +46,8 @@ pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()
         bail!("--lr is {}; it must be a positive number", o.lr);
     }
     let out = o.output.unwrap_or(&model.weights_path).to_path_buf();
-    for p in std::iter::once(out.as_path()).chain(o.log) {
-        if p.exists() {
-            bail!("{}: already exists; fptgen does not overwrite files, remove it or choose another path (-o, --log)", p.display());
-        }
-    }
-    if o.log == Some(out.as_path()) {
-        bail!("--log and the weights output are the same file {}", out.display());
-    }
+    let outputs: Vec<(&Path, &str)> = std::iter::once((out.as_path(), "the weights output (-o)")).chain(o.log.map(|l| (l, "--log"))).collect();
+    fptgen_sim::files::check_new_all(&outputs)?;
     let splits = data::load_dir(&model, data_dir)?;
     let (train, val) = splits.train.split_last(o.validation).ok_or_else(|| {
         anyhow!("--validation {} is more than the {} training samples in {}", o.validation, splits.train.len(), data_dir.display())

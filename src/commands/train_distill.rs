@@ -58,14 +58,8 @@ pub fn run(model_path: &Path, teacher: &Path, o: &Options) -> anyhow::Result<()>
         bail!("--lr is {}; it must be a positive number", o.lr);
     }
     let out = o.output.unwrap_or(&model.weights_path).to_path_buf();
-    for p in std::iter::once(out.as_path()).chain(o.log) {
-        if p.exists() {
-            bail!("{}: already exists; fptgen does not overwrite files, remove it or choose another path (-o, --log)", p.display());
-        }
-    }
-    if o.log == Some(out.as_path()) {
-        bail!("--log and the weights output are the same file {}", out.display());
-    }
+    let outputs: Vec<(&Path, &str)> = std::iter::once((out.as_path(), "the weights output (-o)")).chain(o.log.map(|l| (l, "--log"))).collect();
+    fptgen_sim::files::check_new_all(&outputs)?;
     let record_path = model_path.parent().unwrap_or(Path::new(".")).join(distill::FILE);
     if !record_path.exists() {
         bail!(

@@ -4,13 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail};
+use anyhow::anyhow;
 use fptgen_sim::data::es::{accuracy, buffer, ratio, read_data, training_section};
 use fptgen_sim::network::Network;
 use fptgen_sim::tensor::{self, NamedArray, OutValues};
 use fptgen_sim::model::Rule;
-use fptgen_sim::train::{EvalMode, FeedbackTrainer, Trainer};
-use fptgen_sim::weights::Params;
+use fptgen_sim::train::{DeviceTrainer, EvalMode, FeedbackTrainer, Trainer};
 use fptgen_sim::weights;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -34,14 +33,8 @@ pub fn run(
         None => default_output(&model.weights_path),
     };
     // Refuse before training, not after: fptgen never replaces a file.
-    for p in std::iter::once(out_path.as_path()).chain(log) {
-        if p.exists() {
-            bail!("{}: already exists; fptgen does not overwrite files, remove it or choose another path", p.display());
-        }
-    }
-    if log == Some(out_path.as_path()) {
-        bail!("--log and the weights output are the same file {}", out_path.display());
-    }
+    let outputs: Vec<(&Path, &str)> = std::iter::once((out_path.as_path(), "the weights output (-o)")).chain(log.map(|l| (l, "--log"))).collect();
+    fptgen_sim::files::check_new_all(&outputs)?;
     let data = read_data(&model, data_path)?;
     let hidden_drtp = training.rule == Rule::Drtp
         && fptgen_sim::train::feedback::feedback_layers(&model, &training)
@@ -62,7 +55,7 @@ pub fn run(
     let m = training.buffer;
     let buffer = buffer(&model, m, &data, data_path)?;
     let net = Network::new(model.clone(), params)?;
-    let mut trainer: Box<dyn Device> = match training.rule {
+    let mut trainer: Box<dyn DeviceTrainer> = match training.rule {
         Rule::Es => Box::new(Trainer::with_training(net, training, buffer, EvalMode::Batched)?),
         Rule::Drtp | Rule::Dfa | Rule::Sgm => Box::new(FeedbackTrainer::new(net, training, buffer)?),
     };
@@ -80,9 +73,9 @@ pub fn run(
     };
     println!("training {}: {}, {k} iterations, buffer {m} of {} samples", model.name, trainer.header(), data.inputs.len());
     let mut rows: Vec<(u64, u32, Option<f64>)> = Vec::new();
-    let acc0 = accuracy(&trainer.network()?, &data)?;
-    println!("iteration 0: {}", describe(trainer.loss(), acc0));
-    rows.push((0, trainer.loss(), acc0.map(ratio)));
+    let acc0 = accuracy(&trainer.current_network()?, &data)?;
+    println!("iteration 0: {}", describe(trainer.buffer_loss(), acc0));
+    rows.push((0, trainer.buffer_loss(), acc0.map(ratio)));
 
     let bar = ProgressBar::new(k.saturating_mul(steps.0));
     bar.set_style(
@@ -91,8 +84,8 @@ pub fn run(
     );
     for i in 1..=k {
         bar.set_message(format!("{i}/{k}"));
-        let loss = trainer.run_iteration(&mut || bar.inc(1))?;
-        let acc = accuracy(&trainer.network()?, &data)?;
+        let loss = trainer.run_steps(&mut || bar.inc(1))?;
+        let acc = accuracy(&trainer.current_network()?, &data)?;
         bar.suspend(|| println!("iteration {i}: {}", describe(loss, acc)));
         rows.push((i, loss, acc.map(ratio)));
     }
@@ -102,7 +95,7 @@ pub fn run(
         NamedArray { name: "meta/es_seed".into(), shape: vec![1], values: OutValues::U64(vec![training.seed]) },
         NamedArray { name: "meta/es_iterations".into(), shape: vec![1], values: OutValues::U64(vec![k]) },
     ];
-    weights::save(&model, trainer.params(), &out_path, &meta)?;
+    weights::save(&model, trainer.current_params(), &out_path, &meta)?;
     if let Some(log) = log {
         write_log(log, &rows)?;
     }
@@ -111,78 +104,10 @@ pub fn run(
         "wrote {} ({k} iterations, seed {}): buffer loss {first} -> {}{}",
         out_path.display(),
         training.seed,
-        trainer.loss(),
+        trainer.buffer_loss(),
         log.map(|l| format!(", log {}", l.display())).unwrap_or_default()
     );
     Ok(())
-}
-
-/// What the command needs of a device trainer: ES ([`Trainer`]) or a
-/// feedback rule ([`FeedbackTrainer`]).
-trait Device {
-    /// What trains, for the first line.
-    fn header(&self) -> String;
-    /// Steps per iteration and their name, for the progress bar.
-    fn steps(&self) -> (u64, &'static str);
-    /// One iteration, `tick` after every step; the buffer loss after it.
-    fn run_iteration(&mut self, tick: &mut dyn FnMut()) -> anyhow::Result<u32>;
-    /// The buffer loss.
-    fn loss(&self) -> u32;
-    /// The parameters.
-    fn params(&self) -> &Params;
-    /// The network with the current parameters.
-    fn network(&self) -> anyhow::Result<Network>;
-}
-
-impl Device for Trainer {
-    fn header(&self) -> String {
-        let t = self.training();
-        format!(
-            "rule es, {} of {} parameters, {} groups of {} blocks, {} members",
-            self.order().len(),
-            self.model().params(),
-            self.groups(),
-            t.blocks,
-            t.population
-        )
-    }
-    fn steps(&self) -> (u64, &'static str) {
-        (self.groups() as u64, "groups")
-    }
-    fn run_iteration(&mut self, tick: &mut dyn FnMut()) -> anyhow::Result<u32> {
-        Ok(Trainer::run_iteration(self, &mut |_| tick())?)
-    }
-    fn loss(&self) -> u32 {
-        Trainer::loss(self)
-    }
-    fn params(&self) -> &Params {
-        Trainer::params(self)
-    }
-    fn network(&self) -> anyhow::Result<Network> {
-        Ok(Trainer::network(self)?)
-    }
-}
-
-impl Device for FeedbackTrainer {
-    fn header(&self) -> String {
-        let trainable: usize = self.model().layers.iter().flat_map(|l| l.kind().tensors()).filter(|t| t.trainable).map(|t| t.len()).sum();
-        format!("rule {}, {trainable} of {} parameters, one update per sample", self.rule().name(), self.model().params())
-    }
-    fn steps(&self) -> (u64, &'static str) {
-        (self.buffer_len() as u64, "samples")
-    }
-    fn run_iteration(&mut self, tick: &mut dyn FnMut()) -> anyhow::Result<u32> {
-        Ok(FeedbackTrainer::run_iteration(self, &mut |_| tick()))
-    }
-    fn loss(&self) -> u32 {
-        FeedbackTrainer::loss(self)
-    }
-    fn params(&self) -> &Params {
-        FeedbackTrainer::params(self)
-    }
-    fn network(&self) -> anyhow::Result<Network> {
-        Ok(Network::new(self.model().clone(), self.params().clone())?)
-    }
 }
 
 /// `<weights stem>.es.npz` beside the model's weights archive.

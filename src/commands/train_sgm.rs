@@ -57,9 +57,7 @@ pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()
         (None, Some(p)) => p.clone(),
         (None, None) => bail!("{}: the training section has no `sgm:` and no --output was given", model.source.display()),
     };
-    if out.exists() {
-        bail!("{}: already exists; fptgen does not overwrite files, remove it or choose another path (-o)", out.display());
-    }
+    fptgen_sim::files::check_new(&out, "the modules' archive")?;
     let splits = data::load_dir(&model, data_dir)?;
     let (train, _) = splits.train.split_last(validation).ok_or_else(|| {
         anyhow!("--validation {validation} is more than the {} training samples in {}", splits.train.len(), data_dir.display())

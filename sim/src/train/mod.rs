@@ -42,6 +42,7 @@
 //! ```
 
 mod batched;
+pub mod device;
 pub mod difference;
 pub mod es;
 pub mod eval;
@@ -50,16 +51,19 @@ pub mod feedback_float;
 pub mod lfsr;
 pub mod noise;
 pub mod order;
+pub mod overrides;
 pub mod po2;
 pub mod sgm;
 pub mod steps;
 
 pub use es::{rounded_step, saturating_accumulate, GroupRecord, Trainer};
+pub use device::DeviceTrainer;
 pub use eval::{naive_loss, sample_loss, Buffer, EvalMode, Evaluator};
 pub use feedback::{FeedbackTrainer, SampleRecord};
 pub use lfsr::{block_seed, splitmix64, taps, Lfsr};
 pub use noise::NoiseSource;
 pub use order::{trainable_params, ParamRef};
+pub use overrides::TrainingOverride;
 pub use po2::{leading_one, po2, quantize_signal};
 
 /// Why training was refused.
