@@ -446,28 +446,9 @@ impl CodeRows {
     /// into the type the format's codes need (bytes for an unsigned format
     /// of at most 8 bits). Errors name the first non-finite value's index.
     pub fn quantize(format: Format, values: &[f64]) -> Result<CodeRows, (usize, String)> {
-        const CHUNK_VALUES: usize = 1 << 16;
-        fn each<T: Send>(format: Format, values: &[f64], cast: impl Fn(i128) -> T + Sync) -> Result<Vec<T>, (usize, String)> {
-            let chunks: Vec<Result<Vec<T>, (usize, String)>> = values
-                .par_chunks(CHUNK_VALUES)
-                .enumerate()
-                .map(|(c, xs)| xs.iter().enumerate().map(|(i, &x)| format.quantize_f64(x).map(&cast).map_err(|e| (c * CHUNK_VALUES + i, e.to_string()))).collect())
-                .collect();
-            let mut out = Vec::with_capacity(values.len());
-            for c in chunks {
-                out.extend(c?);
-            }
-            Ok(out)
-        }
-        // Every code of the format is within [min_raw, max_raw].
-        let (lo, hi) = (format.min_raw(), format.max_raw());
-        Ok(if lo >= 0 && hi <= 255 {
-            CodeRows::Bytes(each(format, values, |c| c as u8)?)
-        } else if i64::try_from(lo).is_ok() && i64::try_from(hi).is_ok() {
-            CodeRows::I64(each(format, values, |c| c as i64)?)
-        } else {
-            CodeRows::I128(each(format, values, |c| c)?)
-        })
+        let mut b = QuantizedRows::new(format);
+        b.push(values)?;
+        Ok(b.finish())
     }
 
     /// The number of codes.
@@ -552,6 +533,69 @@ macro_rules! input_code {
     )*};
 }
 input_code!(i8, i16, u16, i32, u32, i64);
+
+/// A [`CodeRows`] batch built from float values that arrive in pieces
+/// (`fptgen simulate` quantizes a `.npy` file block by block as it reads
+/// it): every piece converted to codes of one format, in the type that
+/// format's codes need.
+#[derive(Debug, Clone)]
+pub struct QuantizedRows {
+    format: Format,
+    rows: CodeRows,
+}
+
+impl QuantizedRows {
+    /// An empty batch of codes of `format`.
+    pub fn new(format: Format) -> QuantizedRows {
+        // Every code of the format is within [min_raw, max_raw].
+        let (lo, hi) = (format.min_raw(), format.max_raw());
+        let rows = if lo >= 0 && hi <= 255 {
+            CodeRows::Bytes(Vec::new())
+        } else if i64::try_from(lo).is_ok() && i64::try_from(hi).is_ok() {
+            CodeRows::I64(Vec::new())
+        } else {
+            CodeRows::I128(Vec::new())
+        };
+        QuantizedRows { format, rows }
+    }
+
+    /// Appends `values` converted with the format's quantization and
+    /// overflow modes ([`Format::quantize_f64_into`]), in parallel. Errors:
+    /// the index within `values` of the first non-finite value (nothing of
+    /// this piece is appended then).
+    pub fn push(&mut self, values: &[f64]) -> Result<(), (usize, String)> {
+        const CHUNK_VALUES: usize = 1 << 16;
+        fn each<T: Send>(format: Format, values: &[f64], out: &mut Vec<T>, cast: impl Fn(i128) -> T + Sync) -> Result<(), (usize, String)> {
+            let chunks: Vec<Result<Vec<T>, (usize, String)>> = values
+                .par_chunks(CHUNK_VALUES)
+                .enumerate()
+                .map(|(c, xs)| {
+                    let mut part = Vec::new();
+                    format.quantize_f64_into(xs, &mut part, &cast).map_err(|(i, e)| (c * CHUNK_VALUES + i, e.to_string()))?;
+                    Ok(part)
+                })
+                .collect();
+            let parts = chunks.into_iter().collect::<Result<Vec<_>, _>>()?;
+            out.reserve(values.len());
+            for p in parts {
+                out.extend(p);
+            }
+            Ok(())
+        }
+        // The casts cannot lose bits: `new` chose the type from the
+        // format's range.
+        match &mut self.rows {
+            CodeRows::Bytes(v) => each(self.format, values, v, |c| c as u8),
+            CodeRows::I64(v) => each(self.format, values, v, |c| c as i64),
+            CodeRows::I128(v) => each(self.format, values, v, |c| c),
+        }
+    }
+
+    /// The batch.
+    pub fn finish(self) -> CodeRows {
+        self.rows
+    }
+}
 
 /// Converts float input values to raw codes of the model's input format,
 /// with that format's quantization and overflow modes (as the sensor

@@ -249,25 +249,108 @@ fn read_array<R: Read>(npy: NpyFile<R>, file: &Path, name: Option<&str>) -> Resu
     Ok(Array { shape, values, dtype: descr })
 }
 
-/// `n` little-endian floats of `size` bytes (4 or 8) from `r`, read in one
-/// piece (`npyz` reads value by value, which dominated `fptgen simulate` on
-/// large inputs); `n` is within [`MAX_ARRAY_VALUES`], checked before. A file
-/// that ends early is an error, as `npyz`'s is.
-fn read_floats_le<R: Read>(mut r: R, n: usize, size: usize) -> io::Result<Vec<f64>> {
-    let mut out = Vec::with_capacity(n);
+/// Why a block-by-block read of floats stopped.
+enum Halt<E> {
+    /// The file could not be read (or ended early).
+    Io(io::Error),
+    /// The consumer of the values refused them.
+    By(E),
+}
+
+/// Hands `n` little-endian floats of `size` bytes (4 or 8) from `r` to
+/// `each`, in order, in blocks of at most 2^17 values (`each(offset,
+/// values)`, `offset` the flat position of the block's first value), read
+/// in pieces of 1 MiB (`npyz` reads value by value, which dominated `fptgen
+/// simulate` on large inputs). A file that ends early is an error, as
+/// `npyz`'s is.
+fn float_blocks_le<R: Read, E>(mut r: R, n: usize, size: usize, mut each: impl FnMut(usize, &[f64]) -> Result<(), E>) -> Result<(), Halt<E>> {
     let mut block = vec![0u8; (1 << 20) / size * size];
-    while out.len() < n {
-        let want = ((n - out.len()) * size).min(block.len());
+    let mut values: Vec<f64> = Vec::with_capacity(block.len() / size);
+    let mut done = 0;
+    while done < n {
+        let want = ((n - done) * size).min(block.len());
         if let Err(e) = r.read_exact(&mut block[..want]) {
-            return Err(io::Error::new(e.kind(), format!("the file ends within the first {} of the {n} values", out.len() + want / size)));
+            return Err(Halt::Io(io::Error::new(e.kind(), format!("the file ends within the first {} of the {n} values", done + want / size))));
         }
+        values.clear();
         if size == 4 {
-            out.extend(block[..want].chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))));
+            values.extend(block[..want].chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))));
         } else {
-            out.extend(block[..want].chunks_exact(8).map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])));
+            values.extend(block[..want].chunks_exact(8).map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])));
         }
+        each(done, &values).map_err(Halt::By)?;
+        done += values.len();
     }
+    Ok(())
+}
+
+/// `n` little-endian floats of `size` bytes (4 or 8) from `r`
+/// ([`float_blocks_le`]); `n` is within [`MAX_ARRAY_VALUES`], checked before.
+fn read_floats_le<R: Read>(r: R, n: usize, size: usize) -> io::Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(n);
+    float_blocks_le(r, n, size, |_, v: &[f64]| {
+        out.extend_from_slice(v);
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .map_err(|h| match h {
+        Halt::Io(e) => e,
+        Halt::By(never) => match never {},
+    })?;
     Ok(out)
+}
+
+/// The shape and type of a `.npy` file's array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpyHeader {
+    /// Dimensions; empty for a scalar.
+    pub shape: Vec<usize>,
+    /// numpy's type string, e.g. `<f4`, for messages.
+    pub dtype: String,
+}
+
+/// A `.npy` file read by [`read_npy_floats_with`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Streamed {
+    /// Its array's shape and type.
+    pub header: NpyHeader,
+    /// `None` when the values (floats) went to the callback; the values of
+    /// any other array (integers, big-endian floats, Fortran order).
+    pub values: Option<Values>,
+}
+
+/// Reads one `.npy` file without holding a float array whole: a C-order
+/// array of little-endian float32 or float64 goes to `each(header, offset,
+/// values)` block by block, in order (`offset` the flat position of the
+/// block's first value); any other array is read as [`read_npy`] reads it
+/// and returned in [`Streamed::values`]. An error of `each` stops the read
+/// and is returned. The same checks and budgets as [`read_npy`].
+pub fn read_npy_floats_with(path: &Path, mut each: impl FnMut(&NpyHeader, usize, &[f64]) -> Result<(), Error>) -> Result<Streamed, Error> {
+    let mut reader = io::BufReader::new(open_file(path)?);
+    let prefix = checked_header(&mut reader).map_err(|m| TensorError::file(path, m))?;
+    let npy = NpyFile::new(io::Cursor::new(prefix).chain(reader)).map_err(|e| TensorError::file(path, format!("not a valid .npy file: {e}")))?;
+    let floats = match npy.dtype() {
+        DType::Plain(ts)
+            if ts.type_char() == TypeChar::Float
+                && matches!(ts.size_field(), 4 | 8)
+                && ts.endianness() == npyz::Endianness::Little
+                && npy.order() == Order::C =>
+        {
+            Some((ts.to_string(), ts.size_field() as usize))
+        }
+        _ => None,
+    };
+    let Some((dtype, size)) = floats else {
+        let a = read_array(npy, path, None)?;
+        return Ok(Streamed { header: NpyHeader { shape: a.shape, dtype: a.dtype }, values: Some(a.values) });
+    };
+    checked_count(npy.shape()).map_err(|m| TensorError::file(path, m))?;
+    let header = NpyHeader { shape: npy.shape().iter().map(|&d| d as usize).collect(), dtype };
+    let n = header.shape.iter().product::<usize>();
+    match float_blocks_le(npy.into_inner(), n, size, |offset, v| each(&header, offset, v)) {
+        Ok(()) => Ok(Streamed { header, values: None }),
+        Err(Halt::Io(e)) => Err(TensorError::file(path, format!("cannot read the {} data: {e}", header.dtype)).into()),
+        Err(Halt::By(e)) => Err(e),
+    }
 }
 
 /// Reads one `.npy` file.

@@ -311,6 +311,73 @@ fn quantize_f64_equals_the_exact_conversion() {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// `Format::quantize_f64_into` (a loop specialised to the quantization
+/// mode, rounding in `f64` where that is exact and skipping the overflow
+/// step for codes in range) gives, for every format and mode, the codes of
+/// `Format::convert_f64` (exact arithmetic) one value at a time: vectors of
+/// ties and their neighbours, values just inside and outside the format's
+/// range after scaling (where the overflow mode decides), arbitrary and
+/// subnormal doubles; and with a NaN or an infinity in the vector, the
+/// error names its index, the codes before it written.
+#[test]
+fn quantize_f64_into_equals_the_exact_conversion() {
+    let doubles = |f: Format| {
+        let scale = 2f64.powi(-f.frac_bits());
+        let (lo, hi) = (f.min_raw() as f64, f.max_raw() as f64);
+        prop_oneof![
+            any::<u64>().prop_map(f64::from_bits).prop_filter("finite", |x| x.is_finite()),
+            (-300i64..=300, -75i32..=75).prop_map(|(m, e)| m as f64 * 2f64.powi(e)),
+            // Ties (k / 2) near the range's ends, one ulp either side or none.
+            (-4i32..=4, any::<bool>(), -1i32..=1).prop_map(move |(d, top, k)| {
+                let x = ((if top { hi } else { lo }) + f64::from(d) / 2.0) * scale;
+                match k {
+                    -1 => x.next_down(),
+                    1 => x.next_up(),
+                    _ => x,
+                }
+            }),
+            ((-1i64 << 20)..(1i64 << 20), -1i32..=1).prop_map(move |(m, k)| {
+                let x = (m as f64 + 0.5) * scale;
+                match k {
+                    -1 => x.next_down(),
+                    1 => x.next_up(),
+                    _ => x,
+                }
+            }),
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::MIN_POSITIVE / 4.0),
+            Just(-f64::MIN_POSITIVE),
+        ]
+    };
+    let case = any_format().prop_flat_map(move |f| {
+        (
+            Just(f),
+            proptest::collection::vec(doubles(f), 0..40),
+            prop_oneof![Just(None), (0usize..40, prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY)]).prop_map(Some)],
+        )
+    });
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 4_000, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[31; 32]),
+    );
+    runner
+        .run(&case, |(f, mut xs, bad)| {
+            if let Some((at, v)) = bad {
+                let at = at.min(xs.len());
+                xs.insert(at, v);
+            }
+            let mut got = Vec::new();
+            let result = f.quantize_f64_into(&xs, &mut got, |c| c);
+            let first_bad = xs.iter().position(|x| !x.is_finite());
+            let want: Vec<i128> = xs[..first_bad.unwrap_or(xs.len())].iter().map(|&x| f.convert_f64(x).unwrap().raw).collect();
+            prop_assert_eq!(result.map_err(|(i, _)| i), first_bad.map_or(Ok(()), Err), "{}: error index", f);
+            prop_assert_eq!(&got, &want, "{} from {:?}", f, xs);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// `fast::finish::Cast` (plain integer rounding and overflow) equals
 /// `Format::cast_from` for every pair of formats and any code of the source.
 #[test]

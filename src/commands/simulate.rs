@@ -4,9 +4,10 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::bail;
-use fptgen_sim::network::{CodeRows, Network, SimError};
+use fptgen_sim::network::{CodeRows, Network, QuantizedRows, SimError};
 use indicatif::{ProgressBar, ProgressStyle};
 use fptgen_sim::tensor::{self, OutValues, Values};
+use fptgen_sim::model::Model;
 use fptgen_sim::TensorError;
 
 use crate::Kind;
@@ -22,43 +23,37 @@ pub fn run(
     quantize: bool,
 ) -> anyhow::Result<()> {
     let (model, params) = super::load_with(model, weights, quantize)?;
-    let arr = tensor::read_npy(inputs)?;
+    // A float array is quantized block by block as it is read (never held
+    // whole as doubles); any other array comes back whole.
+    let mut rows = QuantizedRows::new(model.input_format);
+    let streamed = tensor::read_npy_floats_with(inputs, |header, offset, xs| {
+        if offset == 0 {
+            batch_of(&model, inputs, &header.shape)?;
+            if input_kind == Kind::Raw {
+                return Err(float_for_raw(inputs, &header.dtype).into());
+            }
+        }
+        rows.push(xs).map_err(|(i, m)| {
+            TensorError { file: inputs.to_path_buf(), tensor: None, index: Some(tensor::unravel(offset + i, &header.shape)), message: m }.into()
+        })
+    })?;
+    let (shape, dtype) = (&streamed.header.shape, &streamed.header.dtype);
+    let batch = batch_of(&model, inputs, shape)?;
     let n_in = model.input_len();
-    let one_sample = arr.shape == model.input_shape || arr.shape == [n_in];
-    let batch = if one_sample {
-        1
-    } else if arr.shape.len() >= 2 && arr.shape[1..].iter().product::<usize>() == n_in
-        && (arr.shape[1..] == model.input_shape[..] || arr.shape.len() == 2)
-    {
-        arr.shape[0]
-    } else {
-        bail!(TensorError::file(
-            inputs,
-            format!(
-                "has shape {:?}; expected [N, {}] or [N, {:?}] for model '{}'",
-                arr.shape,
-                n_in,
-                model.input_shape,
-                model.name
-            )
-        ));
-    };
     // The batch as one row-major matrix of input codes.
-    let codes = match (arr.values, input_kind) {
-        (Values::Float(v), Kind::Float) => CodeRows::quantize(model.input_format, &v).map_err(|(i, m)| TensorError {
+    let codes = match (streamed.values, input_kind) {
+        (None, Kind::Float) => rows.finish(),
+        (None, Kind::Raw) | (Some(Values::Float(_)), Kind::Raw) => bail!(float_for_raw(inputs, dtype)),
+        (Some(Values::Int(v)), Kind::Raw) => CodeRows::narrowest(v),
+        (Some(Values::Float(v)), Kind::Float) => CodeRows::quantize(model.input_format, &v).map_err(|(i, m)| TensorError {
             file: inputs.to_path_buf(),
             tensor: None,
-            index: Some(tensor::unravel(i, &arr.shape)),
+            index: Some(tensor::unravel(i, shape)),
             message: m,
         })?,
-        (Values::Int(v), Kind::Raw) => CodeRows::narrowest(v),
-        (Values::Int(_), Kind::Float) => bail!(TensorError::file(
+        (Some(Values::Int(_)), Kind::Float) => bail!(TensorError::file(
             inputs,
-            format!("has integer type {}; pass --input-kind raw to read raw codes, or give float values", arr.dtype)
-        )),
-        (Values::Float(_), Kind::Raw) => bail!(TensorError::file(
-            inputs,
-            format!("has float type {}; --input-kind raw needs an integer array", arr.dtype)
+            format!("has integer type {dtype}; pass --input-kind raw to read raw codes, or give float values")
         )),
     };
     debug_assert_eq!(codes.len(), batch * n_in);
@@ -95,6 +90,27 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// The number of samples in an input array of `shape`: one sample (the
+/// model's input shape, or flat), or `[N, ...]` with one sample per row.
+fn batch_of(model: &Model, inputs: &Path, shape: &[usize]) -> Result<usize, TensorError> {
+    let n_in = model.input_len();
+    if shape == model.input_shape || shape == [n_in] {
+        Ok(1)
+    } else if shape.len() >= 2 && shape[1..].iter().product::<usize>() == n_in && (shape[1..] == model.input_shape[..] || shape.len() == 2) {
+        Ok(shape[0])
+    } else {
+        Err(TensorError::file(
+            inputs,
+            format!("has shape {:?}; expected [N, {}] or [N, {:?}] for model '{}'", shape, n_in, model.input_shape, model.name),
+        ))
+    }
+}
+
+/// The refusal of a float array under `--input-kind raw`.
+fn float_for_raw(inputs: &Path, dtype: &str) -> TensorError {
+    TensorError::file(inputs, format!("has float type {dtype}; --input-kind raw needs an integer array"))
 }
 
 /// Samples per call of the simulator on a long input, between updates of

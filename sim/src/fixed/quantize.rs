@@ -36,7 +36,7 @@
 use super::error::{NonFiniteError, NotRepresentable};
 use super::exact::Exact;
 use super::format::Format;
-use super::modes::Quant;
+use super::modes::{Overflow, Quant};
 use super::overflow;
 use super::wide::U256;
 
@@ -172,6 +172,116 @@ impl Format {
         match self.quantize_f64_small(x) {
             Some(raw) => Ok(raw),
             None => self.convert_f64(x).map(|c| c.raw),
+        }
+    }
+
+    /// [`Format::quantize_f64`] on every value of `xs`, each code passed
+    /// through `cast` and appended to `out` (the same codes, in order, as
+    /// one call per value). The loop is specialised to the format's
+    /// quantization mode: a value whose scaled magnitude `|x · 2^F|` is a
+    /// normal double (or 0) below `2^51` is rounded on its sign and
+    /// magnitude in `f64` operations that are exact there (the magnitude's
+    /// integer part, the part below its binary point, `+ 1`), as
+    /// [`Format::quantize_f64`]'s own fast path does, then a code within the
+    /// range the overflow mode leaves alone is taken as it is (for
+    /// `AP_SAT_SYM`, signed, the range is symmetric), and one beyond it is
+    /// clamped (`AP_SAT`, `AP_SAT_SYM`) or 0 (`AP_SAT_ZERO`). Any other
+    /// value (wrapped, huge, subnormal after scaling, non-finite) goes
+    /// through [`Format::quantize_f64`] itself.
+    /// `sim/tests/fast_path.rs` checks the codes against the exact
+    /// conversion on every mode.
+    ///
+    /// Errors: the index in `xs` of the first non-finite value, with its
+    /// error; `out` then holds the codes before it.
+    pub fn quantize_f64_into<T>(&self, xs: &[f64], out: &mut Vec<T>, cast: impl Fn(i128) -> T) -> Result<(), (usize, NonFiniteError)> {
+        /// What the overflow mode makes of a code outside [lo, hi].
+        #[derive(Clone, Copy)]
+        enum Beyond {
+            /// The nearer bound (AP_SAT, AP_SAT_SYM).
+            Clamp,
+            /// 0 (AP_SAT_ZERO).
+            Zero,
+            /// The general path decides (AP_WRAP).
+            General,
+        }
+        /// The fast path's parameters: 2^F, the codes the overflow mode
+        /// leaves alone, and what it does beyond them.
+        #[derive(Clone, Copy)]
+        struct Fast {
+            scale: f64,
+            lo: i64,
+            hi: i64,
+            beyond: Beyond,
+        }
+        fn run<T>(
+            fmt: &Format,
+            xs: &[f64],
+            out: &mut Vec<T>,
+            cast: impl Fn(i128) -> T,
+            fast: Option<Fast>,
+            up: impl Fn(bool, u64, f64) -> bool,
+        ) -> Result<(), (usize, NonFiniteError)> {
+            out.reserve(xs.len());
+            for (i, &x) in xs.iter().enumerate() {
+                if let Some(p) = fast {
+                    let y = x * p.scale;
+                    let m = y.abs();
+                    // Normal below 2^51, or an exact 0 (x itself 0).
+                    if (m >= f64::MIN_POSITIVE && m < 2_251_799_813_685_248.0) || x == 0.0 {
+                        // The magnitude's integer part and the bits below
+                        // its binary point (both exact), rounded on sign and
+                        // magnitude as `round` does.
+                        let whole = m as u64;
+                        let neg = y < 0.0;
+                        let mag = (whole + u64::from(up(neg, whole, m - whole as f64))) as i64;
+                        let r = if neg { -mag } else { mag };
+                        let code = if r >= p.lo && r <= p.hi {
+                            Some(r)
+                        } else {
+                            match p.beyond {
+                                Beyond::Clamp => Some(r.clamp(p.lo, p.hi)),
+                                Beyond::Zero => Some(0),
+                                Beyond::General => None,
+                            }
+                        };
+                        if let Some(c) = code {
+                            out.push(cast(i128::from(c)));
+                            continue;
+                        }
+                    }
+                }
+                out.push(cast(fmt.quantize_f64(x).map_err(|e| (i, e))?));
+            }
+            Ok(())
+        }
+        let f = self.frac_bits();
+        // The codes the overflow mode leaves alone (AP_SAT_SYM, signed,
+        // saturates the most negative code too, to -max).
+        let hi = self.max_raw();
+        let lo = if self.signed() && self.overflow() == Overflow::SatSym { -hi } else { self.min_raw() };
+        let beyond = match self.overflow() {
+            Overflow::Sat | Overflow::SatSym => Beyond::Clamp,
+            Overflow::SatZero => Beyond::Zero,
+            Overflow::Wrap => Beyond::General,
+        };
+        // 2^53 bounds the codes that convert to doubles and back exactly.
+        let limit = 1i128 << 53;
+        let fast = ((-1022..=1023).contains(&f) && lo > -limit && hi < limit).then(|| Fast {
+            scale: f64::from_bits(((1023 + i64::from(f)) as u64) << 52),
+            lo: lo as i64,
+            hi: hi as i64,
+            beyond,
+        });
+        // Whether the magnitude rounds up, given the sign, the integer part
+        // and the dropped part d (0 <= d < 1) of the magnitude.
+        match self.quant() {
+            Quant::Trn => run(self, xs, out, cast, fast, |neg, _, d| neg && d > 0.0),
+            Quant::TrnZero => run(self, xs, out, cast, fast, |_, _, _| false),
+            Quant::Rnd => run(self, xs, out, cast, fast, |neg, _, d| if neg { d > 0.5 } else { d >= 0.5 }),
+            Quant::RndZero => run(self, xs, out, cast, fast, |_, _, d| d > 0.5),
+            Quant::RndMinInf => run(self, xs, out, cast, fast, |neg, _, d| if neg { d >= 0.5 } else { d > 0.5 }),
+            Quant::RndInf => run(self, xs, out, cast, fast, |_, _, d| d >= 0.5),
+            Quant::RndConv => run(self, xs, out, cast, fast, |_, whole, d| d > 0.5 || (d == 0.5 && whole & 1 == 1)),
         }
     }
 
