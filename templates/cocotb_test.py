@@ -24,8 +24,10 @@
 #                   transactions overlapping; partial weight writes refused
 #   training        (a trainer) the buffer through s_axis_ld, a start, a
 #                   weight read during the run refused at once while a STATUS
-#                   read and a pause get through, the pause (weights read,
-#                   a write refused), the resume, the end: status, counters and
+#                   read and a pause get through, up to PAUSES pauses in
+#                   different groups or samples (at each, every weight read
+#                   and compared with the simulator's committed parameters
+#                   of the state it paused in, a write refused, the resume), the end: status, counters and
 #                   every trained weight exact, then outputs on the new weights
 # A protocol checker watches every channel the wrapper drives (VALID held,
 # payload stable until READY; no response without a request; no X after
@@ -167,6 +169,25 @@ class Checker:
 
 # ---------------------------------------------------------------------------
 # The bench
+
+# Pauses at most in the training test.
+PAUSES = 6
+
+
+def committed_at(tr, it, group):
+    """Per tensor, the codes the memories hold when training is paused at
+    iteration `it`, group or sample `group`: the initial codes with the
+    simulator's changes made before that state (its list is in order, each
+    change after the state it names)."""
+    codes = [list(t["codes"]) for t in DATA["tensors"]]
+    for c_it, c_group, writes in tr["changes"]:
+        if (c_it, c_group) == (it, group):
+            return codes
+        for k, i, code in writes:
+            codes[k][i] = code
+    assert (it, group) == (tr["iterations"], 0), f"paused at iteration {it}, group or sample {group}, a state the simulator's run never reached"
+    return codes
+
 
 def pauses(rng, permille):
     """A pause generator: True (idle or back-pressure) with this chance."""
@@ -360,7 +381,7 @@ async def weights(dut):
 
 @cocotb.test(skip=DATA["training"] is None)
 async def training(dut):
-    """A training run with a pause, through the register map."""
+    """A training run with pauses, through the register map."""
     tr = DATA["training"]
     b = Bench(dut, SEED)
     await b.reset()
@@ -403,26 +424,43 @@ async def training(dut):
     assert wr_p.resp == OKAY, f"the pause write: BRESP {int(wr_p.resp)}"
 
     bound = tr["cycles"] * 4 + 20000
+    # Up to PAUSES pauses: the first asked for at the start, each further
+    # one once the run has left the state of the last (ITERATION or GROUP
+    # moved) and a random part of the run's cycles / (2 PAUSES) later, so
+    # that they land in different groups (or samples) along the run.
+    gap = max(1, tr["cycles"] // (2 * PAUSES))
     paused = 0
-    for _ in range(bound // 8):
-        s = await b.reg("STATUS")
-        if s & st["paused"]:
+    while True:
+        for _ in range(bound // 8):
+            s = await b.reg("STATUS")
+            if s & (st["paused"] | st["done"]):
+                break
+            await b.cycles(4)
+        else:
+            assert False, f"no pause within {bound} cycles (STATUS 0x{s:x})"
+        if not s & st["paused"]:
+            assert paused > 0, "training ended before the pause it was asked for landed"
+            break  # the run ended before a later pause landed
+        # Paused: weights readable, not writable; every weight is the
+        # committed parameter of the state it paused in; a write is refused.
+        assert s & st["readable"] and not s & st["writable"], f"STATUS while paused 0x{s:x}"
+        it, group = await b.reg("ITERATION"), await b.reg("GROUP")
+        await b.read_all(list(b.params(committed_at(tr, it, group))), f"weights while paused at iteration {it}, group or sample {group}")
+        before = await b.read(a0)
+        await b.write(a0, before ^ 1, want_resp=SLVERR)
+        assert await b.read(a0) == before, "a weight write refused while paused changed the weight"
+        paused += 1
+        dut._log.info("training: paused at iteration %d, group or sample %d", it, group)
+        await b.write(b.offsets["CONTROL"], 4)  # resume
+        if paused == PAUSES:
             break
-        assert not s & st["done"], "training ended before the pause it was asked for landed"
-        await b.cycles(4)
-    else:
-        assert False, f"no pause within {bound} cycles (STATUS 0x{s:x})"
-    # Paused: weights readable, not writable; a write is refused.
-    assert s & st["readable"] and not s & st["writable"], f"STATUS while paused 0x{s:x}"
-    it, group = await b.reg("ITERATION"), await b.reg("GROUP")
-    for _, a, _ in b.params():
-        await b.read(a)
-    before = await b.read(a0)
-    await b.write(a0, before ^ 1, want_resp=SLVERR)
-    assert await b.read(a0) == before, "a weight write refused while paused changed the weight"
-    paused += 1
-    dut._log.info("training: paused at iteration %d, group or sample %d", it, group)
-    await b.write(b.offsets["CONTROL"], 4)  # resume
+        for _ in range(bound // 8):
+            s = await b.reg("STATUS")
+            if s & st["done"] or (await b.reg("ITERATION"), await b.reg("GROUP")) != (it, group):
+                break
+            await b.cycles(4)
+        await b.cycles(b.rng.randrange(gap))
+        await b.write(b.offsets["CONTROL"], 2)  # pause
 
     for _ in range(bound // 8):
         s = await b.reg("STATUS")

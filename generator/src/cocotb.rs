@@ -78,6 +78,12 @@ struct Training {
     /// Per tensor, as [`Tensor::codes`].
     #[serde(rename = "final")]
     final_: Vec<Vec<Option<i64>>>,
+    /// The simulator's parameter changes in order: `(iteration, group or
+    /// sample, [(tensor, position, code)])`, each made after the state
+    /// `(iteration, group or sample)`, whose committed parameters (what a
+    /// pause there reads) are the initial ones with every change before it
+    /// (positions as in [`Tensor::codes`]).
+    changes: Vec<(u64, u64, Vec<(usize, usize, i64)>)>,
     events: [u64; 3],
     last_loss: Option<u64>,
     /// The schedule's cycles of the run.
@@ -157,6 +163,44 @@ fn window_codes(plan: &NetworkPlan, model: &Model, params: &Params, layer: &str,
     let Some(m) = lp.trainable().into_iter().find(|m| m.key == key) else { return Vec::new() };
     let tensor = &params.layers[k].tensors[m.tensor];
     (0..m.mem.depth).flat_map(|w| (0..m.mem.cols).map(move |c| (w, c))).map(|(w, c)| m.index_at(w, c).map(|i| tensor[i] as i64)).collect()
+}
+
+/// The simulator's changes (`(state, [(parameter, code)])`) as windows and
+/// positions in them ([`Training::changes`]).
+#[allow(clippy::type_complexity)]
+fn window_changes(
+    plan: &NetworkPlan,
+    model: &Model,
+    windows: &[crate::axi::Window],
+    changes: &[((u64, u64), Vec<(fptgen_sim::train::ParamRef, i128)>)],
+) -> Result<Vec<(u64, u64, Vec<(usize, usize, i64)>)>, String> {
+    // (layer, tensor, flat index) -> (window, position)
+    let mut at: BTreeMap<(usize, usize, usize), (usize, usize)> = BTreeMap::new();
+    for (k, w) in windows.iter().enumerate() {
+        let (Some(lp), Some(layer)) = (plan.layers.iter().find(|l| l.name == w.t.layer), model.layers.iter().position(|l| l.name == w.t.layer)) else {
+            continue;
+        };
+        let Some(m) = lp.trainable().into_iter().find(|m| m.key == w.t.key) else { continue };
+        for (pos, (word, col)) in (0..m.mem.depth).flat_map(|wd| (0..m.mem.cols).map(move |c| (wd, c))).enumerate() {
+            if let Some(i) = m.index_at(word, col) {
+                at.insert((layer, m.tensor, i), (k, pos));
+            }
+        }
+    }
+    changes
+        .iter()
+        .map(|((it, g), list)| {
+            let writes = list
+                .iter()
+                .map(|(p, v)| {
+                    at.get(&(p.layer, p.tensor, p.index))
+                        .map(|&(k, pos)| (k, pos, *v as i64))
+                        .ok_or_else(|| format!("a trained parameter (layer {}, tensor {}, value {}) is in no weight window", p.layer, p.tensor, p.index))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((*it, *g, writes))
+        })
+        .collect()
 }
 
 fn bits(v: &[i128], f: fptgen_sim::fixed::Format) -> Vec<u64> {
@@ -306,6 +350,7 @@ fn training_data(
         samples: samples.iter().map(|x| bits(x, xf)).collect(),
         targets: targets.iter().map(|y| bits(y, yf)).collect(),
         final_: windows.iter().map(|w| window_codes(n, model, &exp.final_params, &w.t.layer, w.t.key)).collect(),
+        changes: window_changes(n, model, windows, &exp.changes)?,
         events,
         last_loss: if t.feedback { None } else { last_loss.or(Some(0)) },
         cycles: exp.cycles.iter().sum(),
