@@ -27,8 +27,11 @@
  * sum over the P pixels of delta[p][f] * x (the input at window position
  * (ky, kx, c) of pixel p, 0 in the padding; u_bias: 1): one pixel per cycle
  * for P cycles, each read from the two memories, multiplied and added two
- * cycles later. u_step = R(sum, SHIFT_W) (or SHIFT_B; stochastic with STOCH_W/STOCH_B, fptgen_fb_step) saturated to S_W bits
- * is valid from P + 4 cycles after u_acc (the controller's ACC = P + 1
+ * cycles later. u_step is a register (fptgen_fb_step), reloaded every cycle
+ * with R(sum, SHIFT_B if u_bias else SHIFT_W) saturated to S_W bits; with
+ * STOCH_W (STOCH_B) the rounding adds the current draw of the weights' (the
+ * biases') random bits, which each u_wr of such a row advances. It holds
+ * the row's step from P + 4 cycles after u_acc (the controller's ACC = P + 1
  * cycles before its read, then read, wait, write) until the next u_acc.
  */
 

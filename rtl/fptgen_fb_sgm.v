@@ -13,7 +13,11 @@
  * word); c[k] is the signed 32-bit entry k of C_VALUES.
  *
  * Capture: a_cap loads the layer's output codes into the u ring, t_cap the
- * target codes.
+ * target codes. Either is illegal while h is computed (from h_start to its
+ * last multiply-accumulate step): the ring rotates at every step, and a
+ * capture then would stop the rotation (a_cap) or be overwritten in part by
+ * it (t_cap), so h would be computed from misplaced codes. fptgen_fb_ctrl
+ * captures only before h_start.
  *
  * h: h_start begins C * W multiply-accumulate steps, one per cycle, v read
  * from memory and u[i] from the ring's head (the ring rotates once per

@@ -8,8 +8,7 @@ use anyhow::anyhow;
 use fptgen_sim::data::es::{accuracy, buffer, ratio, read_data, training_section};
 use fptgen_sim::network::Network;
 use fptgen_sim::tensor::{self, NamedArray, OutValues};
-use fptgen_sim::model::Rule;
-use fptgen_sim::train::{DeviceTrainer, EvalMode, FeedbackTrainer, Trainer};
+use fptgen_sim::train::device_trainer;
 use fptgen_sim::weights;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -36,29 +35,11 @@ pub fn run(
     let outputs: Vec<(&Path, &str)> = std::iter::once((out_path.as_path(), "the weights output (-o)")).chain(log.map(|l| (l, "--log"))).collect();
     fptgen_sim::files::check_new_all(&outputs)?;
     let data = read_data(&model, data_path)?;
-    let hidden_drtp = training.rule == Rule::Drtp
-        && fptgen_sim::train::feedback::feedback_layers(&model, &training)
-            .map(|ls| ls.iter().any(|l| l.feedback == fptgen_sim::train::feedback::Feedback::Drtp))
-            .unwrap_or(false);
-    if hidden_drtp && data.labels.is_none() {
-        // DRTP's feedback to a hidden layer is a projection of the label
-        // (the target class): float targets alone (a regression) have none.
-        let msg = format!(
-            "rule drtp projects the target class, but {} has no 'labels' array (class indices); add them, or use rule dfa or sgm, which take the targets",
-            data_path.display()
-        );
-        return Err(match model.rule_at {
-            Some(at) => fptgen_sim::ModelError::at(&model.source, at, msg).into(),
-            None => anyhow!("{}: {msg}", model.source.display()),
-        });
-    }
+    fptgen_sim::data::es::check_for_rule(&model, &training, &data, data_path)?;
     let m = training.buffer;
     let buffer = buffer(&model, m, &data, data_path)?;
     let net = Network::new(model.clone(), params)?;
-    let mut trainer: Box<dyn DeviceTrainer> = match training.rule {
-        Rule::Es => Box::new(Trainer::with_training(net, training, buffer, EvalMode::Batched)?),
-        Rule::Drtp | Rule::Dfa | Rule::Sgm => Box::new(FeedbackTrainer::new(net, training, buffer)?),
-    };
+    let mut trainer = device_trainer(net, training, buffer)?;
     let k = training.iterations;
     let steps = trainer.steps();
     let out_format = model.output_format();

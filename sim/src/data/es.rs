@@ -12,10 +12,11 @@ use std::path::Path;
 
 use crate::fixed::Format;
 use crate::layers::dense_int8::Affine;
-use crate::model::{Model, Training};
+use crate::model::{Model, Rule, Training};
 use crate::network::{Network, SimError};
 use crate::qat::argmax;
 use crate::tensor::{self, unravel, Array, Values};
+use crate::train::feedback::{feedback_layers, Feedback};
 use crate::train::{Buffer, TrainError};
 use crate::{Error, ModelError, TensorError};
 
@@ -69,6 +70,27 @@ pub fn training_section(model: &Model) -> Result<Training, ModelError> {
 pub fn read_data(model: &Model, path: &Path) -> Result<Data, Error> {
     let arrays = tensor::read_npz(path)?;
     Ok(from_arrays(model, path, arrays)?)
+}
+
+/// Refuses `data` for `training` when it cannot serve the rule: DRTP's
+/// feedback to a hidden layer is a projection of the label (the target
+/// class), so a hidden layer trained by DRTP needs `labels` in the archive
+/// at `path`; float targets alone (a regression) have none. The error is
+/// located at the model file's `rule:` when the file gives one.
+pub fn check_for_rule(model: &Model, training: &Training, data: &Data, path: &Path) -> Result<(), ModelError> {
+    let hidden_drtp = training.rule == Rule::Drtp
+        && feedback_layers(model, training).map(|ls| ls.iter().any(|l| l.feedback == Feedback::Drtp)).unwrap_or(false);
+    if !hidden_drtp || data.labels.is_some() {
+        return Ok(());
+    }
+    let msg = format!(
+        "rule drtp projects the target class, but {} has no 'labels' array (class indices); add them, or use rule dfa or sgm, which take the targets",
+        path.display()
+    );
+    Err(match model.rule_at {
+        Some(at) => ModelError::at(&model.source, at, msg),
+        None => ModelError::whole(&model.source, msg),
+    })
 }
 
 /// The training data in `arrays`, as [`read_data`] reads them from the

@@ -3,10 +3,11 @@
 //! same way (the CLI's `train-es`: a progress bar over an iteration's steps,
 //! the loss after each iteration, the trained parameters at the end).
 
+use crate::model::{Rule, Training};
 use crate::network::Network;
 use crate::weights::Params;
 
-use super::{FeedbackTrainer, TrainError, Trainer};
+use super::{Buffer, EvalMode, FeedbackTrainer, TrainError, Trainer};
 
 /// A device trainer, as a caller that runs iterations sees it.
 pub trait DeviceTrainer {
@@ -22,6 +23,16 @@ pub trait DeviceTrainer {
     fn current_params(&self) -> &Params;
     /// The network with the current parameters.
     fn current_network(&self) -> Result<Network, TrainError>;
+}
+
+/// The device trainer of `training`'s rule over `net` and `buffer`: ES
+/// ([`Trainer`], the batched evaluation the hardware does) or a feedback
+/// rule ([`FeedbackTrainer`]).
+pub fn device_trainer(net: Network, training: Training, buffer: Buffer) -> Result<Box<dyn DeviceTrainer>, TrainError> {
+    Ok(match training.rule {
+        Rule::Es => Box::new(Trainer::with_training(net, training, buffer, EvalMode::Batched)?),
+        Rule::Drtp | Rule::Dfa | Rule::Sgm => Box::new(FeedbackTrainer::new(net, training, buffer)?),
+    })
 }
 
 impl DeviceTrainer for Trainer {

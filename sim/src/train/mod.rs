@@ -57,7 +57,7 @@ pub mod sgm;
 pub mod steps;
 
 pub use es::{rounded_step, saturating_accumulate, GroupRecord, Trainer};
-pub use device::DeviceTrainer;
+pub use device::{device_trainer, DeviceTrainer};
 pub use eval::{naive_loss, sample_loss, Buffer, EvalMode, Evaluator};
 pub use feedback::{FeedbackTrainer, SampleRecord};
 pub use lfsr::{block_seed, splitmix64, taps, Lfsr};
