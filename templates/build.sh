@@ -63,7 +63,7 @@ exec verilator --cc --exe --build -j 2 -Wall $opts \
 {%- for f in rtl_files %}
     rtl/{= f =} \
 {%- endfor %}
-{%- if axi %}
-    rtl/{= n.name =}_axi.v \
-{%- endif %}
+{%- for f in axi_files %}
+    rtl/{= f =} \
+{%- endfor %}
     "$PWD/$harness" $extra

@@ -9,9 +9,10 @@
 //!   read at every pause and the final weights against the simulator; the
 //!   same under dfa (a feedback-rule trainer's pauses);
 //! * the inference-only tiny with its vectors split into two transfers
-//!   and TLAST every third vector; then two faults put into the generated
-//!   wrapper by hand (TLAST on every vector; a transfer's bits shifted by
-//!   one), each of which the harness must name;
+//!   and TLAST every third vector; then two faults put into the design's
+//!   copy of the wrapper's scatter module (`rtl/fptgen_axis_scatter.v`) by
+//!   hand (TLAST on every vector; a transfer's bits shifted by one), each
+//!   of which the harness must name;
 //! * the wrapper lint-clean (verilator -Wall) and synthesizable (yosys)
 //!   for an ES trainer, a feedback-rule trainer and an inference-only
 //!   design; the C driver compiled with `cc -Wall -Werror` (and linked into
@@ -112,7 +113,7 @@ fn rerun(out: &Path) -> (i32, String) {
 }
 
 fn mutate(file: &Path, from: &str, to: &str) {
-    let text = std::fs::read_to_string(file).expect("wrapper");
+    let text = std::fs::read_to_string(file).expect("the RTL file");
     assert_eq!(text.matches(from).count(), 1, "{from} once in {}", file.display());
     std::fs::write(file, text.replace(from, to)).expect("write");
 }
@@ -141,17 +142,19 @@ fn split_transfers_and_batched_tlast_and_faults_are_named() {
     let regs = std::fs::read_to_string(o.join("driver/tiny_regs.h")).expect("header");
     assert!(regs.contains("#define TINY_S_AXIS_TRANSFERS 2u") && regs.contains("#define TINY_S_AXIS_BYTES 1u"), "{regs}");
 
-    // Fault 1: TLAST on every vector instead of every third.
-    let wrapper = o.join("rtl/tiny_axi.v");
-    let good = std::fs::read_to_string(&wrapper).expect("wrapper");
-    mutate(&wrapper, "assign m_axis_tlast = out_vector_end && out_vector_reg == TLAST_BATCH - 1;", "assign m_axis_tlast = out_vector_end;");
+    // Fault 1: TLAST on every vector instead of every third (in the
+    // wrapper's m_axis scatter, the library module the design's copy of
+    // rtl/ holds).
+    let scatter = o.join("rtl/fptgen_axis_scatter.v");
+    let good = std::fs::read_to_string(&scatter).expect("scatter");
+    mutate(&scatter, "assign out_last = out_vector_end && out_vector_reg == BATCH - 1;", "assign out_last = out_vector_end;");
     let (code, text) = rerun(&o);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("MISMATCH phase=A vector=0 beat=1 signal=m_axis_tlast got=1 expected=0"), "{text}");
 
     // Fault 2: the output transfers shifted by 7 bits instead of 8.
-    std::fs::write(&wrapper, &good).expect("restore");
-    mutate(&wrapper, "scatter_reg <= scatter_reg >> OUT_W;", "scatter_reg <= scatter_reg >> (OUT_W - 1);");
+    std::fs::write(&scatter, &good).expect("restore");
+    mutate(&scatter, "scatter_reg <= scatter_reg >> OUT_W;", "scatter_reg <= scatter_reg >> (OUT_W - 1);");
     let (code, text) = rerun(&o);
     assert_eq!(code, 1, "{text}");
     let m = text.lines().find(|l| l.starts_with("MISMATCH")).unwrap_or_else(|| panic!("{text}"));

@@ -370,6 +370,32 @@ impl AxiPlan {
         (self.out_k * self.core_out_beats) as u32 | ((self.bus_out / 8) as u32) << 16
     }
 
+    /// The readable registers (access `R` or `RW`) as the template's
+    /// register read multiplexer takes them: lower-case name (the
+    /// template's `rd_<name>` wire) and word address, the last register
+    /// first (a Verilog concatenation puts its first element highest).
+    pub fn read_regs(&self) -> Vec<(String, u32)> {
+        self.regs.iter().rev().filter(|r| r.access.contains('R')).map(|r| (r.name.to_lowercase(), r.offset / 4)).collect()
+    }
+
+    /// The library files the wrapper instantiates (`rtl/`), besides the
+    /// design's own ([`crate::render::library`]).
+    pub fn library(&self) -> Vec<crate::rtl::RtlFile> {
+        let mut v = crate::rtl::AXI.to_vec();
+        if self.trainer.is_some() {
+            v.extend_from_slice(crate::rtl::AXI_TRAINER);
+        }
+        v
+    }
+
+    /// Names of the wrapper's RTL files in compile order: its library
+    /// files, then the wrapper.
+    pub fn rtl_files(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.library().iter().map(|(f, _)| f.to_string()).collect();
+        v.push(format!("{}.v", self.module));
+        v
+    }
+
     /// The design's name in capitals (the C macros' prefix).
     pub fn upper(&self) -> String {
         self.core.to_uppercase()
@@ -482,14 +508,16 @@ struct PackageIpTemplate<'a> {
     rtl_files: Vec<String>,
 }
 
-/// The wrapper's files: `rtl/<name>_axi.v`, `driver/<name>_regs.h`,
+/// The wrapper's files: its library modules (`rtl/fptgen_axis_*.v`,
+/// `rtl/fptgen_axil_*.v`, [`AxiPlan::library`]), `rtl/<name>_axi.v`, `driver/<name>_regs.h`,
 /// `driver/<name>_driver.h`, `driver/<name>_driver.c`,
 /// `driver/registers.md`, `sim/axi_lite.h`, `sim/axi_harness.cpp` (the
 /// inference harness through the wrapper), with a trainer
 /// `sim/axi_train_harness.cpp`, and `vivado/package_ip.tcl`.
 pub fn render(n: &NetworkPlan, a: &AxiPlan, gen: &GenInfo) -> Result<Vec<GeneratedFile>, askama::Error> {
     let name = &n.name;
-    let mut files = vec![
+    let mut files: Vec<GeneratedFile> = a.library().iter().map(|(f, text)| GeneratedFile::text(format!("rtl/{f}"), text.to_string())).collect();
+    files.extend([
         GeneratedFile::text(format!("rtl/{}.v", a.module), AxiTopTemplate { gen, a }.render()?),
         GeneratedFile::text(format!("driver/{name}_regs.h"), RegsHeaderTemplate { gen, a }.render()?),
         GeneratedFile::text(format!("driver/{name}_driver.h"), DriverHeaderTemplate { gen, a }.render()?),
@@ -497,7 +525,7 @@ pub fn render(n: &NetworkPlan, a: &AxiPlan, gen: &GenInfo) -> Result<Vec<Generat
         GeneratedFile::text("driver/registers.md", RegsMdTemplate { gen, a }.render()?),
         GeneratedFile::text("sim/axi_lite.h", LiteTemplate { gen, a }.render()?),
         GeneratedFile::text("sim/axi_harness.cpp", crate::render::harness_cpp(n, gen, Some(a))?),
-    ];
+    ]);
     if a.trainer.is_some() {
         files.push(GeneratedFile::text("sim/axi_train_harness.cpp", TrainHarnessTemplate {
                 gen,
@@ -513,7 +541,7 @@ pub fn render(n: &NetworkPlan, a: &AxiPlan, gen: &GenInfo) -> Result<Vec<Generat
             .render()?));
     }
     let mut rtl_files = crate::render::rtl_files(n);
-    rtl_files.push(format!("{}.v", a.module));
+    rtl_files.extend(a.rtl_files());
     files.push(GeneratedFile::text("vivado/package_ip.tcl", PackageIpTemplate { gen, a, n, rtl_files }.render()?));
     Ok(files)
 }

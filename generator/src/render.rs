@@ -273,6 +273,8 @@ struct BuildTemplate<'a> {
     rtl_files: Vec<String>,
     /// With the AXI wrapper's builds.
     axi: bool,
+    /// The AXI wrapper's RTL files (its library modules and the wrapper).
+    axi_files: Vec<String>,
 }
 
 #[derive(Template)]
@@ -490,7 +492,7 @@ pub fn render_with(params: &Params, n: &NetworkPlan, gen: &GenInfo, axi: Option<
         };
         files.push(GeneratedFile::text(scope.script(), t.render()?));
     }
-    let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n), axi: axi.is_some() }.render()?);
+    let mut build = GeneratedFile::text("sim/build.sh", BuildTemplate { gen, n, rtl_files: rtl_files(n), axi: axi.is_some(), axi_files: axi.map(|a| a.rtl_files()).unwrap_or_default() }.render()?);
     build.executable = true;
     files.push(build);
     let report = Report {

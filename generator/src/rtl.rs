@@ -80,6 +80,23 @@ pub const CONCAT: RtlFile = ("fptgen_concat.v", include_str!("../../rtl/fptgen_c
 /// at the layer boundaries of the top level.
 pub const SKID: RtlFile = ("fptgen_skid.v", include_str!("../../rtl/fptgen_skid.v"));
 
+/// The AXI wrapper's part of the library (`fptgen generate --axi`): the
+/// stream gather and scatter, the AXI4-Lite slave and its register read
+/// multiplexer.
+pub const AXI: &[RtlFile] = &[
+    ("fptgen_axis_gather.v", include_str!("../../rtl/fptgen_axis_gather.v")),
+    ("fptgen_axis_scatter.v", include_str!("../../rtl/fptgen_axis_scatter.v")),
+    ("fptgen_axil_slave.v", include_str!("../../rtl/fptgen_axil_slave.v")),
+    ("fptgen_axil_read_mux.v", include_str!("../../rtl/fptgen_axil_read_mux.v")),
+];
+
+/// The AXI wrapper's files for a design with a trainer: a weight window's
+/// decode, and the trainer's control, status and event registers.
+pub const AXI_TRAINER: &[RtlFile] = &[
+    ("fptgen_axil_window.v", include_str!("../../rtl/fptgen_axil_window.v")),
+    ("fptgen_axil_trainer.v", include_str!("../../rtl/fptgen_axil_trainer.v")),
+];
+
 /// One int32-to-int8 requantization (TFLite's MultiplyByQuantizedMultiplier,
 /// offset and clamp).
 pub const REQUANT: RtlFile = ("fptgen_requant.v", include_str!("../../rtl/fptgen_requant.v"));

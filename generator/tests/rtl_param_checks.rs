@@ -180,6 +180,32 @@ const CASES: &[Case] = &[
     },
     Case { module: "fptgen_requant_vec", bad: &[("N", 0, "fptgen_param_error_requant_vec_size_below_1")] },
     Case { module: "fptgen_sample_buf", bad: &[("WORDS", 2, "fptgen_param_error_sample_buf_out_of_range")] },
+    Case {
+        module: "fptgen_axis_gather",
+        bad: &[("K", 0, "fptgen_param_error_axis_gather_size_below_1"), ("BEAT_W", 17, "fptgen_param_error_axis_gather_beat_wider_than_transfers")],
+    },
+    Case {
+        module: "fptgen_axis_scatter",
+        bad: &[("BATCH", 0, "fptgen_param_error_axis_scatter_size_below_1"), ("BEAT_W", 17, "fptgen_param_error_axis_scatter_beat_wider_than_transfers")],
+    },
+    Case { module: "fptgen_axil_slave", bad: &[("ADDR_W", 2, "fptgen_param_error_axil_slave_addr_w_not_3_to_32")] },
+    Case {
+        module: "fptgen_axil_window",
+        bad: &[
+            ("DEPTH", 3, "fptgen_param_error_axil_window_geometry_out_of_range"),
+            ("BASE", 4100, "fptgen_param_error_axil_window_base_out_of_range"),
+            ("WIDTH", 9, "fptgen_param_error_axil_window_format_out_of_range"),
+        ],
+    },
+    Case {
+        module: "fptgen_axil_read_mux",
+        bad: &[
+            ("AW", 33, "fptgen_param_error_axil_read_mux_size_out_of_range"),
+            // Both registers at address 0.
+            ("ADDRS", 0, "fptgen_param_error_axil_read_mux_duplicate_address"),
+        ],
+    },
+    Case { module: "fptgen_axil_trainer", bad: &[("ITERATIONS", 16, "fptgen_param_error_axil_trainer_addresses_out_of_range")] },
 ];
 
 fn text(o: &Output) -> String {

@@ -65,8 +65,8 @@ pub fn rtl_include() -> String {
 
 /// Builds `<top>.v` (in `dir`) with the library files `rtl` (names under the
 /// repository's `rtl/`) and `main.cpp` (in `dir`) with `verilator -Wall`,
-/// warnings fatal, runs the simulation in `dir` and returns its stdout.
-pub fn verilate_and_run(dir: &Path, top: &str, rtl: &[&str]) -> String {
+/// warnings fatal, into `dir/obj/vsim`.
+pub fn verilate(dir: &Path, top: &str, rtl: &[&str]) {
     let lib = rtl_dir();
     run(
         Command::new("verilator")
@@ -78,6 +78,11 @@ pub fn verilate_and_run(dir: &Path, top: &str, rtl: &[&str]) -> String {
         "verilator build",
         dir,
     );
+}
+
+/// [`verilate`], then runs the simulation in `dir` and returns its stdout.
+pub fn verilate_and_run(dir: &Path, top: &str, rtl: &[&str]) -> String {
+    verilate(dir, top, rtl);
     run(&mut Command::new(dir.join("obj/vsim")), "simulation", dir)
 }
 
