@@ -11,7 +11,9 @@
  * path).
  * clamp(v) = min(max(v, lo), hi), with the bounds of the parameter's own
  * format (lo = min_raw, or -max_raw for a signed AP_SAT_SYM format), so one
- * instance serves tensors of different formats. Parameters and bounds are
+ * instance serves tensors of different formats. The bounds must satisfy
+ * lo <= hi (every format's do): the unit picks lo for v < lo, else hi for
+ * v > hi, which is that clamp only then. Parameters and bounds are
  * signed P_W-bit raw codes (an unsigned format is zero-extended by one
  * bit). The sums are exact.
  */

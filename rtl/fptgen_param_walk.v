@@ -15,8 +15,9 @@
  * step moves to the next parameter (from the last, back to the first); last
  * is high at the last one. save remembers the position and rewind returns
  * to it (the trainer walks a group's parameters once per phase); clear
- * moves both to the first parameter. At most one of them per cycle, in the
- * priority clear, rewind, step, save.
+ * and rst move both to the first parameter. At most one of them per cycle;
+ * when several come at once the first of rst or clear, rewind, step, save
+ * acts alone.
  */
 
 `resetall

@@ -186,3 +186,110 @@ pub fn runner(seed: u8, cases: u32, shrink: u32) -> proptest::test_runner::TestR
 pub fn replay(bin: &str, test: &str, seed: u8) -> String {
     format!("seed {seed}; replay with `FPTGEN_TEST_SEED={seed} cargo test -p fptgen-generator --test {bin} {test}`")
 }
+
+/// A port of a test's generated top: its name and width in bits (1 to 128).
+pub type Port<'a> = (&'a str, u32);
+
+/// A stimulus-driven simulation of a generated top `name` (in `dir`): ports
+/// `inputs` and `outputs`, and, when `clocked`, a `clk` input. One row of
+/// the stimulus per cycle, a value per input (masked to the input's width):
+/// the driver sets the inputs, evaluates, records every output, then (when
+/// clocked) gives a rising edge. The top's body (instances and wires) is
+/// `body`; the port list is written here. Returns one row per cycle, a value
+/// per output. Signals wider than 64 bits go through Verilator's 32-bit
+/// words.
+pub struct Bench<'a> {
+    pub name: &'a str,
+    pub inputs: &'a [Port<'a>],
+    pub outputs: &'a [Port<'a>],
+    pub clocked: bool,
+}
+
+impl Bench<'_> {
+    pub fn run(&self, dir: &Path, body: &str, rtl: &[&str], stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        use std::fmt::Write as _;
+        let name = self.name;
+        let range = |w: u32| if w == 1 { String::new() } else { format!("[{}:0] ", w - 1) };
+        let mut ports: Vec<String> = Vec::new();
+        if self.clocked {
+            ports.push("input wire clk".into());
+        }
+        ports.extend(self.inputs.iter().map(|&(n, w)| format!("input wire {}{n}", range(w))));
+        ports.extend(self.outputs.iter().map(|&(n, w)| format!("output wire {}{n}", range(w))));
+        let v = format!("`timescale 1ns / 1ps\n`default_nettype none\nmodule {name} (\n    {}\n);\n{body}endmodule\n`default_nettype wire\n", ports.join(",\n    "));
+        fs::write(dir.join(format!("{name}.v")), v).expect("write top");
+
+        let words = |w: u32| w.div_ceil(32);
+        let mut text = String::new();
+        for row in stim {
+            assert_eq!(row.len(), self.inputs.len(), "a stimulus row needs a value per input");
+            for (&x, &(_, w)) in row.iter().zip(self.inputs) {
+                let x = x & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 };
+                if w > 64 {
+                    for k in (0..words(w)).rev() {
+                        write!(text, "{:x} ", (x >> (32 * k)) as u32).unwrap();
+                    }
+                } else {
+                    write!(text, "{x:x} ").unwrap();
+                }
+            }
+            text.push('\n');
+        }
+        fs::write(dir.join("stim.txt"), text).expect("write stimulus");
+
+        let mut c = format!(
+            "#include \"V{name}.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {{\n    \
+             VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    V{name} top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
+             unsigned long long x;\n    unsigned w;\n"
+        );
+        if self.clocked {
+            c += "    top.clk = 0; top.eval();\n";
+        }
+        writeln!(c, "    for (int t = 0; t < {}; ++t) {{", stim.len()).unwrap();
+        for &(n, w) in self.inputs {
+            if w > 64 {
+                for k in (0..words(w)).rev() {
+                    writeln!(c, "        if (std::fscanf(f, \"%x\", &w) != 1) return 3; top.{n}[{k}] = w;").unwrap();
+                }
+            } else {
+                writeln!(c, "        if (std::fscanf(f, \"%llx\", &x) != 1) return 3; top.{n} = x;").unwrap();
+            }
+        }
+        c += "        top.eval();\n";
+        for &(n, w) in self.outputs {
+            if w > 64 {
+                for k in (0..words(w)).rev() {
+                    writeln!(c, "        std::printf(\"%08x\", (unsigned)top.{n}[{k}]);").unwrap();
+                }
+                c += "        std::printf(\" \");\n";
+            } else {
+                writeln!(c, "        std::printf(\"%llx \", (unsigned long long)top.{n});").unwrap();
+            }
+        }
+        c += "        std::printf(\"\\n\");\n";
+        if self.clocked {
+            c += "        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n";
+        }
+        c += "    }\n    return 0;\n}\n";
+        fs::write(dir.join("main.cpp"), c).expect("write driver");
+
+        let out = verilate_and_run(dir, name, rtl);
+        let rows: Vec<Vec<u128>> = out
+            .lines()
+            .map(|l| l.split_whitespace().map(|x| u128::from_str_radix(x, 16).expect("a hex output")).collect())
+            .collect();
+        assert_eq!(rows.len(), stim.len(), "one line of outputs per cycle, files in {}", dir.display());
+        assert!(rows.iter().all(|r| r.len() == self.outputs.len()), "a value per output, files in {}", dir.display());
+        rows
+    }
+}
+
+/// `x`'s low `w` bits (`1 <= w <= 128`) as a two's complement number.
+pub fn signed(x: u128, w: u32) -> i128 {
+    ((x << (128 - w)) as i128) >> (128 - w)
+}
+
+/// `x` as a `w`-bit two's complement code (`1 <= w <= 128`).
+pub fn code(x: i128, w: u32) -> u128 {
+    (x as u128) & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 }
+}
