@@ -27,14 +27,12 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
 mod pixel_stream;
 mod port_stream;
-use common::{require_tool, run, scratch, Rng};
-use pixel_stream::cells;
+use common::{require_tool, scratch, Rng};
+use pixel_stream::synth_runs;
 use port_stream::{Bench, Log, Sink, Source};
 
 const PAIRS: usize = 200;
@@ -174,29 +172,14 @@ fn concat_illegal_parameters_stop_elaboration() {
 
 #[test]
 fn concat_synthesizes_to_registers() {
-    require_tool("yosys", "-V");
-    let dir = scratch("rtl_concat_synth");
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_concat.v");
-    let mut report = String::new();
-    for (w0, w1) in [(1, 1), (64, 64), (72, 5)] {
-        let name = format!("concat_{w0}_{w1}");
-        let script = format!(
-            "read_verilog -defer {}\nchparam -set W0 {w0} -set W1 {w1} fptgen_concat\n\
-             synth_xilinx -family xcu -top fptgen_concat -noiopad\ntee -q -o {name}.txt stat\n",
-            rtl.display()
-        );
-        fs::write(dir.join(format!("{name}.ys")), script).unwrap();
-        run(Command::new("yosys").args(["-q", "-s", &format!("{name}.ys")]), "yosys synth_xilinx", &dir);
-        let stat = fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
-        let cells = cells(&stat);
-        let count = |pred: &dyn Fn(&str) -> bool| cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum::<u64>();
-        let rams = count(&|c| c.starts_with("RAM") || c.starts_with("SRL"));
-        let ffs = count(&|c| c.starts_with("FD"));
-        let list: Vec<String> = cells.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        writeln!(report, "  W0 {w0}, W1 {w1}: {}", list.join(", ")).unwrap();
+    let sets = [(1, 1), (64, 64), (72, 5)];
+    let runs = sets.map(|(w0, w1)| (format!("concat_{w0}_{w1}"), format!("-set W0 {w0} -set W1 {w1}"), format!("W0 {w0}, W1 {w1}")));
+    synth_runs("rtl_concat", "fptgen_concat", &runs, |i, syn| {
+        let ((w0, w1), name) = (sets[i], &runs[i].0);
+        let stat = &syn.stat;
+        let rams = syn.count(|c| c.starts_with("RAM") || c.starts_with("SRL"));
+        let ffs = syn.count(|c| c.starts_with("FD"));
         assert_eq!(rams, 0, "{name}: registers only, no RAM or shift-register primitives:\n{stat}");
         assert_eq!(ffs, (w0 + w1 + 1) as u64, "{name}: the output register and out_valid are the only flip-flops:\n{stat}");
-    }
-    eprintln!("rtl_concat: yosys synth_xilinx -family xcu -noiopad\n{report}");
-    fs::remove_dir_all(&dir).ok();
+    });
 }

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
+use common::{bits_for, expect_caught, mask, mutated_rtl, require_tool, scratch, verilate_and_run, Rng};
 
 /// One instance's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -425,17 +425,9 @@ fn delta_lanes_match_the_reference() {
 #[test]
 fn delta_lanes_fail_on_a_wrong_lane() {
     require_tool("verilator", "--version");
-    let source = fs::read_to_string(common::rtl_dir().join("fptgen_delta_lanes.v")).expect("source");
-    let right = "in_x[s*X_W +: X_W]";
-    assert_eq!(source.matches(right).count(), 1, "the lane's input select");
-    let wrong = source.replace(right, "in_x[((s + 1) % LANES)*X_W +: X_W]");
-    let dir = scratch("rtl_delta_lanes_wrong_lane_src");
-    let path = dir.join("fptgen_delta_lanes.v");
-    fs::write(&path, wrong).unwrap();
+    // The lane's input select.
+    let path = mutated_rtl("fptgen_delta_lanes.v", "in_x[s*X_W +: X_W]", "in_x[((s + 1) % LANES)*X_W +: X_W]", "rtl_delta_lanes_wrong_lane_src");
     let sets = [SETS[2], SETS[3]];
     let (result, run_dir) = run("rtl_delta_lanes_wrong_lane", &sets, 2000, Some(path.display().to_string()));
-    let err = result.expect_err("the wrong lane's input was not noticed");
-    assert!(err.contains("rd_data"), "{err}");
-    let _ = fs::remove_dir_all(&dir);
-    let _ = fs::remove_dir_all(&run_dir);
+    expect_caught(result, "the wrong lane's input", &["rd_data"], &path, &run_dir);
 }

@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
+use common::{bits_for, expect_caught, mask, mutated_rtl, require_tool, scratch, Rng, Top};
 
 /// A trainable tensor: rows, columns, its layer, whether it holds biases.
 #[derive(Debug, Clone, Copy)]
@@ -129,7 +129,7 @@ impl Cfg {
 const CYCLES: usize = 20000;
 const RESETS: [usize; 3] = [0, 1, 9973];
 
-/// The outputs, in the order the driver prints them.
+/// The outputs of a configuration, in the order of the output rows.
 const OUTS: [&str; 30] = [
     "st_busy", "st_paused", "st_done", "st_iteration", "st_sample", "ext_mode", "ext_accept", "ld_enable", "play", "x_allow", "err_cap", "e_rot",
     "e_scan", "k", "h_start", "d_seed", "d_step", "d_last", "u_row", "u_col", "u_bias", "u_acc", "u_layer", "cur_clear", "cur_step", "op_read",
@@ -561,29 +561,42 @@ impl Gen<'_> {
     }
 }
 
-fn top_verilog(cfgs: &[Cfg]) -> String {
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule ctrl_top (\n    input wire clk,\n    input wire rst");
-    for (i, c) in cfgs.iter().enumerate() {
-        write!(
-            v,
-            ",\n    input wire ctl_start{i}, input wire ctl_pause{i}, input wire ctl_resume{i}, input wire [31:0] cfg_iterations{i}, \
-             input wire ext_in_valid{i}, input wire ext_in_fire{i}, input wire ext_out_fire{i}, input wire x_fire{i}, input wire out_fire{i}, \
-             input wire d_zero{i}"
-        )
-        .unwrap();
-        let widths = [1, 1, 1, 32, bits_for(c.m), 1, 1, 1, 1, 1, 1, 1, 1, bits_for(c.c), 1, 1, c.l() as u32, 1, c.l() as u32, c.l() as u32, 1, c.l() as u32, bits_for(c.l()), 1, 1, 1, 1, 1, 1, c.ix_w];
-        for (name, w) in OUTS.iter().zip(widths) {
-            write!(v, ", output wire [{}:0] {name}{i}", w - 1).unwrap();
-        }
+/// The inputs of a configuration, in `In::row`'s order.
+const INS: [&str; 10] =
+    ["ctl_start", "ctl_pause", "ctl_resume", "cfg_iterations", "ext_in_valid", "ext_in_fire", "ext_out_fire", "x_fire", "out_fire", "d_zero"];
+
+impl In {
+    /// The inputs in `INS`'s order.
+    fn row(&self) -> [u128; 10] {
+        let b = u128::from;
+        [
+            b(self.ctl_start),
+            b(self.ctl_pause),
+            b(self.ctl_resume),
+            u128::from(self.cfg_iterations),
+            b(self.ext_in_valid),
+            b(self.ext_in_fire),
+            b(self.ext_out_fire),
+            b(self.x_fire),
+            b(self.out_fire),
+            b(self.d_zero),
+        ]
     }
-    v += "\n);\n";
+}
+
+/// The top: rst, then an instance per configuration, its ports (`INS` in,
+/// `OUTS` out) suffixed by the configuration's index.
+fn top(cfgs: &[Cfg]) -> Top {
+    let mut top = Top::default();
+    top.input("rst", 1);
     for (i, c) in cfgs.iter().enumerate() {
+        INS.iter().for_each(|name| top.input(format!("{name}{i}"), if *name == "cfg_iterations" { 32 } else { 1 }));
+        let widths = [1, 1, 1, 32, bits_for(c.m), 1, 1, 1, 1, 1, 1, 1, 1, bits_for(c.c), 1, 1, c.l() as u32, 1, c.l() as u32, c.l() as u32, 1, c.l() as u32, bits_for(c.l()), 1, 1, 1, 1, 1, 1, c.ix_w];
+        OUTS.iter().zip(widths).for_each(|(name, w)| top.output(format!("{name}{i}"), w));
         write!(
-            v,
+            top.body,
             "fptgen_fb_ctrl #(.K({}), .L({}), .M({}), .C({}), .SERVE_MAX({}), .ROWS({}), .COLS({}), .LAYER({}), .BIAS({}), .N_OUT({}), .ACC({}), \
-             .IX_W({}), .SGM_CYCLES({})) u{i} (\n    .clk(clk), .rst(rst), .ctl_start(ctl_start{i}), .ctl_pause(ctl_pause{i}), .ctl_resume(ctl_resume{i}), \
-             .cfg_iterations(cfg_iterations{i}), .ext_in_valid(ext_in_valid{i}), .ext_in_fire(ext_in_fire{i}), .ext_out_fire(ext_out_fire{i}), \
-             .x_fire(x_fire{i}), .out_fire(out_fire{i}), .d_zero(d_zero{i})",
+             .IX_W({}), .SGM_CYCLES({})) u{i} (\n    .clk(clk), .rst(rst)",
             c.k(),
             c.l(),
             c.m,
@@ -599,40 +612,12 @@ fn top_verilog(cfgs: &[Cfg]) -> String {
             c.sgm
         )
         .unwrap();
-        for name in OUTS {
-            write!(v, ", .{name}({name}{i})").unwrap();
+        for name in INS.iter().chain(&OUTS) {
+            write!(top.body, ", .{name}({name}{i})").unwrap();
         }
-        v += ");\n";
+        top.body += ");\n";
     }
-    v += "endmodule\n`default_nettype wire\n";
-    v
-}
-
-fn main_cpp(cfgs: &[Cfg]) -> String {
-    let mut c = String::from(
-        "#include \"Vctrl_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
-         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vctrl_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-         unsigned long long r, m;\n    top.clk = 0; top.eval();\n",
-    );
-    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{\n        if (std::fscanf(f, \"%llx\", &r) != 1) return 3; top.rst = r;").unwrap();
-    for i in 0..cfgs.len() {
-        writeln!(
-            c,
-            "        if (std::fscanf(f, \"%llx %llx\", &m, &r) != 2) return 3;\n        \
-             top.ctl_start{i} = m & 1; top.ctl_pause{i} = (m >> 1) & 1; top.ctl_resume{i} = (m >> 2) & 1; top.ext_in_valid{i} = (m >> 3) & 1; \
-             top.ext_in_fire{i} = (m >> 4) & 1; top.ext_out_fire{i} = (m >> 5) & 1; top.x_fire{i} = (m >> 6) & 1; top.out_fire{i} = (m >> 7) & 1; \
-             top.d_zero{i} = (m >> 8) & 1; top.cfg_iterations{i} = r;"
-        )
-        .unwrap();
-    }
-    c += "        top.eval();\n";
-    for i in 0..cfgs.len() {
-        for name in OUTS {
-            writeln!(c, "        std::printf(\"%llx \", (unsigned long long)top.{name}{i});").unwrap();
-        }
-    }
-    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
-    c
+    top
 }
 
 /// Builds the top over `cfgs` (`ctrl_src`: another `fptgen_fb_ctrl.v`, a
@@ -665,29 +650,11 @@ fn run(name: &str, cfgs: &[Cfg], ctrl_src: Option<String>) -> (Result<Vec<Stats>
         stats.push(g.st);
     }
     let dir = scratch(name);
-    let mut text = String::new();
-    for cy in 0..CYCLES {
-        write!(text, "{}", u8::from(RESETS.contains(&cy))).unwrap();
-        for v in &ins {
-            let x = &v[cy];
-            let bits = [x.ctl_start, x.ctl_pause, x.ctl_resume, x.ext_in_valid, x.ext_in_fire, x.ext_out_fire, x.x_fire, x.out_fire, x.d_zero]
-                .iter()
-                .enumerate()
-                .map(|(j, &b)| u32::from(b) << j)
-                .sum::<u32>();
-            write!(text, " {bits:x} {:x}", x.cfg_iterations).unwrap();
-        }
-        text.push('\n');
-    }
-    fs::write(dir.join("stim.txt"), text).unwrap();
-    fs::write(dir.join("ctrl_top.v"), top_verilog(cfgs)).unwrap();
-    fs::write(dir.join("main.cpp"), main_cpp(cfgs)).unwrap();
+    let stim: Vec<Vec<u128>> =
+        (0..CYCLES).map(|cy| std::iter::once(u128::from(RESETS.contains(&cy))).chain(ins.iter().flat_map(|v| v[cy].row())).collect()).collect();
     let ctrl = ctrl_src.unwrap_or_else(|| "fptgen_fb_ctrl.v".to_string());
-    let out = verilate_and_run(&dir, "ctrl_top", &[ctrl.as_str()]);
-    let rows: Vec<Vec<u64>> = out.lines().map(|l| l.split_whitespace().map(|x| u64::from_str_radix(x, 16).expect("hex")).collect()).collect();
-    if rows.len() != CYCLES {
-        return (Err(format!("{} lines of output for {CYCLES} cycles", rows.len())), dir);
-    }
+    let out = top(cfgs).run("ctrl_top", true, &dir, &[ctrl.as_str()], &stim);
+    let rows: Vec<Vec<u64>> = out.iter().map(|r| r.iter().map(|&x| x as u64).collect()).collect();
     for (i, c) in cfgs.iter().enumerate() {
         // Before the first reset the registers are unknown.
         for cy in 1..CYCLES {
@@ -734,16 +701,9 @@ fn fb_ctrl_matches_the_model() {
 #[test]
 fn fb_ctrl_fails_on_one_request_too_many() {
     require_tool("verilator", "--version");
-    let source = fs::read_to_string(common::rtl_dir().join("fptgen_fb_ctrl.v")).expect("source");
-    let right = "served_reg} >= SERVE_MAX;";
-    assert_eq!(source.matches(right).count(), 1, "the serving limit");
-    let dir = scratch("rtl_fb_ctrl_serve_src");
-    let path = dir.join("fptgen_fb_ctrl.v");
-    fs::write(&path, source.replace(right, "served_reg} > SERVE_MAX;")).unwrap();
+    // The serving limit.
+    let path = mutated_rtl("fptgen_fb_ctrl.v", "served_reg} >= SERVE_MAX;", "served_reg} > SERVE_MAX;", "rtl_fb_ctrl_serve_src");
     let all = cfgs();
     let (result, run_dir) = run("rtl_fb_ctrl_serve", &[all[0].clone(), all[2].clone()], Some(path.display().to_string()));
-    let err = result.expect_err("one request too many was not noticed");
-    assert!(err.contains("ext_mode") || err.contains("ext_accept"), "{err}");
-    let _ = fs::remove_dir_all(&dir);
-    let _ = fs::remove_dir_all(&run_dir);
+    expect_caught(result, "one request too many", &["ext_mode", "ext_accept"], &path, &run_dir);
 }

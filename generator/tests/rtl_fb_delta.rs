@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
+use common::{bits_for, mask, require_tool, scratch, Rng, Top};
 
 /// One instance's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -247,11 +247,7 @@ struct Stats {
 }
 
 /// Compares the simulation's output with the model, cycle by cycle.
-fn check(sets: &[Set], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String> {
-    let lines: Vec<&str> = out.lines().collect();
-    if lines.len() != CYCLES {
-        return Err(format!("{} lines of output for {CYCLES} cycles", lines.len()));
-    }
+fn check(sets: &[Set], stim: &[Vec<In>], rows: &[Vec<u128>]) -> Result<Vec<Stats>, String> {
     let mut stats = vec![Stats::default(); sets.len()];
     for (i, s) in sets.iter().enumerate() {
         let st = &mut stats[i];
@@ -259,9 +255,8 @@ fn check(sets: &[Set], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String
         let mut lfsr = s.seed;
         let mut n = 0usize;
         let mut g: i128 = 0;
-        for (cy, (line, x)) in lines.iter().zip(&stim[i]).enumerate() {
-            let got: Vec<u64> = line.split_whitespace().skip(2 * i).take(2).map(|v| u64::from_str_radix(v, 16).expect("hex")).collect();
-            let (value, push) = (got[0], got[1]);
+        for (cy, (got, x)) in rows.iter().zip(&stim[i]).enumerate() {
+            let (value, push) = (got[2 * i] as u64, got[2 * i + 1] as u64);
             let (o, k) = (n / s.c, n % s.c);
             let ctx = || format!("cycle {cy}, set {i} ({s:?}), output {o} class {k}, inputs {x:x?}");
             let want_push = u64::from(x.step && x.last);
@@ -319,23 +314,17 @@ fn check(sets: &[Set], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String
     Ok(stats)
 }
 
-fn top_verilog(sets: &[Set]) -> String {
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule delta_top (\n    input wire clk");
+/// The top: an instance per set, its ports suffixed by the set's index;
+/// per set the inputs of `In` in its order, the outputs value and push.
+fn top(sets: &[Set]) -> Top {
+    let mut top = Top::default();
     for (i, s) in sets.iter().enumerate() {
-        write!(
-            v,
-            ",\n    input wire rst{i}, input wire seed{i}, input wire step{i}, input wire [{}:0] k{i}, input wire last{i}, input wire kstar{i}, \
-             input wire [{ew}:0] e{i}, input wire [{ew}:0] h{i}, input wire [7:0] u{i}, input wire fp{i}, output wire [{}:0] value{i}, output wire push{i}",
-            s.k_w() - 1,
-            s.d_w - 1,
-            ew = s.e_w - 1
-        )
-        .unwrap();
-    }
-    v += "\n);\n";
-    for (i, s) in sets.iter().enumerate() {
+        let ins = [("rst", 1), ("seed", 1), ("step", 1), ("k", s.k_w()), ("last", 1), ("kstar", 1), ("e", s.e_w), ("h", s.e_w), ("u", 8), ("fp", 1)];
+        ins.iter().for_each(|&(n, w)| top.input(format!("{n}{i}"), w));
+        top.output(format!("value{i}"), s.d_w);
+        top.output(format!("push{i}"), 1);
         writeln!(
-            v,
+            top.body,
             "fptgen_fb_delta #(.N_OUT({}), .C({}), .MODE({}), .SEED(32'h{:08x}), .E_W({}), .D_W({}), .SHIFT_G({})) dut{i} (\n    \
              .clk(clk), .rst(rst{i}), .d_seed(seed{i}), .d_step(step{i}), .d_k(k{i}), .d_last(last{i}), .d_kstar(kstar{i}), .d_e(e{i}), \
              .s_h(h{i}), .s_u(u{i}), .fp(fp{i}), .d_value(value{i}), .d_push(push{i}));",
@@ -343,38 +332,7 @@ fn top_verilog(sets: &[Set]) -> String {
         )
         .unwrap();
     }
-    v += "endmodule\n`default_nettype wire\n";
-    v
-}
-
-/// The driver: one reset edge, then per cycle the stimulus, eval, every
-/// set's d_value and d_push, a clock edge.
-fn main_cpp(sets: &[Set]) -> String {
-    let mut c = String::from(
-        "#include \"Vdelta_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
-         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vdelta_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-         unsigned long long r[10];\n    top.clk = 0;\n",
-    );
-    for i in 0..sets.len() {
-        writeln!(c, "    top.rst{i} = 1;").unwrap();
-    }
-    c += "    top.eval(); top.clk = 1; top.eval(); top.clk = 0; top.eval();\n";
-    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{").unwrap();
-    for i in 0..sets.len() {
-        writeln!(
-            c,
-            "        for (int j = 0; j < 10; ++j) if (std::fscanf(f, \"%llx\", &r[j]) != 1) return 3;\n        \
-             top.rst{i} = r[0]; top.seed{i} = r[1]; top.step{i} = r[2]; top.k{i} = r[3]; top.last{i} = r[4]; top.kstar{i} = r[5]; \
-             top.e{i} = r[6]; top.h{i} = r[7]; top.u{i} = r[8]; top.fp{i} = r[9];"
-        )
-        .unwrap();
-    }
-    c += "        top.eval();\n";
-    for i in 0..sets.len() {
-        writeln!(c, "        std::printf(\"%llx %x \", (unsigned long long)top.value{i}, (unsigned)top.push{i});").unwrap();
-    }
-    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
-    c
+    top
 }
 
 #[test]
@@ -383,33 +341,20 @@ fn fb_delta_matches_the_header() {
     let dir = scratch("rtl_fb_delta");
     let mut rng = Rng(0xde17_a5);
     let stim: Vec<Vec<In>> = SETS.iter().map(|s| stimulus(s, &mut rng)).collect();
-    let mut text = String::new();
-    for cy in 0..CYCLES {
-        for x in stim.iter().map(|v| v[cy]) {
-            let b = |f: bool| u8::from(f);
-            write!(
-                text,
-                "{} {} {} {:x} {} {} {:x} {:x} {:x} {} ",
-                b(x.rst),
-                b(x.seed),
-                b(x.step),
-                x.k,
-                b(x.last),
-                b(x.kstar),
-                x.e,
-                x.h,
-                x.u,
-                b(x.fp)
-            )
-            .unwrap();
-        }
-        text.push('\n');
-    }
-    fs::write(dir.join("stim.txt"), text).unwrap();
-    fs::write(dir.join("delta_top.v"), top_verilog(&SETS)).unwrap();
-    fs::write(dir.join("main.cpp"), main_cpp(&SETS)).unwrap();
-    let out = verilate_and_run(&dir, "delta_top", &["fptgen_fb_delta.v", "fptgen_lfsr.v", "fptgen_lfsr_advance.v", "fptgen_round_shift.v"]);
-    let stats = check(&SETS, &stim, &out).unwrap_or_else(|e| panic!("{e} (files in {})", dir.display()));
+    // One reset edge (every set's rst, all else 0), then the stimulus.
+    let reset: Vec<u128> = SETS.iter().flat_map(|_| [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]).collect();
+    let rows: Vec<Vec<u128>> = std::iter::once(reset)
+        .chain((0..CYCLES).map(|cy| {
+            stim.iter()
+                .map(|v| v[cy])
+                .flat_map(|x| [u64::from(x.rst), u64::from(x.seed), u64::from(x.step), x.k, u64::from(x.last), u64::from(x.kstar), x.e, x.h, x.u, u64::from(x.fp)])
+                .map(u128::from)
+                .collect()
+        }))
+        .collect();
+    let rtl = ["fptgen_fb_delta.v", "fptgen_lfsr.v", "fptgen_lfsr_advance.v", "fptgen_round_shift.v"];
+    let out = top(&SETS).run("delta_top", true, &dir, &rtl, &rows);
+    let stats = check(&SETS, &stim, &out[1..]).unwrap_or_else(|e| panic!("{e} (files in {})", dir.display()));
     for (i, (s, st)) in SETS.iter().zip(&stats).enumerate() {
         assert!(st.pushes > 100, "set {i} ({s:?}): too few pushes: {st:?}");
         assert!(st.nonzero > st.pushes / 4 && st.negative > 10 && st.masked > 10, "set {i} ({s:?}): dull deltas: {st:?}");

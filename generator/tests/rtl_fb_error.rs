@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
+use common::{bits_for, mask, require_tool, scratch, Rng, Top};
 
 /// One instance's parameters (E_W = Y_W + 2).
 #[derive(Debug, Clone, Copy)]
@@ -198,11 +198,7 @@ struct Stats {
 }
 
 /// Compares the simulation's output with the model, cycle by cycle.
-fn check(sets: &[Set], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String> {
-    let lines: Vec<&str> = out.lines().collect();
-    if lines.len() != CYCLES {
-        return Err(format!("{} lines of output for {CYCLES} cycles", lines.len()));
-    }
+fn check(sets: &[Set], stim: &[Vec<In>], rows: &[Vec<u128>]) -> Result<Vec<Stats>, String> {
     let mut stats = vec![Stats::default(); sets.len()];
     for (i, s) in sets.iter().enumerate() {
         let st = &mut stats[i];
@@ -214,9 +210,8 @@ fn check(sets: &[Set], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String
         let mut captured_t: Vec<u64> = Vec::new();
         let mut pass_pos: Option<usize> = None;
         let mut kstar: Option<u64> = None;
-        for (cy, (line, x)) in lines.iter().zip(&stim[i]).enumerate() {
-            let got: Vec<u64> = line.split_whitespace().map(|v| u64::from_str_radix(v, 16).expect("hex")).collect();
-            let (e, ks) = (got[2 * i], got[2 * i + 1]);
+        for (cy, (got, x)) in rows.iter().zip(&stim[i]).enumerate() {
+            let (e, ks) = (got[2 * i] as u64, got[2 * i + 1] as u64);
             let ctx = || format!("cycle {cy}, set {i} ({s:?}, E_W {}), inputs cap {} rot {} scan {} k {}", s.e_w(), x.cap, x.rot, x.scan, x.k);
             if let Some((y, t)) = &ring {
                 let exact = value(y[0], s.y_w, s.y_s) - value(t[0], s.y_w, s.y_s);
@@ -279,21 +274,24 @@ fn check(sets: &[Set], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String
     Ok(stats)
 }
 
-fn top_verilog(sets: &[Set]) -> String {
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule error_top (\n    input wire clk");
+/// The top: an instance per set, its ports suffixed by the set's index;
+/// per set the inputs cap, rot, scan, k, then y and t per class, the
+/// outputs e and kstar.
+fn top(sets: &[Set]) -> Top {
+    let mut top = Top::default();
     for (i, s) in sets.iter().enumerate() {
-        write!(v, ",\n    input wire cap{i}, input wire rot{i}, input wire scan{i}, input wire [{}:0] k{i}", s.k_w() - 1).unwrap();
+        ["cap", "rot", "scan"].iter().for_each(|n| top.input(format!("{n}{i}"), 1));
+        top.input(format!("k{i}"), s.k_w());
         for k in 0..s.c {
-            write!(v, ", input wire [{m}:0] y{i}_{k}, input wire [{m}:0] t{i}_{k}", m = s.y_w - 1).unwrap();
+            top.input(format!("y{i}_{k}"), s.y_w);
+            top.input(format!("t{i}_{k}"), s.y_w);
         }
-        write!(v, ", output wire [{}:0] e{i}, output wire kstar{i}", s.e_w() - 1).unwrap();
-    }
-    v += "\n);\n";
-    for (i, s) in sets.iter().enumerate() {
+        top.output(format!("e{i}"), s.e_w());
+        top.output(format!("kstar{i}"), 1);
         let y: Vec<String> = (0..s.c).rev().map(|k| format!("y{i}_{k}")).collect();
         let t: Vec<String> = (0..s.c).rev().map(|k| format!("t{i}_{k}")).collect();
         writeln!(
-            v,
+            top.body,
             "fptgen_fb_error #(.C({}), .Y_W({}), .Y_S({}), .E_W({})) u{i} (.clk(clk), .cap(cap{i}), .y({{{}}}), .t({{{}}}), .rot(rot{i}), .scan(scan{i}), .k(k{i}), .e(e{i}), .kstar(kstar{i}));",
             s.c,
             s.y_w,
@@ -304,33 +302,7 @@ fn top_verilog(sets: &[Set]) -> String {
         )
         .unwrap();
     }
-    v += "endmodule\n`default_nettype wire\n";
-    v
-}
-
-fn main_cpp(sets: &[Set]) -> String {
-    let mut c = String::from(
-        "#include \"Verror_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
-         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Verror_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-         unsigned long long a, b, c, d;\n    top.clk = 0; top.eval();\n",
-    );
-    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{").unwrap();
-    for (i, s) in sets.iter().enumerate() {
-        writeln!(
-            c,
-            "        if (std::fscanf(f, \"%llx %llx %llx %llx\", &a, &b, &c, &d) != 4) return 3; top.cap{i} = a; top.rot{i} = b; top.scan{i} = c; top.k{i} = d;"
-        )
-        .unwrap();
-        for k in 0..s.c {
-            writeln!(c, "        if (std::fscanf(f, \"%llx %llx\", &a, &b) != 2) return 3; top.y{i}_{k} = a; top.t{i}_{k} = b;").unwrap();
-        }
-    }
-    c += "        top.eval();\n";
-    for i in 0..sets.len() {
-        writeln!(c, "        std::printf(\"%llx %x \", (unsigned long long)top.e{i}, (unsigned)top.kstar{i});").unwrap();
-    }
-    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
-    c
+    top
 }
 
 #[test]
@@ -339,20 +311,17 @@ fn fb_error_matches_the_header() {
     let dir = scratch("rtl_fb_error");
     let mut rng = Rng(0xe4_40_12);
     let stim: Vec<Vec<In>> = SETS.iter().map(|s| stimulus(s, CYCLES, &mut rng)).collect();
-    let mut text = String::new();
-    for cy in 0..CYCLES {
-        for x in stim.iter().map(|v| &v[cy]) {
-            write!(text, "{} {} {} {:x} ", u8::from(x.cap), u8::from(x.rot), u8::from(x.scan), x.k).unwrap();
-            for (y, t) in x.y.iter().zip(&x.t) {
-                write!(text, "{y:x} {t:x} ").unwrap();
+    let rows: Vec<Vec<u128>> = (0..CYCLES)
+        .map(|cy| {
+            let mut row = Vec::new();
+            for x in stim.iter().map(|v| &v[cy]) {
+                row.extend([u64::from(x.cap), u64::from(x.rot), u64::from(x.scan), x.k].map(u128::from));
+                row.extend(x.y.iter().zip(&x.t).flat_map(|(&y, &t)| [u128::from(y), u128::from(t)]));
             }
-        }
-        text.push('\n');
-    }
-    fs::write(dir.join("stim.txt"), text).unwrap();
-    fs::write(dir.join("error_top.v"), top_verilog(&SETS)).unwrap();
-    fs::write(dir.join("main.cpp"), main_cpp(&SETS)).unwrap();
-    let out = verilate_and_run(&dir, "error_top", &["fptgen_fb_error.v"]);
+            row
+        })
+        .collect();
+    let out = top(&SETS).run("error_top", true, &dir, &["fptgen_fb_error.v"], &rows);
     let stats = check(&SETS, &stim, &out).unwrap_or_else(|e| panic!("{e} (files in {})", dir.display()));
     for (i, (s, st)) in SETS.iter().zip(&stats).enumerate() {
         assert!(st.e_compared == CYCLES - 1, "set {i} ({s:?}): {st:?}");

@@ -39,7 +39,9 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{bits_for, mask, require_tool, scratch, verilate_and_run, Rng};
+mod fb_layer_model;
+use common::{expect_caught, mutated_rtl, require_tool, scratch, Rng, Top};
+use fb_layer_model::{code, compare, lfsr_bits, step, value, In, Rules, Want};
 
 /// One instance's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -205,97 +207,16 @@ fn sets() -> Vec<Set> {
     ]
 }
 
+impl Set {
+    /// The parameters of f', the deltas and the input codes.
+    fn rules(&self) -> Rules {
+        let Set { c, x_w, x_s, a_w, a_s, fp_mode, a_min, a_max, mode, e_w, d_w, shift_g, .. } = *self;
+        Rules { c, x_w, x_s, a_w, a_s, fp_mode, a_min, a_max, mode, e_w, d_w, shift_g }
+    }
+}
+
 const CYCLES: usize = 24000;
 const RESETS: [usize; 3] = [0, 1, 11017];
-
-/// The value of a `w`-bit code, two's complement if `signed`.
-fn value(bits: u64, w: u32, signed: bool) -> i128 {
-    let v = i128::from(bits & mask(w));
-    if signed && (v >> (w - 1)) & 1 == 1 { v - (1i128 << w) } else { v }
-}
-
-fn code(v: i128, w: u32) -> u64 {
-    (v as u64) & mask(w)
-}
-
-/// One step of the 32-bit Galois LFSR of docs/training.md ("Noise"):
-/// the output bit and the next state.
-fn lfsr_step(s: u32) -> (u32, u32) {
-    let o = s & 1;
-    (o, (s >> 1) ^ if o == 1 { 0xA300_0000 } else { 0 })
-}
-
-/// `n` output bits (the first in the least significant position) and the
-/// state after them.
-fn lfsr_bits(mut s: u32, n: u32) -> (u128, u32) {
-    let mut v = 0u128;
-    for j in 0..n {
-        let (o, next) = lfsr_step(s);
-        v |= u128::from(o) << j;
-        s = next;
-    }
-    (v, s)
-}
-
-/// R(v, k) to nearest, ties to even (k > 0), v (k = 0), v * 2^-k (k < 0);
-/// with `rnd` (k > 0): floor((v + rnd) / 2^k). Saturated to `w` bits.
-/// Returns the code, whether it saturated and whether it was a tie.
-fn step(v: i128, k: i32, rnd: Option<i128>, w: u32) -> (u64, bool, bool) {
-    let (r, tie) = if k > 0 {
-        let q = v >> k;
-        let rem = v - (q << k);
-        match rnd {
-            Some(r) => ((v + r) >> k, false),
-            None => {
-                let half = 1i128 << (k - 1);
-                (q + i128::from(rem > half || (rem == half && q & 1 == 1)), rem == half)
-            }
-        }
-    } else {
-        (v << (-k), false)
-    };
-    let (lo, hi) = (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1);
-    (code(r.clamp(lo, hi), w), r < lo || r > hi, tie)
-}
-
-/// One set's inputs in one cycle.
-#[derive(Debug, Clone, Default)]
-struct In {
-    x_cap: bool,
-    x: Vec<u64>,
-    a_cap: bool,
-    a: Vec<u64>,
-    d_seed: bool,
-    d_step: bool,
-    d_k: u64,
-    d_last: bool,
-    d_kstar: bool,
-    d_e: u64,
-    s_h: u64,
-    s_u: u64,
-    u_row: bool,
-    u_col: bool,
-    u_bias: bool,
-    u_wr: bool,
-}
-
-impl In {
-    fn bits(&self) -> u32 {
-        [self.x_cap, self.a_cap, self.d_seed, self.d_step, self.d_last, self.d_kstar, self.u_row, self.u_col, self.u_bias, self.u_wr]
-            .iter()
-            .enumerate()
-            .map(|(j, &b)| u32::from(b) << j)
-            .sum()
-    }
-}
-
-/// The outputs the model expects in one cycle (None: not compared).
-#[derive(Debug, Clone, Copy, Default)]
-struct Want {
-    d_value: Option<u64>,
-    d_zero: Option<bool>,
-    u_step: Option<u64>,
-}
 
 #[derive(Debug, Default, Clone)]
 struct Stats {
@@ -345,12 +266,7 @@ impl Model {
     }
 
     fn fprime(&self, a: u64) -> bool {
-        let v = value(a, self.s.a_w, self.s.a_s);
-        match self.s.fp_mode {
-            0 => true,
-            1 => v > i128::from(self.s.a_min),
-            _ => v > i128::from(self.s.a_min) && v < i128::from(self.s.a_max),
-        }
+        self.s.rules().fprime(a)
     }
 
     fn d_zero(&self) -> Option<bool> {
@@ -359,32 +275,12 @@ impl Model {
 
     /// This step's term of g, and the feedback LFSR after it.
     fn term(&self, x: &In) -> (Option<i128>, Option<u32>) {
-        let s = &self.s;
-        let e = value(x.d_e, s.e_w, true);
-        match s.mode {
-            0 => (self.o.map(|o| if o as u64 == x.d_k { e } else { 0 }), self.fb),
-            1 | 2 => match self.fb {
-                None => (None, None),
-                Some(st) => {
-                    let (bit, next) = lfsr_step(st);
-                    let b = if bit == 1 { 1 } else { -1 };
-                    let t = if s.mode == 1 { b * e } else if x.d_kstar { -b } else { 0 };
-                    (Some(t), Some(next))
-                }
-            },
-            _ => (Some(value(x.s_u, 8, true) * value(x.s_h, s.e_w, true)), self.fb),
-        }
+        self.s.rules().term(x, self.o, self.fb)
     }
 
     /// g including this step, and the delta at d_last (f' applied).
     fn delta(&self, x: &In) -> Option<i128> {
-        let s = &self.s;
-        let g = self.g? + self.term(x).0?;
-        let lim = 1i128 << (s.d_w - 1);
-        assert!((-lim..lim).contains(&g), "model: g {g} does not fit D_W = {} ({s:?})", s.d_w);
-        let g = if s.mode == 3 { step(g, s.shift_g as i32, None, s.d_w).0 } else { code(g, s.d_w) };
-        let fp = self.fp[0]?;
-        Some(if fp { value(g, s.d_w, true) } else { 0 })
+        self.s.rules().delta(self.g? + self.term(x).0?, self.fp[0])
     }
 
     fn outputs(&self, x: &In) -> Want {
@@ -496,43 +392,9 @@ struct Gen<'a> {
 }
 
 impl Gen<'_> {
-    fn pick(&mut self, w: u32, signed: bool) -> u64 {
-        match self.rng.next() % 8 {
-            0 => 0,
-            1 => mask(w),
-            2 if signed => mask(w) >> 1,
-            3 if signed => 1u64 << (w - 1),
-            2 | 3 => 1,
-            _ => self.rng.next() & mask(w),
-        }
-    }
-
-    /// An output code near f''s bounds, or anything.
-    fn pick_a(&mut self) -> u64 {
-        let s = self.s;
-        let near = [s.a_min - 1, s.a_min, s.a_min + 1, s.a_max - 1, s.a_max, s.a_max + 1];
-        if self.rng.chance(50) {
-            code(i128::from(near[(self.rng.next() % 6) as usize]), s.a_w)
-        } else {
-            self.pick(s.a_w, s.a_s)
-        }
-    }
-
-    /// Random data on every port, every control input low.
     fn noise(&mut self) -> In {
         let s = self.s;
-        In {
-            x: (0..s.n_in).map(|_| self.pick(s.x_w, s.x_s)).collect(),
-            a: (0..s.n_out).map(|_| self.pick_a()).collect(),
-            d_k: self.rng.next() % (1 << bits_for(s.c)),
-            d_last: self.rng.coin(),
-            d_kstar: self.rng.coin(),
-            d_e: self.pick(s.e_w, true),
-            s_h: self.pick(s.e_w, true),
-            s_u: self.pick(8, true),
-            u_bias: self.rng.coin(),
-            ..In::default()
-        }
+        s.rules().noise(self.rng, s.n_in, s.n_out)
     }
 
     /// One cycle (an idle one first in place of a reset cycle).
@@ -625,38 +487,19 @@ impl Gen<'_> {
     }
 }
 
-fn top_verilog(sets: &[Set]) -> String {
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule layer_top (\n    input wire clk,\n    input wire rst");
+/// The top: rst, then an instance per set, its ports suffixed by the
+/// set's index: the strobes, d_k, d_e, s_h, s_u, x per input and a per
+/// output in; d_value, d_zero and u_step out.
+fn top(sets: &[Set]) -> Top {
+    let mut top = Top::default();
+    top.input("rst", 1);
     for (i, s) in sets.iter().enumerate() {
-        write!(
-            v,
-            ",\n    input wire x_cap{i}, input wire a_cap{i}, input wire d_seed{i}, input wire d_step{i}, input wire d_last{i}, input wire d_kstar{i}, \
-             input wire u_row{i}, input wire u_col{i}, input wire u_bias{i}, input wire u_wr{i}, input wire [{}:0] d_k{i}, input wire [{ew}:0] d_e{i}, \
-             input wire [{ew}:0] s_h{i}, input wire [7:0] s_u{i}",
-            bits_for(s.c) - 1,
-            ew = s.e_w - 1
-        )
-        .unwrap();
-        for j in 0..s.n_in {
-            write!(v, ", input wire [{}:0] x{i}_{j}", s.x_w - 1).unwrap();
-        }
-        for j in 0..s.n_out {
-            write!(v, ", input wire [{}:0] a{i}_{j}", s.a_w - 1).unwrap();
-        }
-        write!(v, ",\n    output wire [{}:0] d_value{i}, output wire d_zero{i}, output wire [{}:0] u_step{i}", s.d_w - 1, s.s_w - 1).unwrap();
-    }
-    v += "\n);\n";
-    for (i, s) in sets.iter().enumerate() {
-        let xs: Vec<String> = (0..s.n_in).rev().map(|j| format!("x{i}_{j}")).collect();
-        let a: Vec<String> = (0..s.n_out).rev().map(|j| format!("a{i}_{j}")).collect();
+        s.rules().ports(&mut top, i, false, s.n_in, s.n_out, s.s_w);
         writeln!(
-            v,
+            top.body,
             "fptgen_fb_layer #(.N_IN({}), .N_OUT({}), .C({}), .X_W({}), .X_S({}), .A_W({}), .A_S({}), .FP_MODE({}), .A_MIN({}), .A_MAX({}), \
              .X_OFF({}), .MODE({}), .SEED(32'h{:08x}), .E_W({}), .D_W({}), .SHIFT_W({}), .SHIFT_B({}), .SHIFT_G({}), .S_W({}), .STOCH_W({}), \
-             .STOCH_B({}), .SEED_W(32'h{:08x}), .SEED_B(32'h{:08x})) u{i} (\n    .clk(clk), .rst(rst), .x_cap(x_cap{i}), .x_data({{{}}}), \
-             .a_cap(a_cap{i}), .a_data({{{}}}), .d_seed(d_seed{i}), .d_step(d_step{i}), .d_k(d_k{i}), .d_last(d_last{i}), .d_kstar(d_kstar{i}), \
-             .d_e(d_e{i}), .s_h(s_h{i}), .s_u(s_u{i}), .d_value(d_value{i}), .u_row(u_row{i}), .u_col(u_col{i}), .u_bias(u_bias{i}), \
-             .u_wr(u_wr{i}), .d_zero(d_zero{i}), .u_step(u_step{i}));",
+             .STOCH_B({}), .SEED_W(32'h{:08x}), .SEED_B(32'h{:08x})) u{i} (\n    .clk(clk), .rst(rst), {});",
             s.n_in,
             s.n_out,
             s.c,
@@ -680,50 +523,11 @@ fn top_verilog(sets: &[Set]) -> String {
             u8::from(s.stoch_b),
             s.seed_w,
             s.seed_b,
-            xs.join(", "),
-            a.join(", ")
+            s.rules().connections(i, false, s.n_in, s.n_out)
         )
         .unwrap();
     }
-    v += "endmodule\n`default_nettype wire\n";
-    v
-}
-
-fn main_cpp(sets: &[Set]) -> String {
-    let mut c = String::from(
-        "#include \"Vlayer_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
-         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vlayer_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-         unsigned long long r, m;\n    top.clk = 0; top.eval();\n",
-    );
-    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{\n        if (std::fscanf(f, \"%llx\", &r) != 1) return 3; top.rst = r;").unwrap();
-    let rd = "if (std::fscanf(f, \"%llx\", &r) != 1) return 3;";
-    for (i, s) in sets.iter().enumerate() {
-        writeln!(
-            c,
-            "        if (std::fscanf(f, \"%llx\", &m) != 1) return 3;\n        \
-             top.x_cap{i} = m & 1; top.a_cap{i} = (m >> 1) & 1; top.d_seed{i} = (m >> 2) & 1; top.d_step{i} = (m >> 3) & 1; \
-             top.d_last{i} = (m >> 4) & 1; top.d_kstar{i} = (m >> 5) & 1; top.u_row{i} = (m >> 6) & 1; top.u_col{i} = (m >> 7) & 1; \
-             top.u_bias{i} = (m >> 8) & 1; top.u_wr{i} = (m >> 9) & 1;\n        \
-             {rd} top.d_k{i} = r; {rd} top.d_e{i} = r; {rd} top.s_h{i} = r; {rd} top.s_u{i} = r;"
-        )
-        .unwrap();
-        for j in 0..s.n_in {
-            writeln!(c, "        {rd} top.x{i}_{j} = r;").unwrap();
-        }
-        for j in 0..s.n_out {
-            writeln!(c, "        {rd} top.a{i}_{j} = r;").unwrap();
-        }
-    }
-    c += "        top.eval();\n";
-    for i in 0..sets.len() {
-        writeln!(
-            c,
-            "        std::printf(\"%llx %x %llx \", (unsigned long long)top.d_value{i}, (unsigned)top.d_zero{i}, (unsigned long long)top.u_step{i});"
-        )
-        .unwrap();
-    }
-    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
-    c
+    top
 }
 
 /// Builds the top over `sets` (`layer_src`: another `fptgen_fb_layer.v`,
@@ -743,56 +547,15 @@ fn run(name: &str, sets: &[Set], layer_src: Option<String>) -> (Result<Vec<Stats
         stats.push(g.st);
     }
     let dir = scratch(name);
-    let mut text = String::new();
-    for cy in 0..CYCLES {
-        write!(text, "{}", u8::from(RESETS.contains(&cy))).unwrap();
-        for v in &ins {
-            let x = &v[cy];
-            write!(text, " {:x} {:x} {:x} {:x} {:x}", x.bits(), x.d_k, x.d_e, x.s_h, x.s_u).unwrap();
-            for d in x.x.iter().chain(&x.a) {
-                write!(text, " {d:x}").unwrap();
-            }
-        }
-        text.push('\n');
-    }
-    fs::write(dir.join("stim.txt"), text).unwrap();
-    fs::write(dir.join("layer_top.v"), top_verilog(sets)).unwrap();
-    fs::write(dir.join("main.cpp"), main_cpp(sets)).unwrap();
+    let stim: Vec<Vec<u128>> =
+        (0..CYCLES).map(|cy| std::iter::once(u128::from(RESETS.contains(&cy))).chain(ins.iter().flat_map(|v| v[cy].row(false))).collect()).collect();
     let layer = layer_src.unwrap_or_else(|| "fptgen_fb_layer.v".to_string());
-    let out = verilate_and_run(
-        &dir,
-        "layer_top",
-        &[layer.as_str(), "fptgen_fb_fprime.v", "fptgen_fb_delta.v", "fptgen_fb_step.v", "fptgen_lfsr.v", "fptgen_lfsr_advance.v", "fptgen_round_shift.v"],
-    );
-    let rows: Vec<Vec<u64>> = out.lines().map(|l| l.split_whitespace().map(|x| u64::from_str_radix(x, 16).expect("hex")).collect()).collect();
-    if rows.len() != CYCLES {
-        return (Err(format!("{} lines of output for {CYCLES} cycles", rows.len())), dir);
-    }
+    let rtl = [layer.as_str(), "fptgen_fb_fprime.v", "fptgen_fb_delta.v", "fptgen_fb_step.v", "fptgen_lfsr.v", "fptgen_lfsr_advance.v", "fptgen_round_shift.v"];
+    let out = top(sets).run("layer_top", true, &dir, &rtl, &stim);
     for (i, s) in sets.iter().enumerate() {
-        let st = &mut stats[i];
-        for cy in 1..CYCLES {
-            let (got, want) = (&rows[cy][3 * i..3 * i + 3], &wants[i][cy]);
-            let x = &ins[i][cy];
-            let fail = |sig: &str, got: u64, want: u64| -> String {
-                format!("set {i}, cycle {cy}: {sig} {got:#x}, expected {want:#x} (set {s:?}; inputs {x:?}; files in {})", dir.display())
-            };
-            if let Some(d) = want.d_value {
-                if got[0] != d {
-                    return (Err(fail("d_value", got[0], d)), dir);
-                }
-            }
-            if let Some(z) = want.d_zero {
-                if got[1] != u64::from(z) {
-                    return (Err(fail("d_zero", got[1], u64::from(z))), dir);
-                }
-                st.cmp_zero += 1;
-            }
-            if let Some(u) = want.u_step {
-                if got[2] != u {
-                    return (Err(fail("u_step", got[2], u)), dir);
-                }
-                st.cmp_step += 1;
-            }
+        match compare(i, s, &out, &wants[i], &ins[i], &dir) {
+            Ok([_, z, u]) => (stats[i].cmp_zero, stats[i].cmp_step) = (z, u),
+            Err(e) => return (Err(e), dir),
         }
     }
     (Ok(stats), dir)
@@ -827,16 +590,9 @@ fn fb_layer_matches_the_model() {
 #[test]
 fn fb_layer_fails_on_a_wrong_offset() {
     require_tool("verilator", "--version");
-    let source = fs::read_to_string(common::rtl_dir().join("fptgen_fb_layer.v")).expect("source");
-    let right = "x_wide - OFF32[XE_W-1:0]";
-    assert_eq!(source.matches(right).count(), 1, "the input offset");
-    let dir = scratch("rtl_fb_layer_wrong_offset_src");
-    let path = dir.join("fptgen_fb_layer.v");
-    fs::write(&path, source.replace(right, "x_wide + OFF32[XE_W-1:0]")).unwrap();
+    // The input offset.
+    let path = mutated_rtl("fptgen_fb_layer.v", "x_wide - OFF32[XE_W-1:0]", "x_wide + OFF32[XE_W-1:0]", "rtl_fb_layer_wrong_offset_src");
     let all = sets();
     let (result, run_dir) = run("rtl_fb_layer_wrong_offset", &[all[3], all[5]], Some(path.display().to_string()));
-    let err = result.expect_err("the wrong input offset was not noticed");
-    assert!(err.contains("u_step"), "{err}");
-    let _ = fs::remove_dir_all(&dir);
-    let _ = fs::remove_dir_all(&run_dir);
+    expect_caught(result, "the wrong input offset", &["u_step"], &path, &run_dir);
 }

@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{mask, require_tool, scratch, verilate_and_run, Rng};
+use common::{expect_caught, mask, mutated_rtl, require_tool, scratch, Rng, Top};
 
 /// One instance's parameters (the ROM images and c are drawn per set).
 #[derive(Debug, Clone, Copy)]
@@ -145,18 +145,6 @@ struct In {
     d_step: bool,
     a: Option<Vec<u64>>,
     t: Option<Vec<u64>>,
-}
-
-impl In {
-    fn mask_bits(&self) -> u32 {
-        u32::from(self.a_cap)
-            | u32::from(self.t_cap) << 1
-            | u32::from(self.h_start) << 2
-            | u32::from(self.d_seed) << 3
-            | u32::from(self.d_step) << 4
-            | u32::from(self.a.is_some()) << 5
-            | u32::from(self.t.is_some()) << 6
-    }
 }
 
 /// A random code of `w` bits, extremes often.
@@ -276,25 +264,23 @@ fn stimulus(s: &Set, rng: &mut Rng) -> Vec<In> {
     seq
 }
 
-fn top_verilog(sets: &[Set], tabs: &[Tables]) -> String {
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule sgm_top (\n    input wire clk,\n    input wire rst");
-    for (i, s) in sets.iter().enumerate() {
-        write!(v, ",\n    input wire a_cap{i}, input wire t_cap{i}, input wire h_start{i}, input wire d_seed{i}, input wire d_step{i}").unwrap();
-        for j in 0..s.n {
-            write!(v, ", input wire [{}:0] a{i}_{j}", s.a_w - 1).unwrap();
-        }
-        for j in 0..s.c {
-            write!(v, ", input wire [{}:0] t{i}_{j}", s.y_w - 1).unwrap();
-        }
-        write!(v, ",\n    output wire [{}:0] s_h{i}, output wire [7:0] s_u{i}", s.e_w - 1).unwrap();
-    }
-    v += "\n);\n";
+/// The top: rst, then an instance per set, its ports suffixed by the
+/// set's index: inputs a_cap, t_cap, h_start, d_seed, d_step, a per output
+/// and t per class, outputs s_h and s_u.
+fn top(sets: &[Set], tabs: &[Tables]) -> Top {
+    let mut top = Top::default();
+    top.input("rst", 1);
     for (i, (s, tb)) in sets.iter().zip(tabs).enumerate() {
+        ["a_cap", "t_cap", "h_start", "d_seed", "d_step"].iter().for_each(|n| top.input(format!("{n}{i}"), 1));
+        (0..s.n).for_each(|j| top.input(format!("a{i}_{j}"), s.a_w));
+        (0..s.c).for_each(|j| top.input(format!("t{i}_{j}"), s.y_w));
+        top.output(format!("s_h{i}"), s.e_w);
+        top.output(format!("s_u{i}"), 8);
         let a: Vec<String> = (0..s.n).rev().map(|j| format!("a{i}_{j}")).collect();
         let t: Vec<String> = (0..s.c).rev().map(|j| format!("t{i}_{j}")).collect();
         let cv: Vec<String> = tb.cv.iter().rev().map(|&c| format!("32'h{:08x}", c as u64 & 0xffff_ffff)).collect();
         writeln!(
-            v,
+            top.body,
             "fptgen_fb_sgm #(.N_OUT({}), .C({}), .A_W({}), .A_S({}), .Y_W({}), .Y_S({}), .SHIFT_A({}), .SHIFT_T({}), .SHIFT_H({}), .E_W({}),\n    \
              .C_VALUES({{{}}}), .V_FILE(\"sgm{i}_v.hex\"), .U_FILE(\"sgm{i}_u.hex\")) u{i} (\n    \
              .clk(clk), .rst(rst), .a_cap(a_cap{i}), .a_data({{{}}}), .t_cap(t_cap{i}), .t_data({{{}}}), .h_start(h_start{i}),\n    \
@@ -315,56 +301,30 @@ fn top_verilog(sets: &[Set], tabs: &[Tables]) -> String {
         )
         .unwrap();
     }
-    v += "endmodule\n`default_nettype wire\n";
-    v
+    top
 }
 
-fn main_cpp(sets: &[Set]) -> String {
-    let mut c = String::from(
-        "#include \"Vsgm_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
-         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vsgm_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-         unsigned long long r, m;\n    top.clk = 0; top.eval();\n",
-    );
-    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{\n        if (std::fscanf(f, \"%llx\", &r) != 1) return 3; top.rst = r;").unwrap();
-    for (i, s) in sets.iter().enumerate() {
-        writeln!(
-            c,
-            "        if (std::fscanf(f, \"%llx\", &m) != 1) return 3;\n        \
-             top.a_cap{i} = m & 1; top.t_cap{i} = (m >> 1) & 1; top.h_start{i} = (m >> 2) & 1; top.d_seed{i} = (m >> 3) & 1; top.d_step{i} = (m >> 4) & 1;"
-        )
-        .unwrap();
-        c += "        if (m & 32) {\n";
-        for j in 0..s.n {
-            writeln!(c, "            if (std::fscanf(f, \"%llx\", &r) != 1) return 3; top.a{i}_{j} = r;").unwrap();
-        }
-        c += "        }\n        if (m & 64) {\n";
-        for j in 0..s.c {
-            writeln!(c, "            if (std::fscanf(f, \"%llx\", &r) != 1) return 3; top.t{i}_{j} = r;").unwrap();
-        }
-        c += "        }\n";
-    }
-    c += "        top.eval();\n";
-    for i in 0..sets.len() {
-        writeln!(c, "        std::printf(\"%llx %llx \", (unsigned long long)top.s_h{i}, (unsigned long long)top.s_u{i});").unwrap();
-    }
-    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
-    c
-}
-
-fn stim_text(stim: &[Vec<In>]) -> String {
-    let mut text = String::new();
-    for cy in 0..CYCLES {
-        write!(text, "{}", u8::from(RESETS.contains(&cy))).unwrap();
-        for v in stim {
-            let x = &v[cy];
-            write!(text, " {:x}", x.mask_bits()).unwrap();
-            for d in x.a.iter().chain(x.t.iter()).flatten() {
-                write!(text, " {d:x}").unwrap();
+/// The stimulus rows in `top`'s input order; a and t hold their last new
+/// data (0 before the first).
+fn stim_rows(sets: &[Set], stim: &[Vec<In>]) -> Vec<Vec<u128>> {
+    let mut held: Vec<Vec<u64>> = sets.iter().map(|s| vec![0; s.n + s.c]).collect();
+    (0..CYCLES)
+        .map(|cy| {
+            let mut row = vec![u128::from(RESETS.contains(&cy))];
+            for ((s, v), held) in sets.iter().zip(stim).zip(&mut held) {
+                let x = &v[cy];
+                row.extend([x.a_cap, x.t_cap, x.h_start, x.d_seed, x.d_step].map(u128::from));
+                if let Some(a) = &x.a {
+                    held[..s.n].copy_from_slice(a);
+                }
+                if let Some(t) = &x.t {
+                    held[s.n..].copy_from_slice(t);
+                }
+                row.extend(held.iter().map(|&d| u128::from(d)));
             }
-        }
-        text.push('\n');
-    }
-    text
+            row
+        })
+        .collect()
 }
 
 /// What the stimulus exercised, per set.
@@ -401,12 +361,8 @@ fn describe(i: usize, s: &Set) -> String {
     format!("set {i} ({s:?})")
 }
 
-fn check(sets: &[Set], tabs: &[Tables], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String> {
-    let lines: Vec<&str> = out.lines().collect();
-    if lines.len() != CYCLES {
-        return Err(format!("{} lines of output for {CYCLES} cycles", lines.len()));
-    }
-    let rows: Vec<Vec<u64>> = lines.iter().map(|l| l.split_whitespace().map(|x| u64::from_str_radix(x, 16).expect("hex")).collect()).collect();
+fn check(sets: &[Set], tabs: &[Tables], stim: &[Vec<In>], out: &[Vec<u128>]) -> Result<Vec<Stats>, String> {
+    let rows: Vec<Vec<u64>> = out.iter().map(|r| r.iter().map(|&x| x as u64).collect()).collect();
     let mut stats = vec![Stats::default(); sets.len()];
     for (i, (s, tb)) in sets.iter().zip(tabs).enumerate() {
         let st = &mut stats[i];
@@ -421,10 +377,9 @@ fn check(sets: &[Set], tabs: &[Tables], stim: &[Vec<In>], out: &str) -> Result<V
                 if let Some(h) = m.ring[0] {
                     if got_h != h {
                         return Err(format!(
-                            "{}, cycle {cy}: s_h {got_h:#x}, expected {h:#x} (h ring head first: {:x?}; inputs {:?})",
+                            "{}, cycle {cy}: s_h {got_h:#x}, expected {h:#x} (h ring head first: {:x?}; inputs {x:?})",
                             describe(i, s),
-                            m.ring,
-                            x.mask_bits()
+                            m.ring
                         ));
                     }
                     st.cmp_h += 1;
@@ -517,11 +472,8 @@ fn run(name: &str, sets: &[Set], sgm_src: Option<String>) -> (Result<Vec<Stats>,
         fs::write(dir.join(format!("sgm{i}_v.hex")), hex(&tb.v)).unwrap();
         fs::write(dir.join(format!("sgm{i}_u.hex")), hex(&tb.u)).unwrap();
     }
-    fs::write(dir.join("sgm_top.v"), top_verilog(sets, &tabs)).unwrap();
-    fs::write(dir.join("main.cpp"), main_cpp(sets)).unwrap();
-    fs::write(dir.join("stim.txt"), stim_text(&stim)).unwrap();
     let sgm = sgm_src.unwrap_or_else(|| "fptgen_fb_sgm.v".to_string());
-    let out = verilate_and_run(&dir, "sgm_top", &[sgm.as_str(), "fptgen_param_mem.v", "fptgen_round_shift.v"]);
+    let out = top(sets, &tabs).run("sgm_top", true, &dir, &[sgm.as_str(), "fptgen_param_mem.v", "fptgen_round_shift.v"], &stim_rows(sets, &stim));
     (check(sets, &tabs, &stim, &out).map_err(|e| format!("{e} (files in {})", dir.display())), dir)
 }
 
@@ -556,15 +508,8 @@ fn fb_sgm_matches_the_model() {
 #[test]
 fn fb_sgm_fails_on_a_late_u() {
     require_tool("verilator", "--version");
-    let source = fs::read_to_string(common::rtl_dir().join("fptgen_fb_sgm.v")).expect("source");
-    let right = ".rd_addr(d_seed ? {UD_W{1'b0}} : ua_next)";
-    assert_eq!(source.matches(right).count(), 1, "the u memory's read address");
-    let dir = scratch("rtl_fb_sgm_late_u_src");
-    let path = dir.join("fptgen_fb_sgm.v");
-    fs::write(&path, source.replace(right, ".rd_addr(d_seed ? {UD_W{1'b0}} : ua_reg)")).unwrap();
+    // The u memory's read address.
+    let path = mutated_rtl("fptgen_fb_sgm.v", ".rd_addr(d_seed ? {UD_W{1'b0}} : ua_next)", ".rd_addr(d_seed ? {UD_W{1'b0}} : ua_reg)", "rtl_fb_sgm_late_u_src");
     let (result, run_dir) = run("rtl_fb_sgm_late_u", &[SETS[2], SETS[3]], Some(path.display().to_string()));
-    let err = result.expect_err("s_u one code behind was not noticed");
-    assert!(err.contains("s_u"), "{err}");
-    let _ = fs::remove_dir_all(&dir);
-    let _ = fs::remove_dir_all(&run_dir);
+    expect_caught(result, "s_u one code behind", &["s_u"], &path, &run_dir);
 }

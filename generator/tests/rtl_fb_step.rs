@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 mod common;
-use common::{mask, require_tool, scratch, verilate_and_run, Rng};
+use common::{mask, require_tool, scratch, Rng, Top};
 
 /// One instance's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -190,24 +190,19 @@ struct Stats {
 }
 
 /// Compares the simulation's output with the model, cycle by cycle.
-fn check(rst: &[bool], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String> {
-    let lines: Vec<&str> = out.lines().collect();
-    if lines.len() != CYCLES {
-        return Err(format!("{} lines of output for {CYCLES} cycles", lines.len()));
-    }
+fn check(rst: &[bool], stim: &[Vec<In>], rows: &[Vec<u128>]) -> Result<Vec<Stats>, String> {
     let mut stats = vec![Stats::default(); SETS.len()];
     for (i, s) in SETS.iter().enumerate() {
         let st = &mut stats[i];
         // The driver's reset edge loaded the seeds and a step of v = 0.
         let mut lfsr_state = [s.seed_w, s.seed_b];
         let mut step: u64 = 0;
-        for (cy, (line, x)) in lines.iter().zip(&stim[i]).enumerate() {
-            let got = line.split_whitespace().nth(i).map(|g| u64::from_str_radix(g, 16).expect("hex"));
-            if got != Some(step) {
+        for (cy, (got, x)) in rows.iter().zip(&stim[i]).enumerate() {
+            let got = got[i] as u64;
+            if got != step {
                 let prev = cy.checked_sub(1).map(|p| stim[i][p]);
                 return Err(format!(
-                    "cycle {cy}, set {i} ({s:?}): u_step {}, expected {step:#x} (the step of cycle {}'s inputs {prev:x?})",
-                    got.map_or("missing".to_string(), |g| format!("{g:#x}")),
+                    "cycle {cy}, set {i} ({s:?}): u_step {got:#x}, expected {step:#x} (the step of cycle {}'s inputs {prev:x?})",
                     cy as i64 - 1
                 ));
             }
@@ -246,15 +241,18 @@ fn check(rst: &[bool], stim: &[Vec<In>], out: &str) -> Result<Vec<Stats>, String
     Ok(stats)
 }
 
-fn top_verilog() -> String {
-    let mut v = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule step_top (\n    input wire clk,\n    input wire rst");
+/// The top: rst, then an instance per set, its ports suffixed by the
+/// set's index: inputs v, bias and wr, output step.
+fn top() -> Top {
+    let mut top = Top::default();
+    top.input("rst", 1);
     for (i, s) in SETS.iter().enumerate() {
-        write!(v, ",\n    input wire [{}:0] v{i}, input wire bias{i}, input wire wr{i}, output wire [{}:0] step{i}", s.in_w - 1, s.s_w - 1).unwrap();
-    }
-    v += "\n);\n";
-    for (i, s) in SETS.iter().enumerate() {
+        top.input(format!("v{i}"), s.in_w);
+        top.input(format!("bias{i}"), 1);
+        top.input(format!("wr{i}"), 1);
+        top.output(format!("step{i}"), s.s_w);
         writeln!(
-            v,
+            top.body,
             "fptgen_fb_step #(.IN_W({}), .SHIFT_W({}), .SHIFT_B({}), .S_W({}), .STOCH_W({}), .STOCH_B({}), .SEED_W(32'h{:08x}), .SEED_B(32'h{:08x})) u{i} (\n    \
              .clk(clk), .rst(rst), .v(v{i}), .u_bias(bias{i}), .u_wr(wr{i}), .u_step(step{i}));",
             s.in_w,
@@ -268,30 +266,7 @@ fn top_verilog() -> String {
         )
         .unwrap();
     }
-    v += "endmodule\n`default_nettype wire\n";
-    v
-}
-
-/// The driver: one reset edge with v = 0, then per cycle the stimulus,
-/// eval, every u_step (the register as of the last edge), a clock edge.
-fn main_cpp() -> String {
-    let mut c = String::from(
-        "#include \"Vstep_top.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {\n    \
-         VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vstep_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-         unsigned long long a, b, c;\n    \
-         top.clk = 0; top.rst = 1; top.eval(); top.clk = 1; top.eval(); top.clk = 0; top.rst = 0; top.eval();\n",
-    );
-    writeln!(c, "    for (int t = 0; t < {CYCLES}; ++t) {{").unwrap();
-    c += "        if (std::fscanf(f, \"%llx\", &a) != 1) return 3; top.rst = a;\n";
-    for i in 0..SETS.len() {
-        writeln!(c, "        if (std::fscanf(f, \"%llx %llx %llx\", &a, &b, &c) != 3) return 3; top.v{i} = a; top.bias{i} = b; top.wr{i} = c;").unwrap();
-    }
-    c += "        top.eval();\n";
-    for i in 0..SETS.len() {
-        writeln!(c, "        std::printf(\"%llx \", (unsigned long long)top.step{i});").unwrap();
-    }
-    c += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
-    c
+    top
 }
 
 #[test]
@@ -300,19 +275,14 @@ fn fb_step_matches_the_header() {
     let dir = scratch("rtl_fb_step");
     let mut rng = Rng(0x57e9);
     let (rst, stim) = stimulus(&mut rng);
-    let mut text = String::new();
-    for cy in 0..CYCLES {
-        write!(text, "{} ", u8::from(rst[cy])).unwrap();
-        for x in stim.iter().map(|v| v[cy]) {
-            write!(text, "{:x} {} {} ", x.v, u8::from(x.bias), u8::from(x.wr)).unwrap();
-        }
-        text.push('\n');
-    }
-    fs::write(dir.join("stim.txt"), text).unwrap();
-    fs::write(dir.join("step_top.v"), top_verilog()).unwrap();
-    fs::write(dir.join("main.cpp"), main_cpp()).unwrap();
-    let out = verilate_and_run(&dir, "step_top", &["fptgen_fb_step.v", "fptgen_round_shift.v", "fptgen_lfsr.v", "fptgen_lfsr_advance.v"]);
-    let stats = check(&rst, &stim, &out).unwrap_or_else(|e| panic!("{e} (files in {})", dir.display()));
+    // One reset edge with v = 0, then per cycle the stimulus; every
+    // u_step is the register as of the last edge.
+    let mut rows: Vec<Vec<u128>> = vec![std::iter::once(1).chain(SETS.iter().flat_map(|_| [0, 0, 0])).collect()];
+    rows.extend((0..CYCLES).map(|cy| {
+        std::iter::once(u128::from(rst[cy])).chain(stim.iter().map(|v| v[cy]).flat_map(|x| [u128::from(x.v), u128::from(x.bias), u128::from(x.wr)])).collect()
+    }));
+    let out = top().run("step_top", true, &dir, &["fptgen_fb_step.v", "fptgen_round_shift.v", "fptgen_lfsr.v", "fptgen_lfsr_advance.v"], &rows);
+    let stats = check(&rst, &stim, &out[1..]).unwrap_or_else(|e| panic!("{e} (files in {})", dir.display()));
     assert!(rst.iter().filter(|&&r| r).count() >= 10, "too few resets");
     for (i, (s, st)) in SETS.iter().zip(&stats).enumerate() {
         assert_eq!(st.compared, CYCLES, "set {i}");

@@ -28,15 +28,12 @@
 //! Verilator and yosys are required: without them these tests fail (they
 //! never skip).
 
-use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
 mod pixel_stream;
-use common::{require_tool, run, scratch, Rng};
-use pixel_stream::{cells, field, pack, Dut, Log};
+use common::{require_tool, scratch, Rng};
+use pixel_stream::{field, pack, synth_runs, Dut, Images, Log};
 
 /// Images streamed back to back into every parameter set.
 const IMAGES: usize = 4;
@@ -93,21 +90,13 @@ fn images(rng: &mut Rng, cfg: &Cfg) -> Vec<Vec<u64>> {
     pixel_stream::random_images(rng, IMAGES, cfg.h * cfg.w * cfg.c, cfg.x_w)
 }
 
-struct Bench {
-    dir: std::path::PathBuf,
-    duts: Vec<Dut>,
-    imgs: Vec<Vec<Vec<u64>>>,
-    full_rate: Vec<Log>,
-}
-
-fn bench(name: &str) -> Bench {
+fn bench(name: &str) -> Images {
     require_tool("verilator", "--version");
     let mut rng = Rng(SEED);
     let imgs: Vec<Vec<Vec<u64>>> = CFGS.iter().map(|c| images(&mut rng, c)).collect();
-    let duts: Vec<Dut> = CFGS
-        .iter()
-        .zip(&imgs)
-        .map(|(c, im)| Dut {
+    pixel_stream::image_bench(name, "flatten_top", "fptgen_flatten", imgs, |i, im| {
+        let c = &CFGS[i];
+        Dut {
             params: c.params(),
             in_bits: c.beat_w(),
             out_bits: c.beats() * c.beat_w(),
@@ -115,23 +104,18 @@ fn bench(name: &str) -> Bench {
             beats: im.iter().flat_map(|img| img.chunks(c.c).map(|p| pack(p, c.x_w))).collect(),
             outputs: IMAGES,
             ..Default::default()
-        })
-        .collect();
-    let dir = scratch(name);
-    let full_rate = pixel_stream::build_and_run(&dir, "flatten_top", "fptgen_flatten", &duts);
-    Bench { dir, duts, imgs, full_rate }
+        }
+    })
 }
 
 /// Every vector of every instance against the model, bit for bit: element
 /// `(y*w + x)*c + k` of the vector is value `k` of pixel `(y, x)`, the
 /// image's C order. Fails on the first difference.
-fn check_outputs(b: &Bench, logs: &[Log], run: &str) {
+fn check_outputs(b: &Images, logs: &[Log], run: &str) {
     for (i, cfg) in CFGS.iter().enumerate() {
         let log = &logs[i];
         let ctx = format!("{run}, parameter set {i} {cfg:?}");
-        let stuck = log.stuck.map(|t| format!(" (the bench stopped at its cycle limit, cycle {t})")).unwrap_or_default();
-        assert_eq!(log.accepted.len(), IMAGES * cfg.beats(), "{ctx}: pixels accepted{stuck}");
-        assert_eq!(log.outputs.len(), IMAGES, "{ctx}: vectors output{stuck}");
+        log.check_counts(&ctx, IMAGES * cfg.beats(), IMAGES, ["pixels", "vectors"]);
         for (n, (t, bits)) in log.outputs.iter().enumerate() {
             assert_eq!(bits.len(), cfg.h * cfg.w * cfg.c * cfg.x_w as usize);
             for y in 0..cfg.h {
@@ -211,33 +195,18 @@ fn flatten_illegal_parameters_stop_elaboration() {
 
 #[test]
 fn flatten_synthesizes_for_ultrascale() {
-    require_tool("yosys", "-V");
-    let dir = scratch("rtl_flatten_synth");
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_flatten.v");
     // (name, BEATS, BEAT_W)
     let sets = [("1x8", 1, 8), ("3x16", 3, 16), ("7x7x8_8bit", 49, 64)];
-    let mut report = String::new();
-    for (name, beats, beat_w) in sets {
-        let script = format!(
-            "read_verilog -defer {}\nchparam -set BEATS {beats} -set BEAT_W {beat_w} fptgen_flatten\n\
-             synth_xilinx -family xcu -top fptgen_flatten -noiopad\ntee -q -o {name}.txt stat\n",
-            rtl.display()
-        );
-        fs::write(dir.join(format!("{name}.ys")), script).unwrap();
-        run(Command::new("yosys").args(["-q", "-s", &format!("{name}.ys")]), "yosys synth_xilinx", &dir);
-        let stat = fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
-        let cells = cells(&stat);
-        let count = |pred: &dyn Fn(&str) -> bool| cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum::<u64>();
-        let rams = count(&|c| c.starts_with("RAM") || c.starts_with("SRL"));
-        let ffs = count(&|c| c.starts_with("FD"));
-        let list: Vec<String> = cells.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        writeln!(report, "  {name} (BEATS {beats}, BEAT_W {beat_w}): {}", list.join(", ")).unwrap();
+    let runs = sets.map(|(name, beats, beat_w)| (name.to_string(), format!("-set BEATS {beats} -set BEAT_W {beat_w}"), format!("{name} (BEATS {beats}, BEAT_W {beat_w})")));
+    synth_runs("rtl_flatten", "fptgen_flatten", &runs, |i, syn| {
+        let (name, beats, beat_w) = sets[i];
+        let stat = &syn.stat;
+        let rams = syn.count(|c| c.starts_with("RAM") || c.starts_with("SRL"));
+        let ffs = syn.count(|c| c.starts_with("FD"));
         assert_eq!(rams, 0, "{name}: the vector is needed whole, no RAM or shift-register primitives:\n{stat}");
         // The collecting register (BEATS - 1 beats), the output register,
         // the counter, its last flag and out_valid.
         let regs = (2 * beats - 1) * beat_w;
         assert!(ffs >= regs && ffs <= regs + 16, "{name}: {ffs} flip-flops, the registers are {regs} bits:\n{stat}");
-    }
-    eprintln!("rtl_flatten: yosys synth_xilinx -family xcu -noiopad\n{report}");
-    fs::remove_dir_all(&dir).ok();
+    });
 }

@@ -40,14 +40,12 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
 mod pixel_stream;
 mod port_stream;
-use common::{require_tool, run, scratch, Rng};
-use pixel_stream::cells;
+use common::{require_tool, scratch, Rng};
+use pixel_stream::synth_runs;
 use port_stream::{Bench, Log, Sink, Source};
 
 const BEATS: usize = 300;
@@ -436,9 +434,6 @@ fn fork_illegal_parameters_stop_elaboration() {
 
 #[test]
 fn fork_synthesizes_to_ram_for_ultrascale() {
-    require_tool("yosys", "-V");
-    let dir = scratch("rtl_fork_synth");
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_fork.v");
     // (name, W, DEPTH0, DEPTH1, RAM_STYLE0, RAM_STYLE1)
     let sets = [
         ("skip_60x64_lutram", 64, 60, 2, "distributed", "auto"),
@@ -447,24 +442,17 @@ fn fork_synthesizes_to_ram_for_ultrascale() {
         ("regs_3_2", 16, 3, 2, "auto", "auto"),
         ("regs_1_1", 16, 1, 1, "auto", "auto"),
     ];
-    let mut report = String::new();
-    for (name, w, d0, d1, s0, s1) in sets {
-        let script = format!(
-            "read_verilog -defer {}\nchparam -set W {w} -set DEPTH0 {d0} -set DEPTH1 {d1} -set RAM_STYLE0 \"{s0}\" -set RAM_STYLE1 \"{s1}\" fptgen_fork\n\
-             synth_xilinx -family xcu -top fptgen_fork -noiopad\ntee -q -o {name}.txt stat\n",
-            rtl.display()
-        );
-        fs::write(dir.join(format!("{name}.ys")), script).unwrap();
-        run(Command::new("yosys").args(["-q", "-s", &format!("{name}.ys")]), "yosys synth_xilinx", &dir);
-        let stat = fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
-        let cells = cells(&stat);
-        let count = |pred: &dyn Fn(&str) -> bool| cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum::<u64>();
-        let bram = count(&|c| c.starts_with("RAMB"));
-        let lutram = count(&|c| c.starts_with("RAM") && !c.starts_with("RAMB"));
-        let srl = count(&|c| c.starts_with("SRL"));
-        let ffs = count(&|c| c.starts_with("FD"));
-        let list: Vec<String> = cells.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        writeln!(report, "  {name} (W {w}, DEPTH {d0} {s0}, {d1} {s1}): {}", list.join(", ")).unwrap();
+    let runs = sets.map(|(name, w, d0, d1, s0, s1)| {
+        let params = format!("-set W {w} -set DEPTH0 {d0} -set DEPTH1 {d1} -set RAM_STYLE0 \"{s0}\" -set RAM_STYLE1 \"{s1}\"");
+        (name.to_string(), params, format!("{name} (W {w}, DEPTH {d0} {s0}, {d1} {s1})"))
+    });
+    synth_runs("rtl_fork", "fptgen_fork", &runs, |i, syn| {
+        let (name, w, d0, d1, s0, s1) = sets[i];
+        let stat = &syn.stat;
+        let bram = syn.count(|c| c.starts_with("RAMB"));
+        let lutram = syn.count(|c| c.starts_with("RAM") && !c.starts_with("RAMB"));
+        let srl = syn.count(|c| c.starts_with("SRL"));
+        let ffs = syn.count(|c| c.starts_with("FD"));
         assert_eq!(srl, 0, "{name}: no shift-register primitives:\n{stat}");
         // Flip-flops per FIFO: below the RAM threshold its DEPTH beats,
         // from it the read and bypass registers (2 beats); plus the
@@ -482,7 +470,5 @@ fn fork_synthesizes_to_ram_for_ultrascale() {
             let least = (d0.max(d1) * w) as u64;
             assert!(ffs >= least, "{name}: a shallow FIFO is registers ({ffs} flip-flops, {least} data bits at least):\n{stat}");
         }
-    }
-    eprintln!("rtl_fork: yosys synth_xilinx -family xcu -noiopad\n{report}");
-    fs::remove_dir_all(&dir).ok();
+    });
 }

@@ -25,15 +25,12 @@
 //! Verilator and yosys are required: without them these tests fail (they
 //! never skip).
 
-use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 mod common;
 mod pixel_stream;
-use common::{require_tool, run, scratch, Rng};
-use pixel_stream::{cells, field, pack, Dut, Log};
+use common::{require_tool, scratch, Rng};
+use pixel_stream::{field, line_buffer_synth, pack, Dut, Images, Log};
 
 /// Images streamed back to back into every parameter set.
 const IMAGES: usize = 3;
@@ -110,47 +107,32 @@ fn images(rng: &mut Rng, cfg: &Cfg) -> Vec<Vec<u64>> {
     pixel_stream::random_images(rng, IMAGES, cfg.h * cfg.w * cfg.c, cfg.x_w)
 }
 
-struct Bench {
-    dir: std::path::PathBuf,
-    duts: Vec<Dut>,
-    imgs: Vec<Vec<Vec<u64>>>,
-    full_rate: Vec<Log>,
-}
-
-fn bench(name: &str) -> Bench {
+fn bench(name: &str) -> Images {
     require_tool("verilator", "--version");
     let mut rng = Rng(SEED);
     let imgs: Vec<Vec<Vec<u64>>> = CFGS.iter().map(|c| images(&mut rng, c)).collect();
-    let duts: Vec<Dut> = CFGS
-        .iter()
-        .zip(&imgs)
-        .map(|(c, im)| {
-            let (oh, ow) = c.out_size();
-            Dut {
-                params: c.params(),
-                in_bits: c.c * c.x_w as usize,
-                out_bits: c.c * c.x_w as usize,
-                beats: im.iter().flat_map(|img| img.chunks(c.c).map(|p| pack(p, c.x_w))).collect(),
-                outputs: IMAGES * oh * ow,
-                ..Default::default()
-            }
-        })
-        .collect();
-    let dir = scratch(name);
-    let full_rate = pixel_stream::build_and_run(&dir, "maxpool_top", "fptgen_maxpool", &duts);
-    Bench { dir, duts, imgs, full_rate }
+    pixel_stream::image_bench(name, "maxpool_top", "fptgen_maxpool", imgs, |i, im| {
+        let c = &CFGS[i];
+        let (oh, ow) = c.out_size();
+        Dut {
+            params: c.params(),
+            in_bits: c.c * c.x_w as usize,
+            out_bits: c.c * c.x_w as usize,
+            beats: im.iter().flat_map(|img| img.chunks(c.c).map(|p| pack(p, c.x_w))).collect(),
+            outputs: IMAGES * oh * ow,
+            ..Default::default()
+        }
+    })
 }
 
 /// Every output of every instance against the model, bit for bit; fails on
 /// the first difference.
-fn check_outputs(b: &Bench, logs: &[Log], run: &str) {
+fn check_outputs(b: &Images, logs: &[Log], run: &str) {
     for (i, cfg) in CFGS.iter().enumerate() {
         let (oh, ow) = cfg.out_size();
         let log = &logs[i];
         let ctx = format!("{run}, parameter set {i} {cfg:?}");
-        let stuck = log.stuck.map(|t| format!(" (the bench stopped at its cycle limit, cycle {t})")).unwrap_or_default();
-        assert_eq!(log.accepted.len(), IMAGES * cfg.h * cfg.w, "{ctx}: pixels accepted{stuck}");
-        assert_eq!(log.outputs.len(), IMAGES * oh * ow, "{ctx}: pixels output{stuck}");
+        log.check_counts(&ctx, IMAGES * cfg.h * cfg.w, IMAGES * oh * ow, ["pixels", "pixels"]);
         for (j, (t, bits)) in log.outputs.iter().enumerate() {
             let (n, oy, ox) = (j / (oh * ow), j % (oh * ow) / ow, j % ow);
             let want = cfg.pool(&b.imgs[i][n], oy, ox);
@@ -199,35 +181,12 @@ fn maxpool_illegal_parameters_stop_elaboration() {
 
 #[test]
 fn maxpool_synthesizes_to_ram_for_ultrascale() {
-    require_tool("yosys", "-V");
-    let dir = scratch("rtl_maxpool_synth");
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl/fptgen_maxpool.v");
     // (name, parameters, pixel bits, RAM style)
     let sets = [
         ("32x32x16_signed", "-set H 32 -set W 32 -set C 16 -set X_W 8 -set X_S 1", 128, "auto"),
         ("224x224x16_unsigned", "-set H 224 -set W 224 -set C 16 -set X_W 8 -set X_S 0", 128, "block"),
     ];
-    let mut report = String::new();
-    for (name, params, px, style) in sets {
-        let script = format!(
-            "read_verilog -defer {}\nchparam {params} -set RAM_STYLE \"{style}\" fptgen_maxpool\n\
-             synth_xilinx -family xcu -top fptgen_maxpool -noiopad\ntee -q -o {name}.txt stat\n",
-            rtl.display()
-        );
-        fs::write(dir.join(format!("{name}.ys")), script).unwrap();
-        run(Command::new("yosys").args(["-q", "-s", &format!("{name}.ys")]), "yosys synth_xilinx", &dir);
-        let stat = fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
-        let cells = cells(&stat);
-        let count = |pred: &dyn Fn(&str) -> bool| cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum::<u64>();
-        let rams = count(&|c| c.starts_with("RAM"));
-        let ffs = count(&|c| c.starts_with("FD"));
-        let list: Vec<String> = cells.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        writeln!(report, "  {name} (ram_style {style}): {}", list.join(", ")).unwrap();
-        assert!(rams > 0, "{name}: the line buffer must map to RAM primitives:\n{stat}");
-        // The held pixel, the output register, the RAM's read register when
-        // it is LUT RAM, counters.
-        assert!(ffs <= 3 * px + 64, "{name}: {ffs} flip-flops, more than the pixel registers:\n{stat}");
-    }
-    eprintln!("rtl_maxpool: yosys synth_xilinx -family xcu -noiopad\n{report}");
-    fs::remove_dir_all(&dir).ok();
+    // The held pixel, the output register, the RAM's read register when
+    // it is LUT RAM (3 pixels), counters.
+    line_buffer_synth("rtl_maxpool", "fptgen_maxpool", &sets, 3, "pixel registers");
 }

@@ -57,6 +57,32 @@ pub fn rtl_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl")
 }
 
+/// A copy of the library's `file` (a name under `rtl/`) with its one
+/// occurrence of `right` replaced by `wrong`, written to a fresh scratch
+/// directory `scratch_name`; returns the copy's path (absolute, so it can
+/// stand in a `verilate_and_run` or `Bench::run` file list for `file`).
+/// Fails unless `right` occurs exactly once. `expect_caught` removes it.
+pub fn mutated_rtl(file: &str, right: &str, wrong: &str, scratch_name: &str) -> PathBuf {
+    let source = fs::read_to_string(rtl_dir().join(file)).unwrap_or_else(|e| panic!("read rtl/{file}: {e}"));
+    let n = source.matches(right).count();
+    assert_eq!(n, 1, "`{right}` occurs {n} times in rtl/{file}, not once");
+    let path = scratch(scratch_name).join(file);
+    fs::write(&path, source.replace(right, wrong)).expect("write the mutated copy");
+    path
+}
+
+/// The end of a mutation test: `result`, a run on the `mutated_rtl` copy
+/// `mutated`, must have failed, naming one of `signals` (`what`: the
+/// mutation); removes the copy's and the run's (`run_dir`) directories.
+pub fn expect_caught<T>(result: Result<T, String>, what: &str, signals: &[&str], mutated: &Path, run_dir: &Path) {
+    let Err(err) = result else { panic!("{what} was not noticed") };
+    assert!(signals.iter().any(|s| err.contains(s)), "{err}");
+    if let Some(dir) = mutated.parent() {
+        let _ = fs::remove_dir_all(dir);
+    }
+    let _ = fs::remove_dir_all(run_dir);
+}
+
 /// Verilator's option that puts `rtl/` on the include path (for
 /// `fptgen_clog2.vh`).
 pub fn rtl_include() -> String {
@@ -189,6 +215,34 @@ pub fn replay(bin: &str, test: &str, seed: u8) -> String {
 
 /// A port of a test's generated top: its name and width in bits (1 to 128).
 pub type Port<'a> = (&'a str, u32);
+
+/// A `Bench` top built up by a test whose port names are generated (an
+/// instance per parameter set, say): its inputs and outputs in the order
+/// of the stimulus and output rows, and its body.
+#[derive(Debug, Default)]
+pub struct Top {
+    pub inputs: Vec<(String, u32)>,
+    pub outputs: Vec<(String, u32)>,
+    pub body: String,
+}
+
+impl Top {
+    pub fn input(&mut self, name: impl Into<String>, w: u32) {
+        self.inputs.push((name.into(), w));
+    }
+
+    pub fn output(&mut self, name: impl Into<String>, w: u32) {
+        self.outputs.push((name.into(), w));
+    }
+
+    /// `Bench::run` of this top, named `name`.
+    pub fn run(&self, name: &str, clocked: bool, dir: &Path, rtl: &[&str], stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        fn refs(ports: &[(String, u32)]) -> Vec<Port<'_>> {
+            ports.iter().map(|(n, w)| (n.as_str(), *w)).collect()
+        }
+        Bench { name, inputs: &refs(&self.inputs), outputs: &refs(&self.outputs), clocked }.run(dir, &self.body, rtl, stim)
+    }
+}
 
 /// A stimulus-driven simulation of a generated top `name` (in `dir`): ports
 /// `inputs` and `outputs`, and, when `clocked`, a `clk` input. One row of

@@ -71,6 +71,17 @@ pub struct Log {
     pub cycles: Vec<Cycle>,
 }
 
+impl Log {
+    /// Asserts `accepted` input beats (`what[0]`) accepted and `outputs`
+    /// outputs (`what[1]`) given, naming the cycle where the bench stopped
+    /// at its cycle limit.
+    pub fn check_counts(&self, ctx: &str, accepted: usize, outputs: usize, what: [&str; 2]) {
+        let stuck = self.stuck.map(|t| format!(" (the bench stopped at its cycle limit, cycle {t})")).unwrap_or_default();
+        assert_eq!(self.accepted.len(), accepted, "{ctx}: {} accepted{stuck}", what[0]);
+        assert_eq!(self.outputs.len(), outputs, "{ctx}: {} output{stuck}", what[1]);
+    }
+}
+
 /// The handshake signals of one instance in one cycle (after evaluation,
 /// before the clock edge).
 #[derive(Debug, Clone, Copy)]
@@ -465,4 +476,94 @@ pub fn cells(stat: &str) -> Vec<(String, u64)> {
             }
         })
         .collect()
+}
+
+/// A yosys `stat` report and the cells it lists.
+pub struct Synth {
+    pub stat: String,
+    pub cells: Vec<(String, u64)>,
+}
+
+impl Synth {
+    /// How many cells of the types `pred` accepts.
+    pub fn count(&self, pred: impl Fn(&str) -> bool) -> u64 {
+        self.cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum()
+    }
+
+    /// The cell types and counts, "type n, type n, ...".
+    pub fn list(&self) -> String {
+        self.cells.iter().map(|(c, n)| format!("{c} {n}")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// yosys `synth_xilinx -family xcu -noiopad` of the library's `module`
+/// (`rtl/<module>.v`) with `chparam <params>` (e.g. `-set W 8`), in `dir`
+/// (script `<name>.ys`, report `<name>.txt`).
+pub fn synth_xilinx(dir: &Path, module: &str, name: &str, params: &str) -> Synth {
+    let script = format!(
+        "read_verilog -defer {}\nchparam {params} {module}\n\
+         synth_xilinx -family xcu -top {module} -noiopad\ntee -q -o {name}.txt stat\n",
+        crate::common::rtl_dir().join(format!("{module}.v")).display()
+    );
+    fs::write(dir.join(format!("{name}.ys")), script).unwrap();
+    run(Command::new("yosys").args(["-q", "-s", &format!("{name}.ys")]), "yosys synth_xilinx", dir);
+    let stat = fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
+    Synth { cells: cells(&stat), stat }
+}
+
+/// The synthesis test of a module: `synth_xilinx` of `module` once per
+/// `(name, chparam, label)` of `runs`, in a scratch directory
+/// `<test>_synth` (yosys required, removed on success); `check(i, synth)`
+/// checks run i's cells, then every run's cell counts are printed, one
+/// line per run after its label.
+pub fn synth_runs(test: &str, module: &str, runs: &[(String, String, String)], mut check: impl FnMut(usize, &Synth)) {
+    crate::common::require_tool("yosys", "-V");
+    let dir = crate::common::scratch(&format!("{test}_synth"));
+    let mut report = String::new();
+    for (i, (name, params, label)) in runs.iter().enumerate() {
+        let syn = synth_xilinx(&dir, module, name, params);
+        writeln!(report, "  {label}: {}", syn.list()).unwrap();
+        check(i, &syn);
+    }
+    eprintln!("{test}: yosys synth_xilinx -family xcu -noiopad\n{report}");
+    fs::remove_dir_all(&dir).ok();
+}
+
+/// The synthesis test of a line-buffer module (`fptgen_maxpool`,
+/// `fptgen_swg`) over `(name, chparam, pixel bits, RAM_STYLE)`: the line
+/// buffer maps to RAM primitives, and the flip-flops are at most `pixels`
+/// pixel registers (`what`) and 64 more (counters).
+pub fn line_buffer_synth(test: &str, module: &str, sets: &[(&str, &str, u64, &str)], pixels: u64, what: &str) {
+    let runs: Vec<_> = sets
+        .iter()
+        .map(|(name, params, _, style)| (name.to_string(), format!("{params} -set RAM_STYLE \"{style}\""), format!("{name} (ram_style {style})")))
+        .collect();
+    synth_runs(test, module, &runs, |i, syn| {
+        let (name, _, px, _) = sets[i];
+        let stat = &syn.stat;
+        let rams = syn.count(|c| c.starts_with("RAM"));
+        let ffs = syn.count(|c| c.starts_with("FD"));
+        assert!(rams > 0, "{name}: the line buffer must map to RAM primitives:\n{stat}");
+        assert!(ffs <= pixels * px + 64, "{name}: {ffs} flip-flops, more than the {what}:\n{stat}");
+    });
+}
+
+/// A test's bench of an instance per parameter set, each streaming its
+/// images: the scratch directory, the instances, the images and the logs
+/// of the full-rate run.
+pub struct Images {
+    pub dir: std::path::PathBuf,
+    pub duts: Vec<Dut>,
+    pub imgs: Vec<Vec<Vec<u64>>>,
+    pub full_rate: Vec<Log>,
+}
+
+/// Builds the top `top` (in a fresh scratch directory `name`) with an
+/// instance of `module` per image set, `dut(i, &imgs[i])`, and runs it at
+/// full rate.
+pub fn image_bench(name: &str, top: &str, module: &str, imgs: Vec<Vec<Vec<u64>>>, dut: impl Fn(usize, &[Vec<u64>]) -> Dut) -> Images {
+    let duts: Vec<Dut> = imgs.iter().enumerate().map(|(i, im)| dut(i, im)).collect();
+    let dir = crate::common::scratch(name);
+    let full_rate = build_and_run(&dir, top, module, &duts);
+    Images { dir, duts, imgs, full_rate }
 }
