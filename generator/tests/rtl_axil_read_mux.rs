@@ -10,17 +10,14 @@
 //! extremes. Every address of the spaces of up to 11 bits (and for the
 //! 32-bit one every register's address, its neighbours and random ones),
 //! each with fresh random values in every register; every output of every
-//! instance compared for every address (`cycle_bench`; the module is
-//! combinational). The illegal parameter sets (a duplicate address among
-//! them) are in `rtl_param_checks.rs`. Fails (never skips) without
-//! Verilator.
+//! instance compared for every address (`common::Built::check`; the
+//! module is combinational). The illegal parameter sets (a duplicate
+//! address among them) are in `rtl_param_checks.rs`. Fails (never skips)
+//! without Verilator.
 
 mod common;
-mod cycle_bench;
-mod pixel_stream;
 
-use common::Rng;
-use cycle_bench::{input, mask_u128 as mask, output, Inst, Model};
+use common::{input, mask_u128 as mask, output, require_tool, scratch, Inst, Model, Rng, Top};
 
 /// A register map: address bits, and the word address of each register
 /// (register k the k-th).
@@ -68,7 +65,8 @@ fn address(m: &Map, t: usize, rng: &mut Rng) -> u128 {
 #[test]
 fn axil_read_mux_matches_its_header_for_every_address() {
     let maps = maps();
-    let insts = maps
+    require_tool("verilator", "--version");
+    let insts: Vec<Inst> = maps
         .iter()
         .enumerate()
         .map(|(i, m)| {
@@ -88,7 +86,8 @@ fn axil_read_mux_matches_its_header_for_every_address() {
             }
         })
         .collect();
-    let bench = cycle_bench::build("rtl_axil_read_mux", "fptgen_axil_read_mux", &["fptgen_axil_read_mux.v"], false, insts);
+    let top = Top::of_instances("fptgen_axil_read_mux", insts);
+    let bench = top.build("mux_top", false, &scratch("rtl_axil_read_mux"), &["fptgen_axil_read_mux.v"]);
     let mut rng = Rng(0x7265_6164_0000_0001);
     let stim: Vec<Vec<Vec<u128>>> = (0..CYCLES)
         .map(|t| {

@@ -13,17 +13,14 @@
 //! random ones; the trainer's status idle, busy, paused, done; events of
 //! every kind, 3 included, which counts nowhere; sample-load transfers;
 //! rare resets); every output of every instance compared in every cycle
-//! (`cycle_bench`). The test also counts that starts with and without
-//! iterations, the starting window (weights refused before the trainer is
-//! busy), paused reads and events of every kind happened. Fails (never
-//! skips) without Verilator.
+//! (`common::Built::check`). The test also counts that starts with and
+//! without iterations, the starting window (weights refused before the
+//! trainer is busy), paused reads and events of every kind happened. Fails
+//! (never skips) without Verilator.
 
 mod common;
-mod cycle_bench;
-mod pixel_stream;
 
-use common::Rng;
-use cycle_bench::{input, mask_u128 as mask, output, Inst, Model};
+use common::{input, mask_u128 as mask, output, require_tool, scratch, Inst, Model, Rng, Top};
 
 /// (AW, CONTROL, ITERATIONS)
 const SETS: [(u32, u128, u128); 4] = [(11, 16, 18), (6, 63, 0), (1, 0, 1), (32, 0x7fff_ffff, 5)];
@@ -140,7 +137,8 @@ fn stimulus(rng: &mut Rng) -> Vec<Vec<Vec<u128>>> {
 
 #[test]
 fn axil_trainer_matches_its_header_on_every_cycle() {
-    let insts = SETS
+    require_tool("verilator", "--version");
+    let insts: Vec<Inst> = SETS
         .iter()
         .map(|&(aw, control, iterations)| Inst {
             label: format!("AW {aw} CONTROL {control} ITERATIONS {iterations}"),
@@ -171,7 +169,8 @@ fn axil_trainer_matches_its_header_on_every_cycle() {
             wiring: None,
         })
         .collect();
-    let bench = cycle_bench::build("rtl_axil_trainer", "fptgen_axil_trainer", &["fptgen_axil_trainer.v"], true, insts);
+    let top = Top::of_instances("fptgen_axil_trainer", insts);
+    let bench = top.build("trainer_top", true, &scratch("rtl_axil_trainer"), &["fptgen_axil_trainer.v"]);
     for seed in 1..=3u64 {
         let mut rng = Rng(0x7472_6169_0000_0000 + seed);
         let stim = stimulus(&mut rng);

@@ -13,15 +13,12 @@
 //! tensor's, and address spaces of 10 to 31 bits. Every address of the
 //! spaces of up to 13 bits, in order; for the wider ones addresses in and
 //! around the window and random ones; random host data. Every output of
-//! every instance compared for every address (`cycle_bench`; the module
-//! is combinational). Fails (never skips) without Verilator.
+//! every instance compared for every address (`common::Built::check`; the
+//! module is combinational). Fails (never skips) without Verilator.
 
 mod common;
-mod cycle_bench;
-mod pixel_stream;
 
-use common::Rng;
-use cycle_bench::{input, mask_u128 as mask, output, Inst, Model};
+use common::{input, mask_u128 as mask, output, require_tool, scratch, Inst, Model, Rng, Top};
 
 /// One window's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +102,8 @@ fn address(w: &Win, t: usize, rng: &mut Rng) -> u128 {
 
 #[test]
 fn axil_window_matches_its_header_for_every_address() {
-    let insts = WINS
+    require_tool("verilator", "--version");
+    let insts: Vec<Inst> = WINS
         .iter()
         .map(|w| Inst {
             label: format!("{w:?}"),
@@ -137,7 +135,8 @@ fn axil_window_matches_its_header_for_every_address() {
             wiring: None,
         })
         .collect();
-    let bench = cycle_bench::build("rtl_axil_window", "fptgen_axil_window", &["fptgen_axil_window.v"], false, insts);
+    let top = Top::of_instances("fptgen_axil_window", insts);
+    let bench = top.build("window_top", false, &scratch("rtl_axil_window"), &["fptgen_axil_window.v"]);
     let mut rng = Rng(0x7769_6e64_0000_0001);
     let stim: Vec<Vec<Vec<u128>>> = (0..CYCLES).map(|t| WINS.iter().map(|w| vec![address(w, t, &mut rng), rng.u128() & mask(w.data_w)]).collect()).collect();
     let mut models = WINS.to_vec();

@@ -12,23 +12,16 @@
 //! only, a 1-bit bus, beats wider than 64 bits). Seeded random stimulus in
 //! phases (full rate, random valid and ready, long stalls, long gaps) with
 //! random data and rare resets; every output of every instance compared in
-//! every cycle (`cycle_bench`), and at least 100 beats through each
-//! instance per run. Fails (never skips) without Verilator.
+//! every cycle (`common::Built::check`), and at least 100 beats through
+//! each instance per run. Fails (never skips) without Verilator.
 
 mod common;
-mod cycle_bench;
-mod pixel_stream;
 
-use common::Rng;
-use cycle_bench::{input, output, Inst, Model};
+use common::{input, mask_u128 as mask, output, require_tool, scratch, Inst, Model, Rng, Top};
 
 /// (IN_W, BEAT_W, K)
 const SETS: &[(u32, u32, usize)] = &[(16, 16, 1), (24, 17, 1), (8, 16, 2), (8, 17, 3), (40, 120, 3), (1, 5, 5), (32, 100, 4), (13, 13, 2)];
 const CYCLES: usize = 4000;
-
-fn mask(w: u32) -> u128 {
-    cycle_bench::mask_u128(w)
-}
 
 /// The header's model: the transfer counter and the stored transfers
 /// (Verilator starts every register at 0).
@@ -105,7 +98,8 @@ fn stimulus(rng: &mut Rng) -> Vec<Vec<Vec<u128>>> {
 
 #[test]
 fn axis_gather_matches_its_header_on_every_cycle() {
-    let insts = SETS
+    require_tool("verilator", "--version");
+    let insts: Vec<Inst> = SETS
         .iter()
         .map(|&(in_w, beat_w, k)| Inst {
             label: format!("IN_W {in_w} BEAT_W {beat_w} K {k}"),
@@ -122,7 +116,8 @@ fn axis_gather_matches_its_header_on_every_cycle() {
             wiring: None,
         })
         .collect();
-    let bench = cycle_bench::build("rtl_axis_gather", "fptgen_axis_gather", &["fptgen_axis_gather.v"], true, insts);
+    let top = Top::of_instances("fptgen_axis_gather", insts);
+    let bench = top.build("gather_top", true, &scratch("rtl_axis_gather"), &["fptgen_axis_gather.v"]);
     for seed in 1..=3u64 {
         let mut rng = Rng(0x6761_7468_0000_0000 + seed);
         let stim = stimulus(&mut rng);

@@ -13,15 +13,12 @@
 //! TLAST every 1 to 5 vectors. Seeded random stimulus in phases (full rate,
 //! random valid and ready, long stalls, long gaps) with random data and
 //! rare resets; every output of every instance compared in every cycle
-//! (`cycle_bench`), and at least 100 transfers and 10 TLASTs through each
-//! instance per run. Fails (never skips) without Verilator.
+//! (`common::Built::check`), and at least 100 transfers and 10 TLASTs
+//! through each instance per run. Fails (never skips) without Verilator.
 
 mod common;
-mod cycle_bench;
-mod pixel_stream;
 
-use common::Rng;
-use cycle_bench::{input, mask_u128 as mask, output, Inst, Model};
+use common::{input, mask_u128 as mask, output, require_tool, scratch, Inst, Model, Rng, Top};
 
 /// (BEAT_W, OUT_W, K, BEATS, BATCH)
 const SETS: &[(u32, u32, usize, usize, usize)] =
@@ -123,7 +120,8 @@ fn stimulus(rng: &mut Rng) -> Vec<Vec<Vec<u128>>> {
 
 #[test]
 fn axis_scatter_matches_its_header_on_every_cycle() {
-    let insts = SETS
+    require_tool("verilator", "--version");
+    let insts: Vec<Inst> = SETS
         .iter()
         .map(|&(beat_w, out_w, k, beats, batch)| Inst {
             label: format!("BEAT_W {beat_w} OUT_W {out_w} K {k} BEATS {beats} BATCH {batch}"),
@@ -141,7 +139,8 @@ fn axis_scatter_matches_its_header_on_every_cycle() {
             wiring: None,
         })
         .collect();
-    let bench = cycle_bench::build("rtl_axis_scatter", "fptgen_axis_scatter", &["fptgen_axis_scatter.v"], true, insts);
+    let top = Top::of_instances("fptgen_axis_scatter", insts);
+    let bench = top.build("scatter_top", true, &scratch("rtl_axis_scatter"), &["fptgen_axis_scatter.v"]);
     for seed in 1..=3u64 {
         let mut rng = Rng(0x7363_6174_0000_0000 + seed);
         let stim = stimulus(&mut rng);

@@ -218,12 +218,66 @@ pub type Port<'a> = (&'a str, u32);
 
 /// A `Bench` top built up by a test whose port names are generated (an
 /// instance per parameter set, say): its inputs and outputs in the order
-/// of the stimulus and output rows, and its body.
+/// of the stimulus and output rows, and its body (the instances added with
+/// [`Top::instance`] follow it).
 #[derive(Debug, Default)]
 pub struct Top {
     pub inputs: Vec<(String, u32)>,
     pub outputs: Vec<(String, u32)>,
     pub body: String,
+    pub insts: Vec<(String, Inst)>,
+}
+
+/// A port of a module under test: its name, width (1 to 128) and direction.
+#[derive(Debug, Clone)]
+pub struct Pin {
+    pub name: String,
+    pub bits: u32,
+    pub input: bool,
+}
+
+/// An input port.
+pub fn input(name: impl Into<String>, bits: u32) -> Pin {
+    Pin { name: name.into(), bits, input: true }
+}
+
+/// An output port.
+pub fn output(name: impl Into<String>, bits: u32) -> Pin {
+    Pin { name: name.into(), bits, input: false }
+}
+
+/// An instance of a module under test ([`Top::instance`]): how failures
+/// name it, its parameter overrides (`.A(1), .B(2)`) and its ports (in the
+/// order of its stimulus and its model's outputs; `clk` is not one of
+/// them). Each port `p` of instance `i` is the top's `u{i}_{p}`, connected
+/// to the instance's `p`, unless `wiring` gives the instance's connections
+/// instead (Verilog, on the names `u{i}_{p}`: for a port wider than the
+/// bench's 128 bits, made of several of them).
+#[derive(Debug, Clone)]
+pub struct Inst {
+    pub label: String,
+    pub params: String,
+    pub ports: Vec<Pin>,
+    pub wiring: Option<String>,
+}
+
+impl Inst {
+    pub fn inputs(&self) -> impl Iterator<Item = &Pin> {
+        self.ports.iter().filter(|p| p.input)
+    }
+
+    pub fn outputs(&self) -> impl Iterator<Item = &Pin> {
+        self.ports.iter().filter(|p| !p.input)
+    }
+}
+
+/// A model of one instance, checked cycle by cycle ([`Built::check`]).
+/// Cycle `t` is the clock period that ends with rising edge `t + 1`.
+pub trait Model {
+    /// The outputs in the current cycle (in port order) for its inputs.
+    fn outputs(&self, inputs: &[u128]) -> Vec<u128>;
+    /// The rising edge at the end of the cycle with these inputs.
+    fn edge(&mut self, inputs: &[u128]);
 }
 
 impl Top {
@@ -235,12 +289,128 @@ impl Top {
         self.outputs.push((name.into(), w));
     }
 
-    /// `Bench::run` of this top, named `name`.
-    pub fn run(&self, name: &str, clocked: bool, dir: &Path, rtl: &[&str], stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+    /// A top of `insts`, instances of `module` ([`Top::instance`]).
+    pub fn of_instances(module: &str, insts: impl IntoIterator<Item = Inst>) -> Top {
+        let mut top = Top::default();
+        insts.into_iter().for_each(|inst| top.instance(module, inst));
+        top
+    }
+
+    /// Adds instance `i` (the next) of `module`: its ports become the
+    /// top's `u{i}_{p}` (see [`Inst`]); in a clocked top its `clk` is the
+    /// top's. Instances go after `body`, and their ports after those
+    /// added before.
+    pub fn instance(&mut self, module: &str, inst: Inst) {
+        let i = self.insts.len();
+        for p in &inst.ports {
+            assert!((1..=128).contains(&p.bits), "{}: port {} of {} bits (the bench takes 1 to 128)", inst.label, p.name, p.bits);
+            let name = format!("u{i}_{}", p.name);
+            if p.input { self.input(name, p.bits) } else { self.output(name, p.bits) }
+        }
+        self.insts.push((module.to_string(), inst));
+    }
+
+    /// The body with the instances.
+    fn full_body(&self, clocked: bool) -> String {
+        use std::fmt::Write as _;
+        let mut body = self.body.clone();
+        for (i, (module, inst)) in self.insts.iter().enumerate() {
+            let mut conns: Vec<String> = if clocked { vec![".clk(clk)".into()] } else { Vec::new() };
+            match &inst.wiring {
+                Some(w) => conns.push(w.clone()),
+                None => conns.extend(inst.ports.iter().map(|p| format!(".{}(u{i}_{})", p.name, p.name))),
+            }
+            write!(body, "\n// {}\n{module} #({}) u{i} (\n    {}\n);\n", inst.label, inst.params, conns.join(",\n    ")).unwrap();
+        }
+        body
+    }
+
+    fn bench<R>(&self, name: &str, clocked: bool, f: impl FnOnce(&Bench) -> R) -> R {
         fn refs(ports: &[(String, u32)]) -> Vec<Port<'_>> {
             ports.iter().map(|(n, w)| (n.as_str(), *w)).collect()
         }
-        Bench { name, inputs: &refs(&self.inputs), outputs: &refs(&self.outputs), clocked }.run(dir, &self.body, rtl, stim)
+        f(&Bench { name, inputs: &refs(&self.inputs), outputs: &refs(&self.outputs), clocked })
+    }
+
+    /// `Bench::run` of this top, named `name`.
+    pub fn run(&self, name: &str, clocked: bool, dir: &Path, rtl: &[&str], stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        self.build(name, clocked, dir, rtl).simulate("stim.txt", stim)
+    }
+
+    /// `Bench::build` of this top, named `name`, to simulate (or check)
+    /// several stimuli on one build.
+    pub fn build(&self, name: &str, clocked: bool, dir: &Path, rtl: &[&str]) -> Built<'_> {
+        self.bench(name, clocked, |b| b.build(dir, &self.full_body(clocked), rtl));
+        Built { top: self, name: name.to_string(), clocked, dir: dir.to_path_buf() }
+    }
+}
+
+/// A built [`Top`].
+pub struct Built<'t> {
+    pub top: &'t Top,
+    pub name: String,
+    pub clocked: bool,
+    pub dir: PathBuf,
+}
+
+impl Built<'_> {
+    /// `Bench::simulate`: one row of outputs per row of `stim`, written to
+    /// `file` in the build's directory.
+    pub fn simulate(&self, file: &str, stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        self.top.bench(&self.name, self.clocked, |b| b.simulate(&self.dir, file, stim))
+    }
+
+    /// Runs `stim` (per cycle, per instance, its inputs in port order) on a
+    /// top of [`Top::instance`]s and compares every output of every
+    /// instance in every cycle with its model (`models[i]` for instance
+    /// `i`, from its state after reset as the model defines it); panics on
+    /// the first difference, naming `run_name`, the instance, the signal,
+    /// the cycle and both values.
+    pub fn check<M: Model>(&self, run_name: &str, stim: &[Vec<Vec<u128>>], models: &mut [M]) {
+        let insts: Vec<&Inst> = self.top.insts.iter().map(|(_, inst)| inst).collect();
+        assert_eq!(models.len(), insts.len());
+        assert_eq!((self.top.inputs.len(), self.top.outputs.len()), insts.iter().fold((0, 0), |(i, o), x| (i + x.inputs().count(), o + x.outputs().count())), "a top of instances only");
+        let rows: Vec<Vec<u128>> = stim
+            .iter()
+            .map(|cycle| {
+                assert_eq!(cycle.len(), insts.len());
+                let mut row = Vec::new();
+                for (inst, values) in insts.iter().zip(cycle) {
+                    for (p, &v) in inst.inputs().zip(values) {
+                        assert_eq!(v & !mask_u128(p.bits), 0, "{}: {} = {v:#x} does not fit {} bits", inst.label, p.name, p.bits);
+                        row.push(v);
+                    }
+                }
+                row
+            })
+            .collect();
+        let file = format!("stim_{}.txt", run_name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        let out = self.simulate(&file, &rows);
+        for (t, (got, cycle)) in out.iter().zip(stim).enumerate() {
+            let mut got = got.iter();
+            for (i, (inst, model)) in insts.iter().zip(models.iter_mut()).enumerate() {
+                let want = model.outputs(&cycle[i]);
+                let ports: Vec<&Pin> = inst.outputs().collect();
+                assert_eq!(want.len(), ports.len(), "{}: the model gives {} outputs for {} ports", inst.label, want.len(), ports.len());
+                for (p, w) in ports.iter().zip(&want) {
+                    let (g, w) = (*got.next().unwrap(), w & mask_u128(p.bits));
+                    assert!(
+                        g == w,
+                        "{run_name}, {}: {} on cycle {t} is {g:#x}, expected {w:#x} (inputs {:x?}; files in {})",
+                        inst.label,
+                        p.name,
+                        cycle[i],
+                        self.dir.display()
+                    );
+                }
+                model.edge(&cycle[i]);
+            }
+        }
+    }
+
+    /// Removes the build's directory (after the last run passed).
+    pub fn done(self) {
+        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -260,7 +430,17 @@ pub struct Bench<'a> {
 }
 
 impl Bench<'_> {
+    /// [`Bench::build`], then [`Bench::simulate`] (the stimulus in
+    /// `stim.txt`).
     pub fn run(&self, dir: &Path, body: &str, rtl: &[&str], stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        self.build(dir, body, rtl);
+        self.simulate(dir, "stim.txt", stim)
+    }
+
+    /// Writes the top and its driver into `dir` and builds them
+    /// ([`verilate`]). The driver reads the stimulus file its argument
+    /// names: the number of cycles, then their rows.
+    pub fn build(&self, dir: &Path, body: &str, rtl: &[&str]) {
         use std::fmt::Write as _;
         let name = self.name;
         let range = |w: u32| if w == 1 { String::new() } else { format!("[{}:0] ", w - 1) };
@@ -274,32 +454,16 @@ impl Bench<'_> {
         fs::write(dir.join(format!("{name}.v")), v).expect("write top");
 
         let words = |w: u32| w.div_ceil(32);
-        let mut text = String::new();
-        for row in stim {
-            assert_eq!(row.len(), self.inputs.len(), "a stimulus row needs a value per input");
-            for (&x, &(_, w)) in row.iter().zip(self.inputs) {
-                let x = x & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 };
-                if w > 64 {
-                    for k in (0..words(w)).rev() {
-                        write!(text, "{:x} ", (x >> (32 * k)) as u32).unwrap();
-                    }
-                } else {
-                    write!(text, "{x:x} ").unwrap();
-                }
-            }
-            text.push('\n');
-        }
-        fs::write(dir.join("stim.txt"), text).expect("write stimulus");
-
         let mut c = format!(
             "#include \"V{name}.h\"\n#include \"verilated.h\"\n#include <cstdio>\nint main(int argc, char** argv) {{\n    \
-             VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    V{name} top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
-             unsigned long long x;\n    unsigned w;\n"
+             VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    V{name} top(&ctx);\n    if (argc < 2) return 3;\n    \
+             FILE* f = std::fopen(argv[1], \"r\");\n    unsigned long long x;\n    unsigned w;\n    long cycles;\n    \
+             if (!f || std::fscanf(f, \"%ld\", &cycles) != 1) return 3;\n"
         );
         if self.clocked {
             c += "    top.clk = 0; top.eval();\n";
         }
-        writeln!(c, "    for (int t = 0; t < {}; ++t) {{", stim.len()).unwrap();
+        c += "    for (long t = 0; t < cycles; ++t) {\n";
         for &(n, w) in self.inputs {
             if w > 64 {
                 for k in (0..words(w)).rev() {
@@ -326,8 +490,32 @@ impl Bench<'_> {
         }
         c += "    }\n    return 0;\n}\n";
         fs::write(dir.join("main.cpp"), c).expect("write driver");
+        verilate(dir, name, rtl);
+    }
 
-        let out = verilate_and_run(dir, name, rtl);
+    /// Runs the simulation [`Bench::build`] built in `dir` on `stim`
+    /// (written to `file` in `dir`).
+    pub fn simulate(&self, dir: &Path, file: &str, stim: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        use std::fmt::Write as _;
+        let words = |w: u32| w.div_ceil(32);
+        let mut text = format!("{}\n", stim.len());
+        for row in stim {
+            assert_eq!(row.len(), self.inputs.len(), "a stimulus row needs a value per input");
+            for (&x, &(_, w)) in row.iter().zip(self.inputs) {
+                let x = x & mask_u128(w);
+                if w > 64 {
+                    for k in (0..words(w)).rev() {
+                        write!(text, "{:x} ", (x >> (32 * k)) as u32).unwrap();
+                    }
+                } else {
+                    write!(text, "{x:x} ").unwrap();
+                }
+            }
+            text.push('\n');
+        }
+        fs::write(dir.join(file), text).expect("write stimulus");
+
+        let out = run(Command::new(dir.join("obj/vsim")).arg(file), "simulation", dir);
         let rows: Vec<Vec<u128>> = out
             .lines()
             .map(|l| l.split_whitespace().map(|x| u128::from_str_radix(x, 16).expect("a hex output")).collect())
@@ -338,6 +526,11 @@ impl Bench<'_> {
     }
 }
 
+/// The low `w` bits set (all 128 for `w >= 128`).
+pub fn mask_u128(w: u32) -> u128 {
+    if w >= 128 { u128::MAX } else { (1u128 << w) - 1 }
+}
+
 /// `x`'s low `w` bits (`1 <= w <= 128`) as a two's complement number.
 pub fn signed(x: u128, w: u32) -> i128 {
     ((x << (128 - w)) as i128) >> (128 - w)
@@ -345,5 +538,5 @@ pub fn signed(x: u128, w: u32) -> i128 {
 
 /// `x` as a `w`-bit two's complement code (`1 <= w <= 128`).
 pub fn code(x: i128, w: u32) -> u128 {
-    (x as u128) & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 }
+    (x as u128) & mask_u128(w)
 }

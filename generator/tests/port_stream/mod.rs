@@ -35,7 +35,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{rtl_dir, rtl_include, run};
+use crate::common::{run, verilate};
 use crate::pixel_stream::{cpp_prelude, from_hex, to_hex};
 
 /// Cycles without any transfer after which the bench reports a deadlock.
@@ -109,17 +109,7 @@ pub fn build(dir: &Path, top: &str, body: &str, lib: &[&str], sources: Vec<Sourc
         fs::write(dir.join(format!("in{k}.hex")), text).unwrap();
     }
     fs::write(dir.join("main.cpp"), main_cpp(top, &sources, &sinks)).unwrap();
-    let lib_dir = rtl_dir();
-    run(
-        Command::new("verilator")
-            .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", top, "-Mdir", "obj", "-o", "vsim"])
-            .arg(rtl_include())
-            .arg(format!("{top}.v"))
-            .args(lib.iter().map(|f| lib_dir.join(f)))
-            .arg(dir.join("main.cpp")),
-        "verilator build",
-        dir,
-    );
+    verilate(dir, top, lib);
     Bench { dir: dir.to_path_buf(), sources, sinks }
 }
 
