@@ -596,8 +596,8 @@ fn main() -> ExitCode {
         Command::SweepMerge { dir } => commands::sweep_merge::merge(&dir),
         Command::Import { model, output, lower, accept_inexact } => {
             let lower = match lower {
-                LowerArg::Exact => fptgen_generator::import::Lower::Exact,
-                LowerArg::Approximate => fptgen_generator::import::Lower::Approximate,
+                LowerArg::Exact => fptgen_import::Lower::Exact,
+                LowerArg::Approximate => fptgen_import::Lower::Approximate,
             };
             commands::import::run(&model, &output, lower, accept_inexact)
         }

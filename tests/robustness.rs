@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use fptgen_sim::tensor::{write_npy, write_npz, NamedArray, OutValues};
-use fptgen_generator::import::onnx::{self, AttributeProto, GraphProto, ModelProto};
+use fptgen_import::onnx::{self, AttributeProto, GraphProto, ModelProto};
 
 /// A valid model with a training section. Cases name its lines by number.
 const MODEL: &str = "\

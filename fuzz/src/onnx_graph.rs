@@ -8,7 +8,7 @@
 //! of failing in the protobuf decoder.
 
 use arbitrary::{Arbitrary, Unstructured};
-use fptgen_generator::import::onnx::{
+use fptgen_import::onnx::{
     self, AttributeProto, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto,
     TensorTypeProto, TypeProto, ValueInfoProto,
 };
@@ -27,7 +27,7 @@ pub struct GraphSpec {
     pub onnx_opset: u8,
     /// QONNX operator set (1 or 2).
     pub qonnx_v2: bool,
-    /// Import with [`fptgen_generator::import::Lower::Approximate`].
+    /// Import with [`fptgen_import::Lower::Approximate`].
     pub approximate: bool,
     /// The nodes, in order (at most [`MAX_STEPS`]); each reads the previous
     /// step's output.

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use arbitrary::Unstructured;
-use fptgen_generator::import::{self, Lower};
+use fptgen_import::{self as import, Lower};
 use fptgen_sim::data::idx;
 use fptgen_sim::int8::tflite::TfliteModel;
 use fptgen_sim::int8::Rounding;

@@ -25,7 +25,6 @@ pub mod fb_plan;
 pub mod fold;
 pub mod fusesoc;
 pub mod implement;
-pub mod import;
 pub mod layers;
 pub mod output;
 pub mod part;

@@ -1,7 +1,6 @@
 //! Rendering a plan into files: Verilog from askama templates, the RTL
 //! library verbatim, memory images, the Verilator harness and the reports.
 
-use std::path::PathBuf;
 
 use askama::Template;
 use fptgen_sim::weights::Params;
@@ -11,26 +10,7 @@ use crate::rtl::{self, RtlFile};
 use crate::fb_plan::FbHwPlan;
 use crate::train_plan::TrainHwPlan;
 
-/// One file of the output directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GeneratedFile {
-    /// Path relative to the output directory.
-    pub path: PathBuf,
-    /// Contents.
-    pub contents: Vec<u8>,
-    /// Whether to mark it executable (scripts).
-    pub executable: bool,
-}
-
-impl GeneratedFile {
-    /// A text file; a final newline is added if the text lacks one.
-    pub fn text(path: impl Into<PathBuf>, mut text: String) -> Self {
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        GeneratedFile { path: path.into(), contents: text.into_bytes(), executable: false }
-    }
-}
+pub use fptgen_sim::files::GeneratedFile;
 
 /// The library files a design uses, each once: the shared include file,
 /// the files its layers' kinds name, in layer order, and the trainer's.

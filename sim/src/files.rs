@@ -120,3 +120,25 @@ fn copy_new(src: &Path, dst: &Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// One file of an output directory, as a stage produces it before it is
+/// written (the generator's design files, the import's model and weights).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Path relative to the output directory.
+    pub path: PathBuf,
+    /// Contents.
+    pub contents: Vec<u8>,
+    /// Whether to mark it executable (scripts).
+    pub executable: bool,
+}
+
+impl GeneratedFile {
+    /// A text file; a final newline is added if the text lacks one.
+    pub fn text(path: impl Into<PathBuf>, mut text: String) -> Self {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        GeneratedFile { path: path.into(), contents: text.into_bytes(), executable: false }
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use fptgen_generator::import::{self, Lower};
+use fptgen_import::{self as import, Lower};
 use fptgen_generator::output::{write_dir, IMPORT};
 
 /// Runs `fptgen import`: maps the whole file first, then writes OUT; with

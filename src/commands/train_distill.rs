@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context};
-use fptgen_generator::import::distill::{self, Pair};
+use fptgen_import::distill::{self, Pair};
 use fptgen_sim::data;
 use fptgen_sim::fixed::Format;
 use fptgen_sim::model::Model;

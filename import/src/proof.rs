@@ -151,9 +151,9 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::check;
-    use crate::import::graph::Graph;
-    use crate::import::network::{Kind, Network};
-    use crate::import::{onnx, walk, yaml};
+    use crate::graph::Graph;
+    use crate::network::{Kind, Network};
+    use crate::{onnx, walk, yaml};
 
     fn fixture(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/qonnx").join(format!("{name}.onnx"))
@@ -179,7 +179,7 @@ mod tests {
         check(&g, &net, &model, &yaml::weight_arrays(&net), 8).map_err(|e| e.to_string())
     }
 
-    fn mac_of<'n>(net: &'n mut Network, layer: &str) -> &'n mut crate::import::network::Mac {
+    fn mac_of<'n>(net: &'n mut Network, layer: &str) -> &'n mut crate::network::Mac {
         match &mut net.layers.iter_mut().find(|l| l.name == layer).unwrap().kind {
             Kind::Conv { mac, .. } | Kind::Dense(mac) => mac,
             _ => panic!("{layer} is not a conv or dense layer"),
@@ -227,7 +227,7 @@ mod tests {
         assert!(err.contains("node 'res_add2' (Add)") && err.contains("not exact"), "{err}");
     }
 
-    fn bn_of<'n>(net: &'n mut Network, layer: &str) -> &'n mut crate::import::network::Bn {
+    fn bn_of<'n>(net: &'n mut Network, layer: &str) -> &'n mut crate::network::Bn {
         match &mut net.layers.iter_mut().find(|l| l.name == layer).unwrap().kind {
             Kind::BatchNorm(b) => b,
             _ => panic!("{layer} is not a batch norm"),

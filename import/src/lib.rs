@@ -1,4 +1,6 @@
-//! `fptgen import`: a QONNX graph (ONNX protobuf with QONNX's `Quant`
+//! # fptgen-import
+//!
+//! The front end of `fptgen import`: a QONNX graph (ONNX protobuf with QONNX's `Quant`
 //! nodes) to a model file and weights archive (`docs/import.md`).
 //!
 //! The data flows one way: the file's bytes are decoded into the ONNX
@@ -41,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ImportError;
 
-use crate::render::GeneratedFile;
+use fptgen_sim::files::GeneratedFile;
 
 /// Which rewrites the import applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

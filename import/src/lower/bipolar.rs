@@ -15,16 +15,16 @@
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 
-use crate::import::error::ImportError;
-use crate::import::graph::Graph;
-use crate::import::mac::accumulator;
-use crate::import::network::{Bn, Kind};
-use crate::import::onnx::NodeProto;
-use crate::import::quant;
-use crate::import::walk::Shape;
+use crate::error::ImportError;
+use crate::graph::Graph;
+use crate::mac::accumulator;
+use crate::network::{Bn, Kind};
+use crate::onnx::NodeProto;
+use crate::quant;
+use crate::walk::Shape;
 
 use super::channels;
-use crate::import::int8::affine::broadcast_index;
+use crate::int8::affine::broadcast_index;
 
 /// The per-channel batch norm `y = cast<output>(act(shift + scale · x))`
 /// with the one `scale` and `shift` on every channel, in their exact

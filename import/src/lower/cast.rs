@@ -18,14 +18,14 @@
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 use fptgen_sim::layers::add::constant_format;
 
-use crate::import::error::ImportError;
-use crate::import::graph::Graph;
-use crate::import::mac::accumulator;
-use crate::import::network::{Bn, Kind};
-use crate::import::onnx::NodeProto;
-use crate::import::quant;
-use crate::import::tail::{tail_after, Tail};
-use crate::import::walk::{is_quant, is_standard, Shape};
+use crate::error::ImportError;
+use crate::graph::Graph;
+use crate::mac::accumulator;
+use crate::network::{Bn, Kind};
+use crate::onnx::NodeProto;
+use crate::quant;
+use crate::tail::{tail_after, Tail};
+use crate::walk::{is_quant, is_standard, Shape};
 
 /// The identity batch norm over `shape`'s channels, reading `x`, with a
 /// `relu` if asked, cast to `output` (`None`: `x`'s format); `None` when

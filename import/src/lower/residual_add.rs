@@ -16,13 +16,13 @@
 use fptgen_sim::fixed::Format;
 use fptgen_sim::layers::add::{constant_format, sum_format};
 
-use crate::import::error::ImportError;
-use crate::import::graph::Graph;
-use crate::import::mac::accumulator;
-use crate::import::network::{Kind, Mac};
-use crate::import::onnx::NodeProto;
-use crate::import::tail::{tail, Tail};
-use crate::import::walk::Shape;
+use crate::error::ImportError;
+use crate::graph::Graph;
+use crate::mac::accumulator;
+use crate::network::{Kind, Mac};
+use crate::onnx::NodeProto;
+use crate::tail::{tail, Tail};
+use crate::walk::Shape;
 
 /// How an `Add` is written.
 pub enum Lowering {

@@ -5,14 +5,14 @@
 
 use fptgen_sim::fixed::Format;
 
-use crate::import::error::ImportError;
-use crate::import::graph::Graph;
-use crate::import::int8::affine::broadcast_index;
-use crate::import::mac::accumulator;
-use crate::import::network::Bn;
-use crate::import::onnx::NodeProto;
-use crate::import::quant;
-use crate::import::walk::Shape;
+use crate::error::ImportError;
+use crate::graph::Graph;
+use crate::int8::affine::broadcast_index;
+use crate::mac::accumulator;
+use crate::network::Bn;
+use crate::onnx::NodeProto;
+use crate::quant;
+use crate::walk::Shape;
 
 /// The number of fptgen channels of `shape` (a vector's values, an image's `c`).
 pub fn count(shape: &Shape) -> usize {

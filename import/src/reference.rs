@@ -556,7 +556,7 @@ fn concat(node: &NodeProto, args: &[Option<Tensor>]) -> Result<Tensor, String> {
 #[cfg(test)]
 mod tests {
     use super::{transpose, Dyadic, NodeProto, Tensor};
-    use crate::import::onnx::AttributeProto;
+    use crate::onnx::AttributeProto;
 
     fn tensor(shape: &[usize]) -> Tensor {
         let n = shape.iter().product::<usize>();
