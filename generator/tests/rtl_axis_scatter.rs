@@ -99,23 +99,9 @@ impl Model for Scatter {
     }
 }
 
-/// Percent of cycles with in_valid and with out_ready, by phase of 500
-/// cycles: full rate, random, stalls, gaps, both rare.
-const PHASES: [(u64, u64); 5] = [(100, 100), (50, 50), (90, 15), (15, 90), (30, 30)];
-
 fn stimulus(rng: &mut Rng) -> Vec<Vec<Vec<u128>>> {
-    (0..CYCLES)
-        .map(|t| {
-            // (the phases come in another order in the second half)
-            let (v, r) = PHASES[(t / 500 + if t >= CYCLES / 2 { 2 } else { 0 }) % PHASES.len()];
-            SETS.iter()
-                .map(|&(beat_w, ..)| {
-                    let rst = t == 0 || rng.chance(1) && rng.chance(30);
-                    vec![u128::from(rst), rng.u128() & mask(beat_w), u128::from(rng.chance(v)), u128::from(rng.chance(r))]
-                })
-                .collect()
-        })
-        .collect()
+    let widths: Vec<u32> = SETS.iter().map(|&(beat_w, ..)| beat_w).collect();
+    common::stream_stimulus(rng, CYCLES, &widths)
 }
 
 #[test]

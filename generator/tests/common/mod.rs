@@ -540,3 +540,26 @@ pub fn signed(x: u128, w: u32) -> i128 {
 pub fn code(x: i128, w: u32) -> u128 {
     (x as u128) & mask_u128(w)
 }
+
+/// Percent of cycles with in_valid and with out_ready, by phase of 500
+/// cycles: full rate, random, stalls, gaps, both rare.
+pub const STREAM_PHASES: [(u64, u64); 5] = [(100, 100), (50, 50), (90, 15), (15, 90), (30, 30)];
+
+/// `cycles` rows of stimulus for one valid/ready stream block per width of
+/// `data_w`: per block [rst, data, in_valid, out_ready], a reset in cycle 0
+/// and rare ones after, random data, valid and ready at the rates of
+/// [`STREAM_PHASES`] (in another order in the second half).
+pub fn stream_stimulus(rng: &mut Rng, cycles: usize, data_w: &[u32]) -> Vec<Vec<Vec<u128>>> {
+    (0..cycles)
+        .map(|t| {
+            let (v, r) = STREAM_PHASES[(t / 500 + if t >= cycles / 2 { 2 } else { 0 }) % STREAM_PHASES.len()];
+            data_w
+                .iter()
+                .map(|&w| {
+                    let rst = t == 0 || rng.chance(1) && rng.chance(30);
+                    vec![u128::from(rst), rng.u128() & mask_u128(w), u128::from(rng.chance(v)), u128::from(rng.chance(r))]
+                })
+                .collect()
+        })
+        .collect()
+}
