@@ -166,6 +166,13 @@ module fptgen_es_ctrl #(
                                          // passes it may hold P, no access
                                          // happens then)
     output wire [clog2(P)-1:0] blk_next, // blk of the next cycle (also up to P)
+    output wire [clog2(P)-1:0] blk_ahead, // in a writing pass's BOUNDARY and
+                                         // in the pass: blk two cycles later
+                                         // if that cycle writes (0 at the
+                                         // BOUNDARY, 1 in the lead cycle,
+                                         // blk + 2 after; modulo 2^width,
+                                         // meaningless otherwise), from
+                                         // registers only
     output wire           op_read,       // read the parameter at the cursor into block blk
     output wire           op_perturb,    // write block blk's perturbed value
     output wire           op_restore,    // write block blk's committed value
@@ -339,6 +346,14 @@ assign seed = state_reg == S_INIT;
 assign active = tg;
 assign blk = j_reg;
 assign blk_next = j_next;
+// A writing pass's block two cycles ahead: the pass is entered from
+// BOUNDARY with the lead cycle (block 0 written after it), then one block
+// per cycle. Decoded from registers, so that the cursor's read of it is a
+// short path (the write data is computed a cycle before the write).
+localparam [JW:0] AHEAD_LEAD = 1, AHEAD_PASS = 2;
+wire [JW:0] j_ahead = {1'b0, j_reg} + (lead_reg ? AHEAD_LEAD : AHEAD_PASS);
+assign blk_ahead = state_reg == S_BOUNDARY ? {JW{1'b0}} : j_ahead[JW-1:0];
+wire unused_j_ahead = j_ahead[JW];
 assign rot = (write_pass && (lead_reg || !j_end)) || state_reg == S_ACCUM;
 assign draw = state_reg == S_PERTURB && draws;
 assign clear = state_reg == S_PERTURB && member_reg == {NW{1'b0}};

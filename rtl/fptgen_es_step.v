@@ -8,9 +8,10 @@
  * the step is exact in its width, 33 bits plus -LR_SHIFT for a negative
  * shift (docs/training.md, "One group"). fptgen_es_update subtracts it
  * from the parameter. The trainer's top level computes it for the block
- * it serves in the next cycle and registers it, so that the P-way
- * selection and the rounding are one path and the subtraction and the
- * clamp another.
+ * that is at the ring's unit in the next cycle (whose update it computes
+ * then, a cycle before the write) and registers it, so that the
+ * selection and the rounding are one path, the subtraction and the clamp
+ * another.
  */
 
 `resetall

@@ -22,7 +22,20 @@
  * top level reads its new noise value (noise, for the perturbation) and
  * its gradient (grad, for the update's monitor); next_grad is the
  * gradient of the block at the unit, the head's in the next cycle after a
- * rotation (the update's step register reads it).
+ * rotation. One cycle earlier still (issue 37: the trainer computes the
+ * memory's write data a cycle before the write, from registers): the
+ * noise value the block at the unit leaves with, the head's in the next
+ * cycle after a rotation, is the value a draw gives (from the block's
+ * LFSR state, or its seed while seeding) when it draws (draw, and the
+ * block is on), and the block's e otherwise. drawn_next and kept_next are
+ * those two values as they will be in the next cycle (from the block at
+ * the unit then: with rot the one behind the unit, P = 1 the unit's
+ * result; without rot the same block), sign-extended like noise and
+ * neither through draw or active of the next cycle, so that the trainer
+ * registers the one it needs; ahead_grad is the
+ * gradient, as of this cycle, of the block at the unit in the next cycle
+ * (with rot the one behind the unit, without it the one at the unit;
+ * P = 1: the one block), which the update's step register reads.
  *
  * At the unit, block k (on: k < active) with the pass's strobes:
  *   - seed (a pulse, before any pass): the next pass starts every block's
@@ -76,7 +89,13 @@ module fptgen_itb_ring #(
     output wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2):0] noise,
     output wire [31:0]        grad,
     // The gradient of the block at the unit
-    output wire [31:0]        next_grad
+    output wire [31:0]        next_grad,
+    // The noise values a draw at the unit gives and the block at the unit
+    // has, in the next cycle, and the gradient of the block at the unit in
+    // the next cycle (see the header)
+    output wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2):0] drawn_next,
+    output wire [(UNIFORM != 0 ? NOISE_BITS + 1 : 2):0] kept_next,
+    output wire [31:0]        ahead_grad
 );
 
 `include "fptgen_clog2.vh"
@@ -111,19 +130,35 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// Position: the block at the unit; the seed of the block at the unit in
-// the next cycle, registered; seeding until the next pass has ended
+// Position: the block at the unit; the seeds of the block at the unit
+// (seed_reg) and of the one behind it (seed_inc_reg), registered; seeding
+// until the next pass has ended. The position moves by at most one block
+// per cycle, so the seeds move along with it: a rotation takes the one
+// behind, and the seed two blocks on is read from the position register
+// through the table SEEDS rotated by two (seeds2), so that no path runs
+// from rot through a P-entry table.
 reg  [JW-1:0] pos_reg;
 wire          pos_last = pos_reg == LAST;
 wire [JW-1:0] pos_inc = pos_last ? {JW{1'b0}} : pos_reg + 1'b1;
 wire [JW-1:0] pos_next = rot ? pos_inc : pos_reg;
 reg  [LW-1:0] seed_reg;
+reg  [LW-1:0] seed_inc_reg;
 reg           seeding_reg;
+wire [P*LW-1:0] seeds2;   // entry k: the seed of block (k + 2) mod P
+
+genvar k;
+generate
+    for (k = 0; k < P; k = k + 1) begin : g_seeds2
+        assign seeds2[k*LW +: LW] = SEEDS[((k + 2) % P)*LW +: LW];
+    end
+endgenerate
 
 always @(posedge clk) begin
     if (rst) begin
         pos_reg <= {JW{1'b0}};
         seeding_reg <= 1'b0;
+        seed_reg <= SEEDS[0 +: LW];
+        seed_inc_reg <= SEEDS[(1 % P)*LW +: LW];
     end else begin
         pos_reg <= pos_next;
         if (seed) begin
@@ -131,8 +166,11 @@ always @(posedge clk) begin
         end else if (rot && pos_last) begin
             seeding_reg <= 1'b0;
         end
+        if (rot) begin
+            seed_reg <= seed_inc_reg;
+            seed_inc_reg <= seeds2[pos_reg*LW +: LW];
+        end
     end
-    seed_reg <= SEEDS[pos_next*LW +: LW];
 end
 
 wire on = {1'b0, pos_reg} < active;
@@ -142,6 +180,7 @@ wire on = {1'b0, pos_reg} < active;
 reg  [R_W-1:0] head_reg;
 wire [R_W-1:0] at_unit;    // the block at the unit
 wire [R_W-1:0] from_unit;  // its next values
+wire [R_W-1:0] behind;      // the block at the unit after a rotation
 
 generate
     if (P > 2) begin : g_shift
@@ -155,6 +194,7 @@ generate
         end
 
         assign at_unit = shift_reg[(P-2)*R_W +: R_W];
+        assign behind = shift_reg[(P-3)*R_W +: R_W];
     end else if (P == 2) begin : g_pair
         reg [R_W-1:0] shift_reg;
 
@@ -165,8 +205,10 @@ generate
         end
 
         assign at_unit = shift_reg;
+        assign behind = head_reg;
     end else begin : g_single
         assign at_unit = head_reg;
+        assign behind = from_unit;
     end
 endgenerate
 
@@ -221,6 +263,36 @@ wire [E_W-1:0] head_e = head_reg[32 +: E_W];
 assign noise = {head_e[E_W-1], head_e};
 assign grad = head_reg[31:0];
 assign next_grad = at_unit[31:0];
+// The next cycle's block at the unit, seeding flag and seed, and the
+// value a draw gives from them (fptgen_itb's: 2u + 1 uniform, +-1
+// rademacher)
+wire [R_W-1:0] at_unit_next = rot ? behind : at_unit;
+wire           seeding_next = !rst && (seed || (seeding_reg && !(rot && pos_last)));
+wire [LW-1:0]  lfsr_next = seeding_next ? (rot ? seed_inc_reg : seed_reg) : at_unit_next[R_W-1 -: LW];
+wire [LW-1:0]  unused_next_stepped;
+wire [NOISE_BITS-1:0] bits_next;
+wire [E_W-1:0] e_drawn;
+
+fptgen_lfsr_advance #(
+    .WIDTH(LW),
+    .BITS(NOISE_BITS)
+) u_advance_next (
+    .state(lfsr_next),
+    .next(unused_next_stepped),
+    .value(bits_next)
+);
+
+generate
+    if (UNIFORM != 0) begin : g_drawn_uniform
+        assign e_drawn = {bits_next, 1'b1};
+    end else begin : g_drawn_rademacher
+        assign e_drawn = bits_next[0] ? 2'b01 : 2'b11;
+    end
+endgenerate
+wire [E_W-1:0] e_kept = at_unit_next[32 +: E_W];
+assign drawn_next = {e_drawn[E_W-1], e_drawn};
+assign kept_next = {e_kept[E_W-1], e_kept};
+assign ahead_grad = P == 1 ? at_unit[31:0] : at_unit_next[31:0];
 
 endmodule
 

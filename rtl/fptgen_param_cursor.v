@@ -36,6 +36,19 @@
  *   instead of continuing one through the P-entry memory's read (issue 17:
  *   that read began the longest path of the trained examples). Either way
  *   param in a cycle is block blk's register as of that cycle;
+ * - ahead (AHEAD = 1; with AHEAD = 0 the three outputs are 0 and the
+ *   logic absent): a read also keeps the tensor it read from, with the value; on
+ *   every edge param_ahead is loaded with block blk_ahead's committed value
+ *   and lo_ahead and hi_ahead with the bounds of its tensor, as they were
+ *   before the edge (a value written on the same edge is not forwarded),
+ *   so that in a writing pass, where blk_ahead is the block written two
+ *   cycles later (fptgen_es_ctrl), they are the value the next cycle
+ *   writes from and its clamp range, one cycle early, all three from
+ *   flip-flops: the trainer computes the write data a cycle ahead from
+ *   them (issue 37). (A pass writes block j at the parameter that the
+ *   group's read read into block j, the cursor walking the same way, so
+ *   the tensor is the cursor's at the write. Reads end before the
+ *   BOUNDARY that starts a pass, so no write is skipped there.);
  * - bounds: lo and hi are LO[k] and HI[k] of the current tensor k (PW-bit
  *   codes), the clamp range of its format.
  *
@@ -57,6 +70,8 @@ module fptgen_param_cursor #(
     // 1: param registered, from blk_next (the next cycle's blk); 0: param
     // read at blk in the same cycle (blk_next unused)
     parameter integer PREFETCH = 0,
+    // 1: param_ahead, lo_ahead and hi_ahead (see the header); 0: they are 0
+    parameter integer AHEAD = 0,
     // Vivado (and yosys) ram_style of the P committed values: "distributed"
     // (LUTRAM: with PREFETCH its read ends in the prefetch register) or
     // "block" (the block RAM's output then starts the perturbation's path;
@@ -90,6 +105,7 @@ module fptgen_param_cursor #(
     input  wire                    op_write,
     input  wire [clog2(P)-1:0]     blk,
     input  wire [clog2(P)-1:0]     blk_next,
+    input  wire [clog2(P)-1:0]     blk_ahead,
     // Trainer ports of the tensors' memories: enables, and fields 0
     // (addresses), 1 (column selects) and 2 (read data) of every tensor
     output wire [K-1:0]            tr_en,
@@ -100,7 +116,12 @@ module fptgen_param_cursor #(
     // Block blk's committed value, and the current tensor's bounds
     output wire [PW-1:0]           param,
     output wire [PW-1:0]           lo,
-    output wire [PW-1:0]           hi
+    output wire [PW-1:0]           hi,
+    // Block blk_ahead's committed value and its tensor's bounds,
+    // registered (see the header)
+    output wire [PW-1:0]           param_ahead,
+    output wire [PW-1:0]           lo_ahead,
+    output wire [PW-1:0]           hi_ahead
 );
 
 `include "fptgen_clog2.vh"
@@ -166,7 +187,8 @@ localparam integer JW = clog2(P);   // block index
 // so illegal parameters stop elaboration (docs/hardware.md, "Parameter checks").
 // (fptgen_param_walk checks each tensor's matrix and folding.)
 generate
-    if (K < 1 || P < 1 || PW < 1 || bad_width(0) != 0 || (PREFETCH != 0 && PREFETCH != 1)) begin : g_error_out_of_range
+    if (K < 1 || P < 1 || PW < 1 || bad_width(0) != 0 || (PREFETCH != 0 && PREFETCH != 1) ||
+            (AHEAD != 0 && AHEAD != 1)) begin : g_error_out_of_range
         fptgen_param_error_param_cursor_out_of_range error_inst ();
     end
 endgenerate
@@ -276,6 +298,56 @@ always @(posedge clk) begin
         committed[rd_blk_reg] <= rd_value;
     end
 end
+
+generate
+    if (AHEAD != 0) begin : g_ahead
+        // The tensor each committed value was read from
+        (* ram_style = "distributed" *)
+        reg [TW-1:0] committed_tid [0:P-1];
+
+        always @(posedge clk) begin
+            if (rd_valid_reg) begin
+                committed_tid[rd_blk_reg] <= rd_tid_reg;
+            end
+        end
+
+        // Block blk_ahead's value and its tensor's bounds, ahead of the
+        // write pass's write (as read, no forwarding: see the header); the
+        // bounds (0 for an index past the last, which no read keeps) are
+        // decoded before the registers
+        reg [PW-1:0] ahead_reg, lo_ahead_reg, hi_ahead_reg;
+        reg [TW-1:0] ahead_tid;
+        reg [PW-1:0] ahead_lo, ahead_hi;
+        integer a;
+
+        always @* begin
+            ahead_tid = committed_tid[blk_ahead];
+            ahead_lo = {PW{1'b0}};
+            ahead_hi = {PW{1'b0}};
+            for (a = 0; a < K; a = a + 1) begin
+                if ({{(32 - TW){1'b0}}, ahead_tid} == a) begin
+                    ahead_lo = LO[a*PW +: PW];
+                    ahead_hi = HI[a*PW +: PW];
+                end
+            end
+        end
+
+        always @(posedge clk) begin
+            ahead_reg <= committed[blk_ahead];
+            lo_ahead_reg <= ahead_lo;
+            hi_ahead_reg <= ahead_hi;
+        end
+
+        assign param_ahead = ahead_reg;
+        assign lo_ahead = lo_ahead_reg;
+        assign hi_ahead = hi_ahead_reg;
+    end else begin : g_no_ahead
+        assign param_ahead = {PW{1'b0}};
+        assign lo_ahead = {PW{1'b0}};
+        assign hi_ahead = {PW{1'b0}};
+        wire unused_blk_ahead = ^blk_ahead;
+    end
+endgenerate
 
 generate
     if (PREFETCH != 0) begin : g_prefetch

@@ -63,7 +63,7 @@ localparam [P*LW-1:0] SEEDS = {= t.seeds_literal() =};
 wire ext_mode, ext_accept, ld_enable, play, loss_clear;
 wire cur_clear, cur_rewind, cur_step, cur_save, seed;
 wire [{= t.block_w =}:0] active;
-wire [{= t.block_w - 1 =}:0] blk, blk_next;
+wire [{= t.block_w - 1 =}:0] blk, blk_next, blk_ahead;
 wire rot, draw, ring_clear, acc_en;
 wire op_read, op_perturb, op_restore, op_update, op_fill, negate;
 wire fin_start, fin_busy, sub, l_capture;
@@ -128,6 +128,7 @@ fptgen_es_ctrl #(
     .acc_en(acc_en),
     .blk(blk),
     .blk_next(blk_next),
+    .blk_ahead(blk_ahead),
     .op_read(op_read),
     .op_perturb(op_perturb),
     .op_restore(op_restore),
@@ -194,9 +195,9 @@ fptgen_loss_acc #(
 wire po2_zero, po2_neg;
 wire [5:0] po2_exp;
 wire [32:0] po2_onehot;
-reg po2_zero_reg, po2_neg_reg;
-reg [5:0] po2_exp_reg;
-reg [32:0] po2_onehot_reg;
+wire po2_zero_reg, po2_neg_reg;
+wire [5:0] po2_exp_reg;
+wire [32:0] po2_onehot_reg;
 
 fptgen_po2 #(.S_W(33)) u_po2 (
     .s(signal),
@@ -206,18 +207,20 @@ fptgen_po2 #(.S_W(33)) u_po2 (
     .onehot(po2_onehot)
 );
 
-always @(posedge clk) begin
-    po2_zero_reg <= po2_zero;
-    po2_neg_reg <= po2_neg;
-    po2_exp_reg <= po2_exp;
-    po2_onehot_reg <= po2_onehot;
-end
+fptgen_reg #(.W(41)) u_po2_reg (
+    .clk(clk),
+    .d({po2_zero, po2_neg, po2_exp, po2_onehot}),
+    .q({po2_zero_reg, po2_neg_reg, po2_exp_reg, po2_onehot_reg})
+);
 
 // The blocks: block j serves parameter g*P + j of group g. The ring's
 // head holds the block whose parameter the serial phase writes (blk) in a
-// writing pass; next_grad is the gradient of the block after it.
-wire [EW-1:0] head_noise;
-wire [31:0] head_grad, next_grad;
+// writing pass; the block at the unit is the one written in the next
+// cycle (drawn_next and kept_next: the value it draws and the value it
+// has, as they will be in the next cycle), and ahead_grad is the gradient
+// of the one after it.
+wire [EW-1:0] head_noise, drawn_next, kept_next;
+wire [31:0] head_grad, next_grad, ahead_grad;
 
 fptgen_itb_ring #(
     .P(P),
@@ -243,14 +246,21 @@ fptgen_itb_ring #(
     .sig_onehot(po2_onehot_reg),
     .noise(head_noise),
     .grad(head_grad),
-    .next_grad(next_grad)
+    .next_grad(next_grad),
+    .drawn_next(drawn_next),
+    .kept_next(kept_next),
+    .ahead_grad(ahead_grad)
 );
+wire unused_ring = (^head_noise) ^ (^next_grad);
 
 // ---------------------------------------------------------------------------
 // Parameter cursor: the current parameter of the training order in the
 // trainable memories, and each block's committed parameter, read from
 // memory at the group's start; the block of the serial phase goes through
-// the shared perturb/update unit
+// the shared perturb/update unit, one cycle ahead of its write (issue 37):
+// the unit computes, from the value, noise, step and bounds of the block
+// and tensor of the next cycle, the next cycle's write data into a
+// register, so that the writes start at flip-flops.
 wire op_write = op_perturb || op_restore || op_update || op_fill;
 wire [{= t.tensors.len() - 1 =}:0] tr_en, tr_we;
 {%- for x in t.tensors %}
@@ -258,13 +268,14 @@ wire [{= x.addr_w - 1 =}:0] {= x.port() =}_tr_addr;
 wire [{= x.col_w - 1 =}:0] {= x.port() =}_tr_col;
 wire [{= x.width - 1 =}:0] {= x.port() =}_tr_rdata;
 {%- endfor %}
-wire [PW-1:0] sel_param, lo, hi;
+wire [PW-1:0] sel_param, lo, hi, param_ahead, lo_ahead, hi_ahead;
 
 fptgen_param_cursor #(
     .K({= t.tensors.len() =}),
     .P(P),
     .PW(PW),
     .PREFETCH(1),
+    .AHEAD(1),
 {%- for (p, v) in t.cursor_params() %}
     .{= p =}({= v =}){% if !loop.last %},{% endif %}
 {%- endfor %}
@@ -279,6 +290,7 @@ fptgen_param_cursor #(
     .op_write(op_write),
     .blk(blk),
     .blk_next(blk_next),
+    .blk_ahead(blk_ahead),
     .tr_en(tr_en),
     .tr_we(tr_we),
     .tr_addr({= t.ports("tr_addr") =}),
@@ -286,27 +298,42 @@ fptgen_param_cursor #(
     .tr_rdata({= t.ports("tr_rdata") =}),
     .param(sel_param),
     .lo(lo),
-    .hi(hi)
+    .hi(hi),
+    .param_ahead(param_ahead),
+    .lo_ahead(lo_ahead),
+    .hi_ahead(hi_ahead)
 );
+wire unused_bounds = (^lo) ^ (^hi);
 
+// In a writing pass, the cycle before block j's write: param_ahead is its
+// committed value, noise_reg the value its perturbation adds (block j is
+// at the ring's unit; in a perturbation pass it draws exactly when negate
+// is low, draw being PERTURB and not an odd antithetic member, negate an
+// odd antithetic member, and it is on, j < tg: so its noise in the head
+// in the next cycle is the drawn value without negate and the kept one,
+// negated, with it; registered from the ring's values of the next cycle,
+// negate holding from the BOUNDARY through the pass), lo_ahead/hi_ahead
+// the bounds of the tensor it was read from, the tensor of the write, and
+// step_reg its step, R(grad / 2^lr_shift) of the block that the previous
+// cycle's ahead_grad saw (the gradients stay as they are from the last
+// accumulation through the update). The unit's results are registered:
+// perturbed and updated are then the write data of block j (the exact
+// value of the unregistered unit at the write, as docs/training.md states
+// it). (The kept value's negation is exact in its EW bits, one more than
+// the value's.)
+wire [PW-1:0] perturbed_next, updated_next;
+wire [EW-1:0] kept_neg = -kept_next;
+wire [EW-1:0] noise_reg;
 wire [PW-1:0] perturbed, updated;
-
-// The step of the block the update writes in the next cycle (the one at
-// the ring's unit), R(grad / 2^lr_shift), registered, so that the rounding
-// is off the update's path.
 wire [{= t.step_w() - 1 =}:0] step_next;
-reg  [{= t.step_w() - 1 =}:0] step_reg;
+wire [{= t.step_w() - 1 =}:0] step_reg;
 
 fptgen_es_step #(
     .LR_SHIFT({= t.lr_shift =})
 ) u_step (
-    .grad(next_grad),
+    .grad(ahead_grad),
     .step(step_next)
 );
-
-always @(posedge clk) begin
-    step_reg <= step_next;
-end
 
 fptgen_es_update #(
     .P_W(PW),
@@ -314,15 +341,20 @@ fptgen_es_update #(
     .SIGMA({= t.sigma =}),
     .LR_SHIFT({= t.lr_shift =})
 ) u_update (
-    .param(sel_param),
-    .lo(lo),
-    .hi(hi),
-    .noise(head_noise),
-    .negate(negate),
+    .param(param_ahead),
+    .lo(lo_ahead),
+    .hi(hi_ahead),
+    .noise(noise_reg),
+    .negate(1'b0),
     .step(step_reg),
-    .perturbed(perturbed),
-    .updated(updated)
+    .perturbed(perturbed_next),
+    .updated(updated_next)
 );
+
+fptgen_reg #(.W({= t.step_w() =})) u_step_reg (.clk(clk), .d(step_next), .q(step_reg));
+fptgen_reg #(.W(EW)) u_noise_reg (.clk(clk), .d(negate ? kept_neg : drawn_next), .q(noise_reg));
+fptgen_reg #(.W(PW)) u_perturbed_reg (.clk(clk), .d(perturbed_next), .q(perturbed));
+fptgen_reg #(.W(PW)) u_updated_reg (.clk(clk), .d(updated_next), .q(updated));
 
 wire [PW-1:0] wdata = op_perturb ? perturbed : (op_update ? updated : sel_param);
 {%- if let Some(d) = t.diff %}
@@ -331,15 +363,15 @@ wire [PW-1:0] wdata = op_perturb ? perturbed : (op_update ? updated : sel_param)
 // Evaluation by difference: the committed evaluation of each group keeps
 // every sample's loss (l); the unit decides which samples a member changes
 // (docs/training.md, "Evaluation by difference in hardware").
-reg [{= t.sample_w() - 1 =}:0] l_index_reg;
+wire [{= t.sample_w() - 1 =}:0] l_index;
 
-always @(posedge clk) begin
-    if (rst || loss_clear) begin
-        l_index_reg <= {= t.sample_w() =}'d0;
-    end else if (l_capture && vec_valid) begin
-        l_index_reg <= l_index_reg + 1'b1;
-    end
-end
+fptgen_counter #(.W({= t.sample_w() =})) u_l_index (
+    .clk(clk),
+    .rst(rst),
+    .clear(loss_clear),
+    .inc(l_capture && vec_valid),
+    .count(l_index)
+);
 
 fptgen_diff_eval #(
     .M({= t.m =}),
@@ -377,7 +409,7 @@ fptgen_diff_eval #(
     .ld_x(ld_x),
     .ld_hold(diff_ld_hold),
     .l_we(l_capture && vec_valid),
-    .l_index(l_index_reg),
+    .l_index(l_index),
     .l_value(vec_loss),
     .fin_start(fin_start),
     .fin_mode(fin_mode),

@@ -325,6 +325,9 @@ wire [{= x.col_w - 1 =}:0] {= x.port() =}_tr_col;
 wire [{= x.width - 1 =}:0] {= x.port() =}_tr_rdata;
 {%- endfor %}
 wire [PW-1:0] sel_param, lo, hi;
+// (the ES trainer's one-cycle-ahead outputs, unused here)
+wire [PW-1:0] unused_ahead, unused_lo_ahead, unused_hi_ahead;
+wire unused_cursor_ahead = (^unused_ahead) ^ (^unused_lo_ahead) ^ (^unused_hi_ahead);
 
 fptgen_param_cursor #(
     .K({= t.tensors.len() =}),
@@ -344,6 +347,7 @@ fptgen_param_cursor #(
     .op_write(op_write),
     .blk(1'b0),
     .blk_next(1'b0),
+    .blk_ahead(1'b0),
     .tr_en(tr_en),
     .tr_we(tr_we),
     .tr_addr({= t.ports("tr_addr") =}),
@@ -351,7 +355,10 @@ fptgen_param_cursor #(
     .tr_rdata({= t.ports("tr_rdata") =}),
     .param(sel_param),
     .lo(lo),
-    .hi(hi)
+    .hi(hi),
+    .param_ahead(unused_ahead),
+    .lo_ahead(unused_lo_ahead),
+    .hi_ahead(unused_hi_ahead)
 );
 
 wire [SW-1:0] step = step_flat[u_layer*SW +: SW];

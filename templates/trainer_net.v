@@ -42,17 +42,24 @@ wire [{= x.width - 1 =}:0] {= x.port() =}_m_wdata = host_on ? host_wdata[{= x.wi
 {%- endfor %}
 // The read column of the tensor host_sel selects (the wrapper holds
 // host_sel until it has taken the data), zero-extended.
-reg [{= t.host().data_w - 1 =}:0] host_rdata_mux;
-always @(*) begin
-    host_rdata_mux = {{= t.host().data_w =}{1'b0}};
-    case (host_sel)
+wire [{= t.tensors.len() * t.host().data_w - 1 =}:0] host_rdata_all;
 {%- for x in t.tensors %}
-        {= t.host().sel_w =}'d{= x.index =}: host_rdata_mux[{= x.width - 1 =}:0] = {= x.port() =}_tr_rdata;
+{%- if (x.width as usize) < t.host().data_w %}
+assign host_rdata_all[{= x.index * t.host().data_w =} +: {= t.host().data_w =}] = {{= t.host().data_w - (x.width as usize) =}'d0, {= x.port() =}_tr_rdata};
+{%- else %}
+assign host_rdata_all[{= x.index * t.host().data_w =} +: {= t.host().data_w =}] = {= x.port() =}_tr_rdata;
+{%- endif %}
 {%- endfor %}
-        default: host_rdata_mux = {{= t.host().data_w =}{1'b0}};
-    endcase
-end
-assign host_rdata = host_rdata_mux;
+
+fptgen_select #(
+    .N({= t.tensors.len() =}),
+    .W({= t.host().data_w =}),
+    .SEL_W({= t.host().sel_w =})
+) u_host_rdata (
+    .sel(host_sel),
+    .in(host_rdata_all),
+    .out(host_rdata)
+);
 // (bits of the widest tensor's port that narrower ones do not use)
 wire unused_host = ^{host_addr, host_col, host_wdata};
 

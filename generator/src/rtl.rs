@@ -33,6 +33,9 @@ pub const TRAINER: &[RtlFile] = &[
     ("fptgen_param_cursor.v", include_str!("../../rtl/fptgen_param_cursor.v")),
     ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
     ("fptgen_es_ctrl.v", include_str!("../../rtl/fptgen_es_ctrl.v")),
+    ("fptgen_reg.v", include_str!("../../rtl/fptgen_reg.v")),
+    ("fptgen_counter.v", include_str!("../../rtl/fptgen_counter.v")),
+    ("fptgen_select.v", include_str!("../../rtl/fptgen_select.v")),
 ];
 
 /// The difference unit of ES evaluation by difference, with its blocks.
@@ -64,6 +67,7 @@ pub const FEEDBACK: &[RtlFile] = &[
     ("fptgen_param_walk.v", include_str!("../../rtl/fptgen_param_walk.v")),
     ("fptgen_param_cursor.v", include_str!("../../rtl/fptgen_param_cursor.v")),
     ("fptgen_sample_buf.v", include_str!("../../rtl/fptgen_sample_buf.v")),
+    ("fptgen_select.v", include_str!("../../rtl/fptgen_select.v")),
 ];
 
 /// The trainer's serializer of whole input vectors into the pixel beats of

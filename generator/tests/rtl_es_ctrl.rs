@@ -29,7 +29,8 @@
 //! the control inputs (also where they are ignored). Every output is
 //! compared every cycle with the model (`blk` where the header defines it:
 //! the serial phases and passes; `blk_next` every cycle with the next
-//! cycle's `blk`), and every uninterrupted group's length with the header's
+//! cycle's `blk`; `blk_ahead` with the `blk` two cycles later wherever
+//! that cycle writes a perturbation or an update), and every uninterrupted group's length with the header's
 //! cycle counts (N * (P + E + 5) + 2 * P + tg + 5, + E + 2 for the
 //! committed evaluation, + FIN's cycles with DIFF; the fill's 2 * tg + FIN
 //! + 3). Several configurations in one build, fixed seeds. Fails (does not
@@ -103,9 +104,13 @@ const FLAGS: [&str; 28] = [
 ];
 
 /// The wider outputs, printed after the flags.
-const WORDS: [&str; 9] = ["st_iteration", "st_group", "st_member", "st_last_loss", "active", "blk", "blk_next", "signal", "fin_mode"];
+const WORDS: [&str; 10] = ["st_iteration", "st_group", "st_member", "st_last_loss", "active", "blk", "blk_next", "signal", "fin_mode", "blk_ahead"];
 const BLK: usize = 5;
 const BLK_NEXT: usize = 6;
+const BLK_AHEAD: usize = 9;
+/// FLAGS' op_perturb and op_update.
+const OP_PERTURB: usize = 20;
+const OP_UPDATE: usize = 22;
 
 /// Where DRAIN goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,7 +237,7 @@ impl Model {
 
     /// The outputs in a cycle with inputs `x`: the flags, and the words
     /// (None: not defined by the header in this state).
-    fn outputs(&self, c: &Cfg, x: &In) -> ([bool; 28], [Option<u64>; 9]) {
+    fn outputs(&self, c: &Cfg, x: &In) -> ([bool; 28], [Option<u64>; 10]) {
         let tg = c.tg(self.group);
         let ph = self.ph;
         // The serial operation of this cycle: (block, which).
@@ -301,6 +306,7 @@ impl Model {
             None,
             Some(self.signal),
             Some(self.fin_mode),
+            None,
         ];
         (flags, words)
     }
@@ -733,7 +739,7 @@ fn es_controller_follows_its_documented_schedule() {
     // model's outputs (the RTL must show the same ones, or the comparison
     // fails at the first difference before anything depends on it).
     let mut stim: Vec<Vec<In>> = Vec::new();
-    let mut want: Vec<Vec<([bool; 28], [Option<u64>; 9])>> = Vec::new();
+    let mut want: Vec<Vec<([bool; 28], [Option<u64>; 10])>> = Vec::new();
     let mut trace: Vec<Vec<(Ph, usize)>> = Vec::new();
     let mut seen: Vec<Seen> = Vec::new();
     for c in &cfgs {
@@ -756,7 +762,7 @@ fn es_controller_follows_its_documented_schedule() {
     }
 
     let dir = scratch("rtl_es_ctrl");
-    let word_w = |c: &Cfg| -> [u32; 9] { [32, bits_for(c.groups()), bits_for(c.n + 1), 32, bits_for(c.p) + 1, bits_for(c.p), bits_for(c.p), 33, 2] };
+    let word_w = |c: &Cfg| -> [u32; 10] { [32, bits_for(c.groups()), bits_for(c.n + 1), 32, bits_for(c.p) + 1, bits_for(c.p), bits_for(c.p), 33, 2, bits_for(c.p)] };
     let mut top = String::from("`timescale 1ns / 1ps\n`default_nettype none\nmodule ctrl_top (\n    input wire clk,\n    input wire rst");
     for (i, c) in cfgs.iter().enumerate() {
         write!(
@@ -857,6 +863,7 @@ fn es_controller_follows_its_documented_schedule() {
     let rows: Vec<Vec<u64>> = out.lines().map(|l| l.split_whitespace().map(|x| u64::from_str_radix(x, 16).unwrap()).collect()).collect();
     assert_eq!(rows.len(), cycles);
     let per = 1 + WORDS.len();
+    let mut ahead_checked = 0usize;
 
     for (i, c) in cfgs.iter().enumerate() {
         let ctx = |t: usize| format!("configuration {i} {c:?}, cycle {t} (model state {:?}, group {}; inputs {:?})", trace[i][t].0, trace[i][t].1, stim[i][t]);
@@ -877,6 +884,22 @@ fn es_controller_follows_its_documented_schedule() {
             if t + 1 < cycles && !stim[i][t].rst {
                 let next = rows[t + 1][per * i + 1 + BLK];
                 assert_eq!(got[1 + BLK_NEXT], next, "{}: blk_next: RTL {:#x}, RTL's blk in the next cycle {next:#x}", ctx(t), got[1 + BLK_NEXT]);
+            }
+            // blk_ahead is the blk of a perturbation's or update's write two
+            // cycles later.
+            if t + 2 < cycles && !stim[i][t].rst && !stim[i][t + 1].rst {
+                let later = &rows[t + 2][per * i..per * (i + 1)];
+                if (later[0] >> OP_PERTURB) & 1 == 1 || (later[0] >> OP_UPDATE) & 1 == 1 {
+                    ahead_checked += 1;
+                    assert_eq!(
+                        got[1 + BLK_AHEAD],
+                        later[1 + BLK],
+                        "{}: blk_ahead: RTL {:#x}, the blk of the write two cycles later {:#x}",
+                        ctx(t),
+                        got[1 + BLK_AHEAD],
+                        later[1 + BLK]
+                    );
+                }
             }
         }
 
@@ -933,5 +956,6 @@ fn es_controller_follows_its_documented_schedule() {
             && (!c.diff || s.no_samples >= 1);
         assert!(ok, "configuration {i} {c:?}: too little of the schedule exercised: {s:?}");
     }
+    assert!(ahead_checked > 1000, "writes whose blk_ahead was compared: {ahead_checked}");
     let _ = fs::remove_dir_all(&dir);
 }

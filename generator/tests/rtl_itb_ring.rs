@@ -6,9 +6,12 @@
 //! 8/16/32, rademacher and uniform noise, power-of-two and exact loss
 //! quantization) run random passes of P rotations with random strobes,
 //! active counts, signals, seedings, idle gaps and stalls inside a pass;
-//! every cycle the head's noise and gradient and the gradient at the unit
-//! are compared with the blocks of the reference, bit for bit, from the
-//! first cycle each is defined. Fails (does not skip) without Verilator.
+//! every cycle the head's noise and gradient, the gradient at the unit,
+//! the noise value a draw at the unit gives and the one the block at the
+//! unit has, one cycle ahead (drawn_next, kept_next: compared with the
+//! reference's values in the next cycle), and the gradient of the block
+//! at the unit in the next cycle (ahead_grad) are compared with the blocks of the reference, bit for bit, from the first
+//! cycle each is defined. Fails (does not skip) without Verilator.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -166,8 +169,10 @@ fn ring_matches_p_independent_blocks() {
         let aw = common_clog2(c.p) + 1;
         write!(
             v,
-            ",\n    input wire seed{i}, input wire rot{i}, input wire [{}:0] act{i}, input wire draw{i}, input wire clr{i}, input wire acc{i}, input wire [32:0] sig{i},\n    output wire [{}:0] noise{i}, output wire [31:0] grad{i}, output wire [31:0] next{i}",
+            ",\n    input wire seed{i}, input wire rot{i}, input wire [{}:0] act{i}, input wire draw{i}, input wire clr{i}, input wire acc{i}, input wire [32:0] sig{i},\n    output wire [{}:0] noise{i}, output wire [31:0] grad{i}, output wire [31:0] next{i}, output wire [{}:0] dn{i}, output wire [{}:0] kn{i}, output wire [31:0] ag{i}",
             aw - 1,
+            c.noise_w() - 1,
+            c.noise_w() - 1,
             c.noise_w() - 1
         )
         .unwrap();
@@ -182,7 +187,7 @@ fn ring_matches_p_independent_blocks() {
              fptgen_itb_ring #(.P({}), .LW({}), .SEEDS({{{}}}), .UNIFORM({}), .NOISE_BITS({}), .EXACT({}), .S_W(33)) ring{i} (\n\
              .clk(clk), .rst(rst), .seed(seed{i}), .rot(rot{i}), .active(act{i}), .draw(draw{i}), .clear(clr{i}), .acc_en(acc{i}),\n\
              .signal(sig{i}), .sig_zero(z{i}), .sig_neg(n{i}), .sig_exp(x{i}), .sig_onehot(oh{i}),\n\
-             .noise(noise{i}), .grad(grad{i}), .next_grad(next{i}));\n",
+             .noise(noise{i}), .grad(grad{i}), .next_grad(next{i}), .drawn_next(dn{i}), .kept_next(kn{i}), .ahead_grad(ag{i}));\n",
             c.p,
             c.lw,
             seeds_lit.join(", "),
@@ -216,7 +221,12 @@ fn ring_matches_p_independent_blocks() {
     }
     cpp += "        top.eval();\n";
     for i in 0..configs.len() {
-        writeln!(cpp, "        std::printf(\"%llx %llx %llx \", (unsigned long long)top.noise{i}, (unsigned long long)top.grad{i}, (unsigned long long)top.next{i});").unwrap();
+        writeln!(
+            cpp,
+            "        std::printf(\"%llx %llx %llx %llx %llx %llx \", (unsigned long long)top.noise{i}, (unsigned long long)top.grad{i}, (unsigned long long)top.next{i}, \
+             (unsigned long long)top.dn{i}, (unsigned long long)top.kn{i}, (unsigned long long)top.ag{i});"
+        )
+        .unwrap();
     }
     cpp += "        std::printf(\"\\n\");\n        top.clk = 1; top.eval(); top.clk = 0; top.eval();\n    }\n    return 0;\n}\n";
     fs::write(dir.join("main.cpp"), cpp).unwrap();
@@ -229,6 +239,8 @@ fn ring_matches_p_independent_blocks() {
     let mut seeding = vec![false; configs.len()];
     let mut checked = 0usize;
     let mut lines = 0;
+    // drawn_next and kept_next of the previous cycle, per configuration
+    let mut prev_next: Vec<Option<(u64, u64)>> = vec![None; configs.len()];
     for (t, line) in out.lines().enumerate() {
         let f: Vec<u64> = line.split_whitespace().map(|x| u64::from_str_radix(x, 16).unwrap()).collect();
         for (i, c) in configs.iter().enumerate() {
@@ -238,16 +250,41 @@ fn ring_matches_p_independent_blocks() {
             let hb = blocks[i][head];
             if let Some(e) = hb.e {
                 let mask = (1u64 << c.noise_w()) - 1;
-                assert_eq!(f[3 * i], (e as u64) & mask, "{ctx}: noise (e = {e})");
+                assert_eq!(f[6 * i], (e as u64) & mask, "{ctx}: noise (e = {e})");
                 checked += 1;
             }
             if let Some(g) = hb.g {
-                assert_eq!(f[3 * i + 1], (g as i32) as u32 as u64, "{ctx}: grad");
+                assert_eq!(f[6 * i + 1], (g as i32) as u32 as u64, "{ctx}: grad");
                 checked += 1;
             }
             if let Some(g) = blocks[i][pos[i]].g {
-                assert_eq!(f[3 * i + 2], (g as i32) as u32 as u64, "{ctx}: next_grad");
+                assert_eq!(f[6 * i + 2], (g as i32) as u32 as u64, "{ctx}: next_grad");
                 checked += 1;
+            }
+            // The noise a draw at the unit gives and the one the block at
+            // the unit has, and the gradient of the block at the unit in
+            // the next cycle.
+            {
+                let j = pos[i];
+                let b = blocks[i][j];
+                let mask = (1u64 << c.noise_w()) - 1;
+                let lfsr_in = if seeding[i] { Some(seeds[i][j]) } else { b.lfsr };
+                if let Some((dn, kn)) = prev_next[i] {
+                    if let Some(e) = lfsr_in.map(|s| noise(c, advance(s, c.lw, c.noise_bits).0)) {
+                        assert_eq!(dn, (e as u64) & mask, "{ctx}: the previous cycle's drawn_next (e = {e})");
+                        checked += 1;
+                    }
+                    if let Some(e) = b.e {
+                        assert_eq!(kn, (e as u64) & mask, "{ctx}: the previous cycle's kept_next (e = {e})");
+                        checked += 1;
+                    }
+                }
+                prev_next[i] = Some((f[6 * i + 3], f[6 * i + 4]));
+                let ahead = if x.rot { (j + 1) % c.p } else { j };
+                if let Some(g) = blocks[i][ahead].g {
+                    assert_eq!(f[6 * i + 5], (g as i32) as u32 as u64, "{ctx}: ahead_grad (block {ahead})");
+                    checked += 1;
+                }
             }
             // The clock edge.
             if x.rot {

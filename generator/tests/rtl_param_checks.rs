@@ -62,6 +62,18 @@ const CASES: &[Case] = &[
         bad: &[("W0", 0, "fptgen_param_error_concat_w0_below_1"), ("W1", 0, "fptgen_param_error_concat_w1_below_1")],
     },
     Case { module: "fptgen_skid", bad: &[("W", 0, "fptgen_param_error_skid_w_below_1")] },
+    Case { module: "fptgen_reg", bad: &[("W", 0, "fptgen_param_error_reg_w_below_1")] },
+    Case { module: "fptgen_counter", bad: &[("W", 0, "fptgen_param_error_counter_w_below_1")] },
+    Case {
+        module: "fptgen_select",
+        bad: &[
+            ("N", 0, "fptgen_param_error_select_out_of_range"),
+            ("W", 0, "fptgen_param_error_select_out_of_range"),
+            ("SEL_W", 0, "fptgen_param_error_select_out_of_range"),
+            ("SEL_W", 32, "fptgen_param_error_select_out_of_range"),
+            ("N", 3, "fptgen_param_error_select_out_of_range"),
+        ],
+    },
     Case {
         module: "fptgen_io_shell",
         bad: &[("IN_W", 0, "fptgen_param_error_io_shell_in_w_below_1"), ("OUT_W", 0, "fptgen_param_error_io_shell_out_w_below_1")],

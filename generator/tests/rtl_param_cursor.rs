@@ -8,10 +8,15 @@
 //! address and column (word `(r / PE) * SF + c / SIMD`, column
 //! `(r % PE) * SIMD + c % SIMD` of parameter `(r, c)`), the selected block's
 //! committed value (the read data of the cycle after an `op_read`, sign- or
-//! zero-extended) and the current tensor's bounds. Several configurations in
-//! one build, with PREFETCH 0 (param read at blk) and 1 (param registered
-//! from blk_next, the next cycle's blk, as the ES trainer uses it: the same
-//! values, one register earlier). Fails (does not skip) without Verilator.
+//! zero-extended) and the current tensor's bounds, and param_ahead,
+//! lo_ahead and hi_ahead (the committed value of the previous cycle's
+//! random blk_ahead and the bounds of the tensor it was read from, as they
+//! were before the edge: a read landing on that edge is not forwarded, and
+//! the stimulus often makes it land on that block; AHEAD = 1 with
+//! PREFETCH = 1, as the ES trainer has them, else the three are 0). Several configurations in one build, with
+//! PREFETCH 0 (param read at blk) and 1 (param registered from blk_next,
+//! the next cycle's blk, as the ES trainer uses it: the same values, one
+//! register earlier). Fails (does not skip) without Verilator.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -76,6 +81,12 @@ impl Tensor {
 }
 
 impl Cfg {
+    /// AHEAD: with PREFETCH, as the ES trainer has both; without, the
+    /// three outputs are 0.
+    fn ahead(&self) -> bool {
+        self.prefetch
+    }
+
     fn k(&self) -> usize {
         self.tensors.len()
     }
@@ -107,6 +118,8 @@ struct In {
     blk: usize,
     /// The next cycle's blk (PREFETCH = 1 reads the committed value ahead).
     blk_next: usize,
+    /// The block param_ahead reads (in the next cycle).
+    blk_ahead: usize,
     rdata: u64,
 }
 
@@ -122,12 +135,14 @@ struct Model {
     saved_tid: usize,
     saved: Vec<usize>,
     committed: Vec<Option<u64>>,
+    /// The tensor each committed value was read from.
+    committed_tid: Vec<usize>,
     rd: Option<(usize, usize)>,
 }
 
 impl Model {
     fn new(c: &Cfg) -> Model {
-        Model { tid: 0, pos: vec![0; c.k()], saved_tid: 0, saved: vec![0; c.k()], committed: vec![None; c.p], rd: None }
+        Model { tid: 0, pos: vec![0; c.k()], saved_tid: 0, saved: vec![0; c.k()], committed: vec![None; c.p], committed_tid: vec![0; c.p], rd: None }
     }
 
     fn outputs(&self, c: &Cfg, x: &In) -> Out {
@@ -155,6 +170,7 @@ impl Model {
             let raw = (x.rdata >> off) & mask(tt.width);
             let v = if tt.signed && (raw >> (tt.width - 1)) & 1 == 1 { raw | !mask(tt.width) } else { raw };
             self.committed[blk] = Some(v & mask(c.pw));
+            self.committed_tid[blk] = t;
         }
         self.rd = x.read.then_some((x.blk, self.tid));
         if rst || x.clear {
@@ -225,6 +241,7 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
                         write: rng.chance(30),
                         blk: (rng.next() % c.p as u64) as usize,
                         blk_next: 0,
+                        blk_ahead: (rng.next() % c.p as u64) as usize,
                         rdata: rng.next() & mask(c.sum(|t| t.width)),
                     }
                 })
@@ -233,6 +250,13 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
         .map(|mut v| {
             for cy in 0..cycles - 1 {
                 v[cy].blk_next = v[cy + 1].blk;
+            }
+            // Often the block whose read lands on the edge (the read of
+            // the cycle before), which param_ahead does not forward.
+            for cy in 1..cycles {
+                if v[cy - 1].read && cy % 3 == 0 {
+                    v[cy].blk_ahead = v[cy - 1].blk;
+                }
             }
             v
         })
@@ -244,8 +268,9 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
         write!(
             top,
             ",\n    input wire clear{i}, input wire rewind{i}, input wire step{i}, input wire save{i}, input wire rd{i}, input wire wr{i}, \
-             input wire [{}:0] blk{i}, input wire [{bw}:0] blkn{i}, input wire [{}:0] rdata{i}, output wire [{}:0] en{i}, output wire [{}:0] we{i}, \
-             output wire [{}:0] addr{i}, output wire [{}:0] col{i}, output wire [{pm}:0] param{i}, output wire [{pm}:0] lo{i}, output wire [{pm}:0] hi{i}",
+             input wire [{}:0] blk{i}, input wire [{bw}:0] blkn{i}, input wire [{bw}:0] blka{i}, input wire [{}:0] rdata{i}, output wire [{}:0] en{i}, output wire [{}:0] we{i}, \
+             output wire [{}:0] addr{i}, output wire [{}:0] col{i}, output wire [{pm}:0] param{i}, output wire [{pm}:0] lo{i}, output wire [{pm}:0] hi{i}, \
+             output wire [{pm}:0] pa{i}, output wire [{pm}:0] loa{i}, output wire [{pm}:0] hia{i}",
             bits_for(c.p) - 1,
             c.sum(|t| t.width) - 1,
             c.k() - 1,
@@ -261,13 +286,15 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
     for (i, c) in cfgs.iter().enumerate() {
         write!(
             top,
-            "fptgen_param_cursor #(.K({}), .P({}), .PW({}), .PREFETCH({}), .ROWS({}), .COLS({}), .PE({}), .SIMD({}), .WIDTH({}), .SIGNED({}), .LO({}), .HI({})) u{i} (\n    \
-             .clk(clk), .rst(rst), .clear(clear{i}), .rewind(rewind{i}), .step(step{i}), .save(save{i}), .op_read(rd{i}), .op_write(wr{i}), .blk(blk{i}), .blk_next(blkn{i}),\n    \
-             .tr_en(en{i}), .tr_we(we{i}), .tr_addr(addr{i}), .tr_col(col{i}), .tr_rdata(rdata{i}), .param(param{i}), .lo(lo{i}), .hi(hi{i}));\n",
+            "fptgen_param_cursor #(.K({}), .P({}), .PW({}), .PREFETCH({}), .AHEAD({}), .ROWS({}), .COLS({}), .PE({}), .SIMD({}), .WIDTH({}), .SIGNED({}), .LO({}), .HI({})) u{i} (\n    \
+             .clk(clk), .rst(rst), .clear(clear{i}), .rewind(rewind{i}), .step(step{i}), .save(save{i}), .op_read(rd{i}), .op_write(wr{i}), .blk(blk{i}), .blk_next(blkn{i}), .blk_ahead(blka{i}),\n    \
+             .tr_en(en{i}), .tr_we(we{i}), .tr_addr(addr{i}), .tr_col(col{i}), .tr_rdata(rdata{i}), .param(param{i}), .lo(lo{i}), .hi(hi{i}), \
+             .param_ahead(pa{i}), .lo_ahead(loa{i}), .hi_ahead(hia{i}));\n",
             c.k(),
             c.p,
             c.pw,
             u8::from(c.prefetch),
+            u8::from(c.ahead()),
             c.packed(|t| format!("32'd{}", t.rows)),
             c.packed(|t| format!("32'd{}", t.cols)),
             c.packed(|t| format!("32'd{}", t.pe)),
@@ -288,7 +315,8 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
         for v in &stim {
             let x = v[cy];
             let b = |f: bool| u8::from(f);
-            write!(text, "{} {} {} {} {} {} {:x} {:x} {:x} ", b(x.clear), b(x.rewind), b(x.step), b(x.save), b(x.read), b(x.write), x.blk, x.rdata, x.blk_next).unwrap();
+            write!(text, "{} {} {} {} {} {} {:x} {:x} {:x} {:x} ", b(x.clear), b(x.rewind), b(x.step), b(x.save), b(x.read), b(x.write), x.blk, x.rdata, x.blk_next, x.blk_ahead)
+                .unwrap();
         }
         text.push('\n');
     }
@@ -298,12 +326,12 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
          VerilatedContext ctx; ctx.commandArgs(argc, argv);\n    Vcursor_top top(&ctx);\n    FILE* f = std::fopen(\"stim.txt\", \"r\");\n    \
          top.clk = 0; top.eval();\n",
     );
-    writeln!(cpp, "    for (int t = 0; t < {cycles}; ++t) {{\n        unsigned long long r[9];\n        if (std::fscanf(f, \"%llx\", &r[0]) != 1) return 3;\n        top.rst = r[0];").unwrap();
+    writeln!(cpp, "    for (int t = 0; t < {cycles}; ++t) {{\n        unsigned long long r[10];\n        if (std::fscanf(f, \"%llx\", &r[0]) != 1) return 3;\n        top.rst = r[0];").unwrap();
     for i in 0..cfgs.len() {
         writeln!(
             cpp,
-            "        for (int k = 0; k < 9; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        \
-             top.clear{i} = r[0]; top.rewind{i} = r[1]; top.step{i} = r[2]; top.save{i} = r[3]; top.rd{i} = r[4]; top.wr{i} = r[5]; top.blk{i} = r[6]; top.rdata{i} = r[7]; top.blkn{i} = r[8];"
+            "        for (int k = 0; k < 10; ++k) if (std::fscanf(f, \"%llx\", &r[k]) != 1) return 3;\n        \
+             top.clear{i} = r[0]; top.rewind{i} = r[1]; top.step{i} = r[2]; top.save{i} = r[3]; top.rd{i} = r[4]; top.wr{i} = r[5]; top.blk{i} = r[6]; top.rdata{i} = r[7]; top.blkn{i} = r[8]; top.blka{i} = r[9];"
         )
         .unwrap();
     }
@@ -311,8 +339,9 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
     for i in 0..cfgs.len() {
         writeln!(
             cpp,
-            "        std::printf(\"%llx %llx %llx %llx %llx %llx %llx \", (unsigned long long)top.en{i}, (unsigned long long)top.we{i}, \
-             (unsigned long long)top.addr{i}, (unsigned long long)top.col{i}, (unsigned long long)top.param{i}, (unsigned long long)top.lo{i}, (unsigned long long)top.hi{i});"
+            "        std::printf(\"%llx %llx %llx %llx %llx %llx %llx %llx %llx %llx \", (unsigned long long)top.en{i}, (unsigned long long)top.we{i}, \
+             (unsigned long long)top.addr{i}, (unsigned long long)top.col{i}, (unsigned long long)top.param{i}, (unsigned long long)top.lo{i}, (unsigned long long)top.hi{i}, \
+             (unsigned long long)top.pa{i}, (unsigned long long)top.loa{i}, (unsigned long long)top.hia{i});"
         )
         .unwrap();
     }
@@ -323,12 +352,16 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
     assert_eq!(rows.len(), cycles);
 
     let mut steps_past_last = vec![0; cfgs.len()];
+    let mut ahead_unforwarded = vec![0; cfgs.len()];
     for (i, c) in cfgs.iter().enumerate() {
         let mut m = Model::new(c);
+        // param_ahead, lo_ahead, hi_ahead in the next cycle: the value and
+        // its tensor's bounds before the edge
+        let mut ahead: Option<(u64, u64, u64)> = None;
         for cy in 0..cycles {
             let x = &stim[i][cy];
             let rst = resets.contains(&cy);
-            let got = &rows[cy][7 * i..7 * i + 7];
+            let got = &rows[cy][10 * i..10 * i + 10];
             let want = m.outputs(c, x);
             let ctx = format!("configuration {i} {c:?}, cycle {cy}, inputs {x:?}");
             // Before the first reset the cursor is unknown; compare after it.
@@ -338,13 +371,29 @@ fn param_cursor_walks_reads_and_bounds_as_specified() {
                     assert_eq!(got[4], p, "{ctx}: param (block {})", x.blk);
                 }
                 assert_eq!((got[5], got[6]), (want.5, want.6), "{ctx}: lo, hi");
+                if !c.ahead() {
+                    assert_eq!((got[7], got[8], got[9]), (0, 0, 0), "{ctx}: param_ahead, lo_ahead, hi_ahead without AHEAD");
+                } else if let Some(p) = ahead {
+                    assert_eq!((got[7], got[8], got[9]), p, "{ctx}: param_ahead, lo_ahead, hi_ahead (block {} of the previous cycle)", stim[i][cy - 1].blk_ahead);
+                }
             }
             if x.step && !rst && m.pos[m.tid] + 1 == c.tensors[m.tid].count() {
                 steps_past_last[i] += 1;
             }
+            if m.rd.is_some_and(|(b, _)| b == x.blk_ahead) {
+                ahead_unforwarded[i] += 1;
+            }
+            ahead = m.committed[x.blk_ahead].map(|v| {
+                let (lo, hi) = c.tensors[m.committed_tid[x.blk_ahead]].bounds();
+                (v, (lo as u64) & mask(c.pw), (hi as u64) & mask(c.pw))
+            });
             m.edge(c, x, rst);
         }
     }
+    assert!(
+        cfgs.iter().zip(&ahead_unforwarded).all(|(c, &n)| !c.ahead() || n >= 50),
+        "reads landing on param_ahead's block: {ahead_unforwarded:?}"
+    );
     // The stimulus is worth something: every configuration moved from one
     // tensor to the next many times.
     assert!(steps_past_last.iter().all(|&n| n >= 10), "steps past a tensor's last parameter: {steps_past_last:?}");
