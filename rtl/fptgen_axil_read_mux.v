@@ -14,7 +14,7 @@
  * instantiates fptgen_param_error_axil_read_mux_<reason>, which does not
  * exist).
  *
- * Checked exhaustively over addresses by generator/tests/rtl_axil_read_mux.rs.
+ * Checked exhaustively over addresses by generator/tests/rtl/axil_read_mux.rs.
  */
 
 `resetall

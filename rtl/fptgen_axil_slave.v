@@ -39,7 +39,7 @@
  * failed check instantiates fptgen_param_error_axil_slave_<reason>, which
  * does not exist).
  *
- * Checked cycle by cycle by generator/tests/rtl_axil_slave.rs.
+ * Checked cycle by cycle by generator/tests/rtl/axil_slave.rs.
  */
 
 `resetall

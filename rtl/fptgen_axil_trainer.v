@@ -32,7 +32,7 @@
  * instantiates fptgen_param_error_axil_trainer_<reason>, which does not
  * exist).
  *
- * Checked cycle by cycle by generator/tests/rtl_axil_trainer.rs.
+ * Checked cycle by cycle by generator/tests/rtl/axil_trainer.rs.
  */
 
 `resetall

@@ -25,7 +25,7 @@
  * instantiates fptgen_param_error_axil_window_<reason>, which does not
  * exist).
  *
- * Checked exhaustively over addresses by generator/tests/rtl_axil_window.rs.
+ * Checked exhaustively over addresses by generator/tests/rtl/axil_window.rs.
  */
 
 `resetall

@@ -34,7 +34,7 @@
  * instantiates fptgen_param_error_axis_gather_<reason>, which does not
  * exist).
  *
- * Checked cycle by cycle by generator/tests/rtl_axis_gather.rs.
+ * Checked cycle by cycle by generator/tests/rtl/axis_gather.rs.
  */
 
 `resetall

@@ -36,7 +36,7 @@
  * (the failed check instantiates fptgen_param_error_axis_scatter_<reason>,
  * which does not exist).
  *
- * Checked cycle by cycle by generator/tests/rtl_axis_scatter.rs.
+ * Checked cycle by cycle by generator/tests/rtl/axis_scatter.rs.
  */
 
 `resetall

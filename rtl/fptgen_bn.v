@@ -77,7 +77,7 @@
  * combinations stop elaboration (the failed check instantiates
  * fptgen_param_error_bn_<reason>, which does not exist).
  *
- * Checked bit and cycle exactly by generator/tests/rtl_bn.rs.
+ * Checked bit and cycle exactly by generator/tests/rtl/bn.rs.
  */
 
 `resetall

@@ -79,7 +79,7 @@
  * module that does not exist, fptgen_param_error_cast_<reason>. IN_F and
  * OUT_F may be any integers.
  *
- * Checked bit for bit against the simulator by generator/tests/rtl_cast.rs.
+ * Checked bit for bit against the simulator by generator/tests/rtl/cast.rs.
  */
 
 `resetall

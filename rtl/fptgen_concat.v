@@ -44,8 +44,8 @@
  * check instantiates fptgen_param_error_concat_<reason>, which does not
  * exist).
  *
- * Checked bit and cycle exactly by generator/tests/rtl_concat.rs, and in a
- * fptgen_fork -> branches -> concat graph by generator/tests/rtl_fork.rs.
+ * Checked bit and cycle exactly by generator/tests/rtl/concat.rs, and in a
+ * fptgen_fork -> branches -> concat graph by generator/tests/rtl/fork.rs.
  */
 
 `resetall

@@ -31,7 +31,7 @@
  * needs back, e.g. sample and row). rst drops what is in flight.
  *
  * Checked bit for bit against the simulator's dense layer by
- * generator/tests/rtl_delta_finish.rs.
+ * generator/tests/rtl/delta_finish.rs.
  */
 
 `resetall

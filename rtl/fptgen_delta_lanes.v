@@ -47,7 +47,7 @@
  * exist).
  *
  * Checked cycle by cycle against a reference model by
- * generator/tests/rtl_delta_lanes.rs.
+ * generator/tests/rtl/delta_lanes.rs.
  */
 
 `resetall

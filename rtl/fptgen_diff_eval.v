@@ -76,7 +76,7 @@
  * Parameters out of range stop elaboration (fptgen_param_error_diff_eval_*,
  * which do not exist). Checked against the simulator's dense layer (the
  * committed and the perturbed network's outputs, sample by sample) by
- * generator/tests/rtl_diff_eval.rs.
+ * generator/tests/rtl/diff_eval.rs.
  */
 
 `resetall

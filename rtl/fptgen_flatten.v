@@ -47,7 +47,7 @@
  * failed check instantiates fptgen_param_error_flatten_<reason>, which does
  * not exist).
  *
- * Checked bit and cycle exactly by generator/tests/rtl_flatten.rs.
+ * Checked bit and cycle exactly by generator/tests/rtl/flatten.rs.
  */
 
 `resetall

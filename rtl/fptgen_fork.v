@@ -94,7 +94,7 @@
  *
  * Checked bit and cycle exactly, alone and in a fork -> branches ->
  * fptgen_concat graph with the depth rule above, by
- * generator/tests/rtl_fork.rs.
+ * generator/tests/rtl/fork.rs.
  */
 
 `resetall

@@ -52,7 +52,7 @@
  * elaboration (the failed check instantiates fptgen_param_error_maxpool_
  * <reason>, which does not exist).
  *
- * Checked bit and cycle exactly by generator/tests/rtl_maxpool.rs.
+ * Checked bit and cycle exactly by generator/tests/rtl/maxpool.rs.
  */
 
 `resetall

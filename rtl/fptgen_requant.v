@@ -18,7 +18,7 @@
  * then y = r[31:0] + OUT_ZP (wrapping in 32 bits, as the simulator's
  * wrapping_add) clamped to ACT_MIN .. ACT_MAX, as an OUT_W-bit code.
  * fptgen_sim::int8 (QuantizedMultiplier::apply) is the definition, itself
- * checked against LiteRT's reference kernels; generator/tests/rtl_requant.rs
+ * checked against LiteRT's reference kernels; generator/tests/rtl/requant.rs
  * checks this module against it.
  *
  * Single rounding uses floor((P + 2^(t-1)) / 2^t) = floor((floor(P / 2^(t-1))

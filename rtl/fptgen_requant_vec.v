@@ -19,8 +19,8 @@
  * takes one vector per cycle and out_valid follows in_valid 6 edges later.
  * in_ready depends on out_ready combinationally (as the other fptgen stream
  * blocks' do). The cycle model is fptgen_generator::timing's Block::pipe;
- * generator/tests/rtl_requant.rs (against it) and
- * generator/tests/rtl_requant_vec.rs (against a model of its own) check
+ * generator/tests/rtl/requant.rs (against it) and
+ * generator/tests/rtl/requant_vec.rs (against a model of its own) check
  * both the values and the handshake, cycle by cycle, under random valid
  * and ready.
  */

@@ -28,7 +28,7 @@
  * failed check instantiates fptgen_param_error_serialize_<reason>, which
  * does not exist).
  *
- * Checked bit and cycle exactly by generator/tests/rtl_serialize.rs.
+ * Checked bit and cycle exactly by generator/tests/rtl/serialize.rs.
  */
 
 `resetall

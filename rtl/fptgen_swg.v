@@ -76,7 +76,7 @@
  * needs H, W >= 3. Illegal combinations stop elaboration (the failed check
  * instantiates fptgen_param_error_swg_<reason>, which does not exist).
  *
- * Checked bit and cycle exactly by generator/tests/rtl_swg.rs.
+ * Checked bit and cycle exactly by generator/tests/rtl/swg.rs.
  */
 
 `resetall

@@ -917,7 +917,7 @@ mod tests {
 
     /// A fork whose outputs rejoin, one branch direct, the other
     /// `flatten(K) -> serialize(K)` (the graph of
-    /// generator/tests/rtl_fork.rs): the model sizes the direct branch's
+    /// generator/tests/rtl/fork.rs): the model sizes the direct branch's
     /// FIFO at the depth that testbench found to give full rate (7 for
     /// K = 4: the fork test's "full-rate depth"), and then beat n comes out
     /// K + 2 edges after beat n is accepted, as it measured (output n on

@@ -104,7 +104,7 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
     let graphs = drawn.iter().filter(|y| y.contains("inputs: [")).count();
     assert!(graphs >= 4, "only {graphs} of {} random networks were graphs", drawn.len());
     // The fast tier's draws have no batch norm (all_operators co-simulates
-    // a folded and a kept one, rtl_bn the unit); the full tier's do.
+    // a folded and a kept one, rtl::bn the unit); the full tier's do.
     let batchnorm = if common::full_tier() { &["type: batchnorm"][..] } else { &[] };
     for what in ["stride: 2", "stride: 1", "padding: valid", "padding: same", "type: maxpool2d", "type: flatten", "type: add", "type: concat"].iter().chain(batchnorm) {
         assert!(drawn.iter().any(|y| y.contains(what)), "no random network had {what}");

@@ -1,5 +1,5 @@
 //! Pieces of the reference shared by the tests of the two layer modules of
-//! the feedback rules, `rtl_fb_layer` (dense) and `rtl_fb_conv`: codes,
+//! the feedback rules, `rtl::fb_layer` (dense) and `rtl::fb_conv`: codes,
 //! the noise LFSR, the step R, f' and the terms and deltas of
 //! docs/training.md ("Feedback rules", "Noise"), the inputs of the two
 //! modules (their ports, random codes) and the every-cycle comparison of

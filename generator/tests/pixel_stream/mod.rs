@@ -1,6 +1,6 @@
 //! A Verilator bench for streaming modules with one valid/ready input and
-//! one valid/ready output (`rtl_swg.rs`, `rtl_maxpool.rs`, `rtl_flatten.rs`,
-//! `rtl_bn.rs`): several instances in one build, each fed its own beats by a
+//! one valid/ready output (`rtl/swg.rs`, `rtl/maxpool.rs`, `rtl/flatten.rs`,
+//! `rtl/bn.rs`): several instances in one build, each fed its own beats by a
 //! source and drained by a sink, and a log of the cycle of every transfer.
 //!
 //! Cycle `t` is the clock period that ends with rising edge `t + 1`, counted

@@ -1,5 +1,5 @@
 //! A Verilator bench for stream blocks with several valid/ready inputs and
-//! outputs (`rtl_fork.rs`: one input, two outputs; `rtl_concat.rs`: two
+//! outputs (`rtl/fork.rs`: one input, two outputs; `rtl/concat.rs`: two
 //! inputs, one output; a fork -> branches -> concat graph): the test writes
 //! the body of a top level whose ports are numbered streams, each input fed
 //! its own beats by a source, each output drained by a sink, and the bench
