@@ -55,8 +55,8 @@
  *   in_ready = en
  * combinational in out_ready, as fptgen_dense's. On an edge with en high
  * stage 1 takes in_valid and the beat, stage 2 takes stage 1. Nothing is
- * ever lost or repeated. The cycle model is fptgen_generator::timing's
- * Block::pipe(2).
+ * ever lost or repeated. The cycle model is fptgen_generator::timing::
+ * blocks::Pipe::new(2).
  *
  * Cycle model. Cycle t is the clock period that ends with rising edge t+1;
  * a beat is accepted on cycle t when in_valid and in_ready are high in it,

@@ -18,7 +18,7 @@
  * and comes out LATENCY enabled edges later. With out_ready held high it
  * takes one vector per cycle and out_valid follows in_valid 6 edges later.
  * in_ready depends on out_ready combinationally (as the other fptgen stream
- * blocks' do). The cycle model is fptgen_generator::timing's Block::pipe;
+ * blocks' do). The cycle model is fptgen_generator::timing::blocks::Pipe;
  * generator/tests/rtl/requant.rs (against it) and
  * generator/tests/rtl/requant_vec.rs (against a model of its own) check
  * both the values and the handshake, cycle by cycle, under random valid

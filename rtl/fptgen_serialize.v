@@ -21,8 +21,8 @@
  * Cycle model. With in_valid and out_ready high, a vector accepted on cycle
  * t has its beat k valid on cycle t + 1 + k, and the next vector is
  * accepted on cycle t + BEATS: one vector every BEATS cycles. in_ready is
- * high on the first cycle after reset. (generator/src/timing.rs models
- * this handshake.)
+ * high on the first cycle after reset. (fptgen_generator::timing::blocks::
+ * Serialize models this handshake.)
  *
  * Parameters: BEATS, BEAT_W >= 1. Illegal values stop elaboration (the
  * failed check instantiates fptgen_param_error_serialize_<reason>, which

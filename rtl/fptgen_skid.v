@@ -14,7 +14,7 @@
  * after reset, both registers being empty), so the buffer's state after
  * reset equals its idle state.
  *
- * Cycle model (generator/src/timing.rs, Block::skid), with fire =
+ * Cycle model (generator/src/timing/blocks.rs, Skid), with fire =
  * in_valid && in_ready:
  *   in_ready  <= out_ready || (!temp_valid && (!out_valid || !in_valid))
  *   in_ready:  out_valid <= in_valid          if out_ready || !out_valid

@@ -21,7 +21,7 @@ use fptgen_sim::model::{Model, Source};
 use serde::Serialize;
 
 use crate::layers::{self, KindPlan, LayerHw, TensorMem};
-use crate::timing::{self, Block};
+use crate::timing::{self, blocks};
 use crate::wiring::Wiring;
 use crate::train_plan::{train_plan, TrainHwPlan};
 
@@ -419,7 +419,7 @@ pub fn plan(model: &Model) -> NetworkPlan {
     // The pipeline as the top level's ports see it: with a trainer, an
     // image input arrives as whole vectors through the serializer.
     let in_port_beats = if model.training.is_some() { 1 } else { in_beats };
-    let serializer = (in_port_beats != in_beats).then(|| Block::serialize(in_beats));
+    let serializer = (in_port_beats != in_beats).then(|| blocks::Serialize::new(in_beats).into());
     let in_bits = model.input_len() / in_beats * model.input_format.width() as usize;
     let mut wiring = Wiring::new(&layers, &sources(model), in_bits);
     let min_vectors = 2 * layers.len() + 8;

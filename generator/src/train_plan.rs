@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::diff_plan::{self, DiffPlan, EvalChoice};
 use crate::plan::{clog2, NetworkPlan};
-use crate::timing::{self, Block};
+use crate::timing::{self, blocks};
 
 /// `rtl/fptgen_loss_acc.v`'s `LAT` for a network of `outputs` outputs:
 /// the registered absolute errors, then a register after every second
@@ -389,9 +389,9 @@ pub fn buffer_layout(net: &NetworkPlan) -> (usize, usize, u64) {
 /// Cycles from the pipeline's input being offered `samples` whole vectors,
 /// one every II, to its last output being valid, as the trainer feeds it:
 /// through the serializer when the input is an image; for a chain of dense
-/// layers this is `(samples - 1) * II + latency` (timing::tests).
+/// layers this is `(samples - 1) * II + latency` (layers::dense::tests).
 pub fn evaluation_cycles(net: &NetworkPlan, samples: usize) -> u64 {
-    let serializer = (net.in_port_beats != net.in_beats).then(|| Block::serialize(net.in_beats));
+    let serializer = (net.in_port_beats != net.in_beats).then(|| blocks::Serialize::new(net.in_beats).into());
     timing::paced_graph(&net.wiring.graph(&net.layers, serializer), samples, net.ii).expect("every stream block delivers its outputs")
 }
 

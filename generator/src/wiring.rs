@@ -18,7 +18,7 @@
 use serde::Serialize;
 
 use crate::plan::LayerPlan;
-use crate::timing::{self, Block, Graph, Node, Src};
+use crate::timing::{self, blocks, Block, Graph, Node, Src};
 
 /// Where a layer's input comes from: the network's input, or layer `j`.
 pub type Source = Option<usize>;
@@ -194,18 +194,18 @@ impl Wiring {
             match *part {
                 Part::Fork(f) => {
                     let f = &self.forks[f];
-                    nodes.push(Node { block: Block::fork(f.depth), inputs: vec![src(&at, &f.input)] });
+                    nodes.push(Node { block: blocks::Fork::new(f.depth).into(), inputs: vec![src(&at, &f.input)] });
                     at.insert(&f.outputs[0], Src::Node(nodes.len() - 1, 0));
                     at.insert(&f.outputs[1], Src::Node(nodes.len() - 1, 1));
                 }
                 Part::Join(j) => {
                     let j = &self.joins[j];
-                    nodes.push(Node { block: Block::join(), inputs: vec![src(&at, &j.inputs[0]), src(&at, &j.inputs[1])] });
+                    nodes.push(Node { block: blocks::Join::new().into(), inputs: vec![src(&at, &j.inputs[0]), src(&at, &j.inputs[1])] });
                     at.insert(&j.output, Src::Node(nodes.len() - 1, 0));
                 }
                 Part::Layer(i) => {
                     let mut s = src(&at, &self.layers[i].input);
-                    let skid = self.layers[i].skid.is_some().then(Block::skid);
+                    let skid = self.layers[i].skid.is_some().then(|| blocks::Skid::new().into());
                     for b in layers[i].hw().blocks(&layers[i]).into_iter().chain(skid) {
                         nodes.push(Node { block: b, inputs: vec![s] });
                         s = Src::Node(nodes.len() - 1, 0);
@@ -233,6 +233,44 @@ impl Wiring {
         let fill = timing::fork_fill(&self.graph(layers, input), in_beats, out_beats, vectors).expect("every stream block delivers its outputs");
         for (f, m) in self.forks.iter_mut().zip(fill) {
             f.depth = [(m[0] + 1).max(2), (m[1] + 1).max(2)];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layers::flatten::Collect;
+    use crate::timing::blocks::{Fork, Serialize};
+    use crate::timing::{fork_fill, measure_graph, Measured};
+
+    /// A fork whose outputs rejoin, one branch direct, the other
+    /// `flatten(K) -> serialize(K)` (the graph of
+    /// generator/tests/rtl/fork.rs): the model sizes the direct branch's
+    /// FIFO at the depth that testbench found to give full rate (7 for
+    /// K = 4: the fork test's "full-rate depth"), and then beat n comes out
+    /// K + 2 edges after beat n is accepted, as it measured (output n on
+    /// cycle n + K + 3).
+    #[test]
+    fn a_rejoined_fork_is_sized_for_full_rate() {
+        let k = 4;
+        for direct_first in [true, false] {
+            let (d, l) = if direct_first { (0, 1) } else { (1, 0) };
+            let mut g = Graph {
+                nodes: vec![
+                    Node { block: Fork::new([1 << 20; 2]).into(), inputs: vec![Src::Input] },
+                    Node { block: Collect::new(k).into(), inputs: vec![Src::Node(0, l)] },
+                    Node { block: Serialize::new(k).into(), inputs: vec![Src::Node(1, 0)] },
+                    Node { block: blocks::Join::new().into(), inputs: vec![] },
+                ],
+                output: Src::Node(3, 0),
+            };
+            g.nodes[3].inputs = if direct_first { vec![Src::Node(0, d), Src::Node(2, 0)] } else { vec![Src::Node(2, 0), Src::Node(0, d)] };
+            let fill = fork_fill(&g, 1, 1, 96).unwrap();
+            assert_eq!(fill[0][d] + 1, 7, "direct branch first: {direct_first}");
+            g.nodes[0].block = Fork::new([(fill[0][0] + 1).max(2), (fill[0][1] + 1).max(2)]).into();
+            let m = measure_graph(&g, 1, 1, 96).unwrap();
+            assert_eq!(m, Measured { latency: k as u64 + 2, ii: Some(1) });
         }
     }
 }

@@ -18,6 +18,7 @@ use super::{KindPlan, LayerHw, TensorMem};
 use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
 use crate::rtl::{self, RtlFile};
+use crate::timing::blocks::Pipe;
 use crate::timing::Block;
 
 /// The library files a batch norm instantiates.
@@ -82,6 +83,6 @@ impl LayerHw for BnPlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::pipe(2)]
+        vec![Pipe::new(2).into()]
     }
 }

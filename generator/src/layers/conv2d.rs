@@ -22,7 +22,7 @@ use super::{KindPlan, LayerHw, TensorMem};
 use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
 use crate::rtl::RtlFile;
-use crate::timing::Block;
+use crate::timing::{Block, OnePort};
 
 /// The sliding-window generator.
 const FPTGEN_SWG: RtlFile = ("fptgen_swg.v", include_str!("../../../rtl/fptgen_swg.v"));
@@ -77,6 +77,105 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], c: &Conv
     super::layer_plan(model, layer, input_shape, memories, KindPlan::Conv2d(cp))
 }
 
+/// `rtl/fptgen_swg.v`'s handshake ([`crate::timing`]): the step position
+/// (`x_reg`, `y_reg`, whose flags the RTL keeps in registers), `pend_reg`,
+/// `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Swg {
+    h: usize,
+    w: usize,
+    stride: usize,
+    same: bool,
+    x: usize,
+    y: usize,
+    pend: bool,
+    out_valid: bool,
+}
+
+impl Swg {
+    /// The generator for an `h x w` image, stride 1 or 2, same (true) or
+    /// valid padding, after reset.
+    pub fn new(h: usize, w: usize, stride: usize, same: bool) -> Swg {
+        Swg { h, w, stride, same, x: 0, y: 0, pend: false, out_valid: false }
+    }
+
+    /// Padding before (top or left) of a dimension of `n` values: the RTL's
+    /// `PT` / `PL`.
+    fn pad_before(&self, n: usize) -> usize {
+        if !self.same {
+            return 0;
+        }
+        let out = n.div_ceil(self.stride);
+        ((out - 1) * self.stride + 3).saturating_sub(n) / 2
+    }
+
+    /// Step rows per image (`YS`): a row of bottom padding steps with same
+    /// padding and stride 1.
+    fn rows(&self) -> usize {
+        self.h + usize::from(self.vrow_exists())
+    }
+
+    fn vrow_exists(&self) -> bool {
+        self.same && self.stride == 1
+    }
+
+    fn fires(&self, v: usize, n: usize, first: usize, edge: bool) -> bool {
+        (v >= first && (self.stride == 1 || v % 2 == first % 2)) || (edge && v == n - 1)
+    }
+
+    fn fire(&self) -> bool {
+        let edge_x = self.same && (self.stride == 2 || self.w == 1);
+        let edge_y = self.same && self.stride == 2;
+        self.fires(self.x, self.w, 2 - self.pad_before(self.w), edge_x)
+            && self.fires(self.y, self.h, 2 - self.pad_before(self.h), edge_y)
+    }
+
+    fn vrow(&self) -> bool {
+        self.vrow_exists() && self.y == self.h
+    }
+
+    fn dbl_x(&self) -> bool {
+        self.vrow_exists() && self.w >= 2 && self.x == self.w - 1
+    }
+
+    fn can_step(&self, out_ready: bool) -> bool {
+        let out_free = !self.out_valid || out_ready;
+        out_free || !(self.pend || self.fire())
+    }
+}
+
+impl OnePort for Swg {
+    fn in_ready(&self, out_ready: bool) -> bool {
+        self.can_step(out_ready) && !self.vrow()
+    }
+
+    fn out_valid(&self) -> bool {
+        self.out_valid
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let out_free = !self.out_valid || out_ready;
+        let step = self.can_step(out_ready) && (self.vrow() || in_valid);
+        let load_step = step && self.fire();
+        let load_pend = self.pend && out_free;
+        let dbl = self.dbl_x();
+        self.out_valid = if load_step || load_pend { true } else { self.out_valid && !out_ready };
+        if load_pend {
+            self.pend = false;
+        } else if load_step && dbl {
+            self.pend = true;
+        }
+        if step {
+            if self.x == self.w - 1 {
+                self.x = 0;
+                self.y = if self.y == self.rows() - 1 { 0 } else { self.y + 1 };
+            } else {
+                self.x += 1;
+            }
+        }
+    }
+}
+
 #[derive(Template)]
 #[template(path = "layer_conv2d.v")]
 struct LayerConv2dTemplate<'a> {
@@ -128,6 +227,46 @@ impl LayerHw for Conv2dPlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::swg(self.h, self.w, self.stride, self.same == 1), self.mvau.block()]
+        vec![Swg::new(self.h, self.w, self.stride, self.same == 1).into(), self.mvau.block()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::measure;
+
+    /// The window generator's images follow each other every `YS * W`
+    /// cycles (rtl/fptgen_swg.v's cycle model), for every stride and
+    /// padding, and its last window comes one cycle after the step that
+    /// completes it.
+    #[test]
+    fn the_window_generator_follows_its_documented_cycle_model() {
+        for (h, w) in [(3, 3), (5, 4), (4, 7), (8, 8), (1, 1), (2, 5)] {
+            for stride in [1, 2] {
+                for same in [false, true] {
+                    if !same && (h < 3 || w < 3) {
+                        continue;
+                    }
+                    let out = |n: usize| if same { n.div_ceil(stride) } else { (n - 3) / stride + 1 };
+                    let windows = out(h) * out(w);
+                    let m = measure(&[Swg::new(h, w, stride, same).into()], h * w, windows, 12).unwrap();
+                    let ys = h + usize::from(same && stride == 1);
+                    assert_eq!(m.ii, Some((ys * w) as u64), "{h}x{w} stride {stride} same {same}");
+                    // The last window (OH - 1, OW - 1) is output the cycle
+                    // after the step (sy, sx) that completes it, or, as the
+                    // second window of a row (same, stride 1), W steps
+                    // after that row's first step.
+                    let pad = |n: usize| if same { ((out(n) - 1) * stride + 3).saturating_sub(n) / 2 } else { 0 };
+                    let last = |n: usize| ((out(n) - 1) * stride + 2 - pad(n)).min(n - 1);
+                    let latency = if same && stride == 1 {
+                        if w >= 2 { h * w + w } else { h * w }
+                    } else {
+                        last(h) * w + last(w)
+                    };
+                    assert_eq!(m.latency, latency as u64, "{h}x{w} stride {stride} same {same}");
+                }
+            }
+        }
     }
 }

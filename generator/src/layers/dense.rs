@@ -43,7 +43,7 @@ use super::{KindPlan, LayerHw, TensorMem};
 use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
 use crate::rtl::{self, RtlFile};
-use crate::timing::Block;
+use crate::timing::{Block, OnePort};
 
 /// The dense layer's library module.
 pub(super) const FPTGEN_DENSE: RtlFile = ("fptgen_dense.v", include_str!("../../../rtl/fptgen_dense.v"));
@@ -134,7 +134,7 @@ impl DensePlan {
     }
 
     /// Pipeline stages between the issue stage and the output register
-    /// ([`Block::dense`]): s1 alone for the chain; s1, the packed products
+    /// ([`DenseUnit`]): s1 alone for the chain; s1, the packed products
     /// (with `pack`), the products, the tree's stages and the accumulators
     /// for the tree.
     pub fn depth(&self) -> usize {
@@ -153,7 +153,78 @@ impl DensePlan {
 
     /// The unit's blocks in the cycle model.
     pub(super) fn block(&self) -> Block {
-        Block::dense((self.nf * self.sf) as u64, self.depth())
+        DenseUnit::new((self.nf * self.sf) as u64, self.depth()).into()
+    }
+}
+
+/// `rtl/fptgen_dense.v`'s handshake ([`crate::timing`]): a vector occupies
+/// the issue stage for `folds` (`NF * SF`) cycles, then `depth` pipeline
+/// stages (1 for the in-order chain, more for the adder tree), then the
+/// output register. The state: `busy_reg`, the fold counter (`nf_reg`,
+/// `sf_reg` as one index), each pipeline stage's valid and done flags
+/// (`s1_valid_reg`, `s1_done_reg`, then the tree's `c_valid_reg`,
+/// `c_done_reg`; the last stage is the RTL's `fin_*`), `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenseUnit {
+    folds: u64,
+    busy: bool,
+    k: u64,
+    /// (valid, done) of each stage after the issue stage, s1 first.
+    stages: Vec<(bool, bool)>,
+    out_valid: bool,
+}
+
+impl DenseUnit {
+    /// The unit with `folds = NF * SF` folds and `depth` pipeline stages
+    /// between the issue stage and the output register (s1 and, with an
+    /// adder tree, its stages: [`DensePlan::depth`]), after reset.
+    pub fn new(folds: u64, depth: usize) -> DenseUnit {
+        assert!(folds >= 1 && depth >= 1);
+        DenseUnit { folds, busy: false, k: 0, stages: vec![(false, false); depth], out_valid: false }
+    }
+
+    /// The final stage's valid and done flags.
+    fn fin(&self) -> (bool, bool) {
+        *self.stages.last().expect("at least one stage")
+    }
+
+    fn stall(&self, out_ready: bool) -> bool {
+        let (valid, done) = self.fin();
+        valid && done && self.out_valid && !out_ready
+    }
+
+    fn issue_last(&self) -> bool {
+        self.busy && self.k == self.folds - 1
+    }
+}
+
+impl OnePort for DenseUnit {
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.stall(out_ready) && (!self.busy || self.issue_last())
+    }
+
+    fn out_valid(&self) -> bool {
+        self.out_valid
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        if self.stall(out_ready) {
+            return; // out_ready is low: out_valid stays high
+        }
+        let accept = in_valid && self.in_ready(out_ready);
+        let issue_last = self.issue_last();
+        let (fin_valid, fin_done) = self.fin();
+        self.out_valid = if fin_valid && fin_done { true } else { self.out_valid && !out_ready };
+        self.stages.pop();
+        self.stages.insert(0, (self.busy, self.k == self.folds - 1));
+        if self.busy {
+            self.k = (self.k + 1) % self.folds;
+        }
+        self.busy = accept || (self.busy && !issue_last);
+    }
+
+    fn folds(&self) -> u64 {
+        self.folds
     }
 }
 
@@ -207,5 +278,65 @@ impl LayerHw for DensePlan {
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
         vec![self.block()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::blocks::Skid;
+    use crate::timing::{measure, paced, Measured};
+
+    /// Dense layers `(folds, depth)` as the top level chains them, a skid
+    /// buffer between two layers.
+    fn dense_chain(layers: &[(u64, usize)]) -> Vec<Block> {
+        let mut blocks = Vec::new();
+        for (i, &(f, depth)) in layers.iter().enumerate() {
+            if i > 0 {
+                blocks.push(Skid::new().into());
+            }
+            blocks.push(DenseUnit::new(f, depth).into());
+        }
+        blocks
+    }
+
+    /// A chain of dense layers has the closed form of `layers::dense`:
+    /// II = the largest fold count, latency = sum(folds + depth) + 2 *
+    /// (layers - 1) (a hand-over and a skid buffer between two layers),
+    /// depth 1 for the in-order chain and more for an adder tree.
+    #[test]
+    fn dense_chains_have_the_closed_form() {
+        let chains: &[&[(u64, usize)]] = &[
+            &[(1, 1)],
+            &[(7, 1)],
+            &[(1, 1), (1, 1)],
+            &[(3, 1), (5, 1), (2, 1)],
+            &[(4, 1), (4, 1)],
+            &[(10, 1), (1, 1), (6, 1), (6, 1), (1, 1)],
+            &[(1, 3)],
+            &[(1, 5), (1, 3)],
+            &[(3, 4), (5, 1), (2, 6)],
+            &[(10, 1), (1, 5), (6, 3), (6, 1), (1, 4)],
+        ];
+        for layers in chains {
+            let m = measure(&dense_chain(layers), 1, 1, 2 * layers.len() + 8).unwrap();
+            let ii = layers.iter().map(|l| l.0).max().unwrap();
+            let latency: u64 = layers.iter().map(|&(f, d)| f + d as u64).sum::<u64>() + 2 * (layers.len() as u64 - 1);
+            assert_eq!(m, Measured { latency, ii: Some(ii) }, "layers {layers:?}");
+        }
+    }
+
+    /// The trainer's paced evaluation of a dense chain takes
+    /// `(M - 1) * II + latency` edges (`train_plan`'s closed form).
+    #[test]
+    fn paced_dense_chains_have_the_closed_form() {
+        for layers in [&[(3u64, 1usize), (5, 1), (2, 1)][..], &[(1, 1)], &[(4, 1), (4, 1)], &[(3, 4), (5, 1), (2, 6)], &[(1, 3)]] {
+            let blocks = dense_chain(layers);
+            let ii = layers.iter().map(|l| l.0).max().unwrap();
+            let latency: u64 = layers.iter().map(|&(f, d)| f + d as u64).sum::<u64>() + 2 * (layers.len() as u64 - 1);
+            for m in [1, 2, 7] {
+                assert_eq!(paced(&blocks, m, ii), Some((m as u64 - 1) * ii + latency), "layers {layers:?} M {m}");
+            }
+        }
     }
 }

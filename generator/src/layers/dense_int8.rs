@@ -32,6 +32,7 @@ use super::{KindPlan, LayerHw, TensorMem};
 use crate::plan::{HwFormat, LayerPlan};
 use crate::render::GenInfo;
 use crate::rtl::{self, RtlFile};
+use crate::timing::blocks::Pipe;
 use crate::timing::Block;
 
 /// The library files a dense_int8 layer instantiates.
@@ -128,6 +129,6 @@ impl LayerHw for DenseInt8Plan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![self.dense.block(), Block::pipe(REQUANT_STAGES)]
+        vec![self.dense.block(), Pipe::new(REQUANT_STAGES).into()]
     }
 }

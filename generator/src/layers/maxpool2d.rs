@@ -12,7 +12,7 @@ use super::{KindPlan, LayerHw};
 use crate::plan::LayerPlan;
 use crate::render::GenInfo;
 use crate::rtl::RtlFile;
-use crate::timing::Block;
+use crate::timing::{Block, OnePort};
 
 /// The pooling block.
 const LIBRARY: &[RtlFile] = &[("fptgen_maxpool.v", include_str!("../../../rtl/fptgen_maxpool.v"))];
@@ -38,6 +38,51 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], p: &MaxP
     super::layer_plan(model, layer, input_shape, Vec::new(), KindPlan::MaxPool2d(pp))
 }
 
+/// `rtl/fptgen_maxpool.v`'s handshake ([`crate::timing`]): 2x2, stride 2;
+/// the pixel position and `out_valid_reg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pool {
+    h: usize,
+    w: usize,
+    x: usize,
+    y: usize,
+    out_valid: bool,
+}
+
+impl Pool {
+    /// The pool for an `h x w` image, after reset.
+    pub fn new(h: usize, w: usize) -> Pool {
+        Pool { h, w, x: 0, y: 0, out_valid: false }
+    }
+
+    fn done(&self) -> bool {
+        self.x % 2 == 1 && self.y % 2 == 1
+    }
+}
+
+impl OnePort for Pool {
+    fn in_ready(&self, out_ready: bool) -> bool {
+        !self.done() || !self.out_valid || out_ready
+    }
+
+    fn out_valid(&self) -> bool {
+        self.out_valid
+    }
+
+    fn clock(&mut self, in_valid: bool, out_ready: bool) {
+        let accept = in_valid && self.in_ready(out_ready);
+        self.out_valid = if accept && self.done() { true } else { self.out_valid && !out_ready };
+        if accept {
+            if self.x == self.w - 1 {
+                self.x = 0;
+                self.y = if self.y == self.h - 1 { 0 } else { self.y + 1 };
+            } else {
+                self.x += 1;
+            }
+        }
+    }
+}
+
 #[derive(Template)]
 #[template(path = "layer_maxpool2d.v")]
 struct LayerPoolTemplate<'a> {
@@ -60,6 +105,26 @@ impl LayerHw for PoolPlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::maxpool(self.h, self.w)]
+        vec![Pool::new(self.h, self.w).into()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::measure;
+
+    /// Alone at full rate, the pool takes an image every `H * W` cycles,
+    /// and its last output pixel is valid the cycle after the beat that
+    /// completes it.
+    #[test]
+    fn the_pool_keeps_up_with_its_input() {
+        let (h, w) = (6, 5);
+        let m = measure(&[Pool::new(h, w).into()], h * w, (h / 2) * (w / 2), 12).unwrap();
+        assert_eq!(m.ii, Some((h * w) as u64));
+        // The last output pixel needs pixel (2*OH - 1, 2*OW - 1), accepted
+        // (2*OH - 1)*W + 2*OW - 1 edges after the first, and is valid in
+        // the cycle after (rtl/fptgen_maxpool.v's cycle model).
+        assert_eq!(m.latency, (((h / 2) * 2 - 1) * w + (w / 2) * 2 - 1) as u64);
     }
 }

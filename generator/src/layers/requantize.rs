@@ -14,6 +14,7 @@ use super::{KindPlan, LayerHw};
 use crate::plan::LayerPlan;
 use crate::render::GenInfo;
 use crate::rtl::{self, RtlFile};
+use crate::timing::blocks::Pipe;
 use crate::timing::Block;
 
 /// The library files a requantize layer instantiates.
@@ -62,6 +63,6 @@ impl LayerHw for RequantizePlan {
     }
 
     fn blocks(&self, _l: &LayerPlan) -> Vec<Block> {
-        vec![Block::pipe(REQUANT_STAGES)]
+        vec![Pipe::new(REQUANT_STAGES).into()]
     }
 }

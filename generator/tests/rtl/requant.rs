@@ -162,10 +162,11 @@ const LANES: usize = 3;
 
 /// `rtl/fptgen_requant_vec.v`: every lane's value against the simulator,
 /// and its handshake cycle by cycle against the cycle model
-/// (`timing::Block::pipe(6)`), under random in_valid and out_ready.
+/// (`timing::blocks::Pipe::new(6)`), under random in_valid and out_ready.
 #[test]
 fn requant_vector_stream_matches_the_simulator_and_its_cycle_model() {
-    use fptgen_generator::timing::Block;
+    use fptgen_generator::timing::blocks::Pipe;
+    use fptgen_generator::timing::OnePort;
     require_tool("verilator", "--version");
     let dir = scratch("rtl_requant_vector");
     let mut rng = Rng(0x7ec);
@@ -229,7 +230,7 @@ fn requant_vector_stream_matches_the_simulator_and_its_cycle_model() {
     fs::write(dir.join("main.cpp"), c).unwrap();
     let out = verilate_and_run(&dir, "vec_top", &["fptgen_requant_vec.v", "fptgen_requant.v"]);
 
-    let mut model = Block::pipe(LATENCY);
+    let mut model = Pipe::new(LATENCY);
     let mut queue: VecDeque<Vec<i32>> = VecDeque::new();
     let (mut taken, mut given, mut stalled) = (0, 0, 0);
     for (t, (line, (valid, ready, x))) in out.lines().zip(&rows).enumerate() {
