@@ -45,50 +45,67 @@ use crate::render::GenInfo;
 use crate::rtl::RtlFile;
 use crate::timing::{self, Block};
 
-/// The model file's `type` of every kind with hardware.
-pub const KINDS: &[&str] = &["dense", "conv2d", "maxpool2d", "batchnorm", "flatten", "concat", "slice", "dense_int8", "requantize"];
+/// Makes the registry of the kinds with hardware from one list:
+/// [`KINDS`], [`KindPlan`] (a variant per kind, named as its
+/// `fptgen_sim::model::LayerOp` variant, holding the kind's plan type),
+/// [`KindPlan::hw`] and [`plan`]. A line is `Kind(module::Plan) in
+/// module;`; the module has `plan(model, layer, input_shape, &op)` and
+/// `impl LayerHw for Plan`.
+macro_rules! kinds_with_hardware {
+    ($($(#[$doc:meta])* $kind:ident($plan:ty) in $module:ident;)*) => {
+        /// The model file's `type` of every kind with hardware.
+        pub const KINDS: &[&str] = &[$(fptgen_sim::layers::$module::TYPE,)*];
 
-/// The kind-specific part of a layer's plan, one variant per kind with
-/// hardware. In `report.json` its fields sit next to the kind-neutral ones
-/// of the layer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum KindPlan {
-    /// A dense layer: `fptgen_dense`.
-    Dense(dense::DensePlan),
-    /// A 3x3 convolution: `fptgen_swg` feeding `fptgen_dense`.
-    Conv2d(conv2d::Conv2dPlan),
-    /// 2x2 max-pooling: `fptgen_maxpool`.
-    MaxPool2d(maxpool2d::PoolPlan),
-    /// Per-channel scale and shift: `fptgen_bn`.
-    BatchNorm(batchnorm::BnPlan),
-    /// An image as one vector: `fptgen_flatten`.
-    Flatten(flatten::FlattenPlan),
-    /// Its inputs joined by the top level.
-    Concat(concat::ConcatPlan),
-    /// A range of each pixel's channels: wires.
-    Slice(slice::SlicePlan),
-    /// An int8 fully connected layer: `fptgen_dense` and `fptgen_requant_vec`.
-    DenseInt8(dense_int8::DenseInt8Plan),
-    /// An int8-to-int8 requantization: `fptgen_requant_vec`.
-    Requantize(requantize::RequantizePlan),
+        /// The kind-specific part of a layer's plan, one variant per kind
+        /// with hardware. In `report.json` its fields sit next to the
+        /// kind-neutral ones of the layer.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum KindPlan {
+            $($(#[$doc])* $kind($plan),)*
+        }
+
+        impl KindPlan {
+            /// The kind's hardware, for code that is not about one kind.
+            pub fn hw(&self) -> &dyn LayerHw {
+                match self {
+                    $(KindPlan::$kind(p) => p,)*
+                }
+            }
+        }
+
+        /// The hardware plan of `layer` of `model`, fed values shaped
+        /// `input_shape`, or None for a kind without hardware
+        /// ([`has_hardware`]).
+        pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<LayerPlan> {
+            #[allow(unreachable_patterns)] // while every kind has hardware
+            match &layer.op {
+                $(LayerOp::$kind(op) => Some($module::plan(model, layer, input_shape, op)),)*
+                _ => None,
+            }
+        }
+    };
 }
 
-impl KindPlan {
-    /// The kind's hardware, for code that is not about one kind.
-    pub fn hw(&self) -> &dyn LayerHw {
-        match self {
-            KindPlan::Dense(d) => d,
-            KindPlan::Conv2d(c) => c,
-            KindPlan::MaxPool2d(p) => p,
-            KindPlan::BatchNorm(b) => b,
-            KindPlan::Flatten(f) => f,
-            KindPlan::Concat(c) => c,
-            KindPlan::Slice(s) => s,
-            KindPlan::DenseInt8(d) => d,
-            KindPlan::Requantize(r) => r,
-        }
-    }
+kinds_with_hardware! {
+    /// A dense layer: `fptgen_dense`.
+    Dense(dense::DensePlan) in dense;
+    /// A 3x3 convolution: `fptgen_swg` feeding `fptgen_dense`.
+    Conv2d(conv2d::Conv2dPlan) in conv2d;
+    /// 2x2 max-pooling: `fptgen_maxpool`.
+    MaxPool2d(maxpool2d::PoolPlan) in maxpool2d;
+    /// Per-channel scale and shift: `fptgen_bn`.
+    BatchNorm(batchnorm::BnPlan) in batchnorm;
+    /// An image as one vector: `fptgen_flatten`.
+    Flatten(flatten::FlattenPlan) in flatten;
+    /// Its inputs joined by the top level.
+    Concat(concat::ConcatPlan) in concat;
+    /// A range of each pixel's channels: wires.
+    Slice(slice::SlicePlan) in slice;
+    /// An int8 fully connected layer: `fptgen_dense` and `fptgen_requant_vec`.
+    DenseInt8(dense_int8::DenseInt8Plan) in dense_int8;
+    /// An int8-to-int8 requantization: `fptgen_requant_vec`.
+    Requantize(requantize::RequantizePlan) in requantize;
 }
 
 /// What the generator needs of a kind's hardware beyond the kind-neutral
@@ -117,22 +134,6 @@ pub trait LayerHw {
 /// True if the layer's kind has hardware.
 pub fn has_hardware(layer: &Layer) -> bool {
     KINDS.contains(&layer.kind().type_name())
-}
-
-/// The hardware plan of `layer` of `model`, fed values shaped
-/// `input_shape`, or None for a kind without hardware ([`has_hardware`]).
-pub fn plan(model: &Model, layer: &Layer, input_shape: &[usize]) -> Option<LayerPlan> {
-    match &layer.op {
-        LayerOp::Dense(d) => Some(dense::plan(model, layer, input_shape, d)),
-        LayerOp::Conv2d(c) => Some(conv2d::plan(model, layer, input_shape, c)),
-        LayerOp::MaxPool2d(p) => Some(maxpool2d::plan(model, layer, input_shape, p)),
-        LayerOp::Flatten(f) => Some(flatten::plan(model, layer, input_shape, f)),
-        LayerOp::BatchNorm(b) => Some(batchnorm::plan(model, layer, input_shape, b)),
-        LayerOp::Concat(c) => Some(concat::plan(model, layer, input_shape, c)),
-        LayerOp::Slice(s) => Some(slice::plan(model, layer, input_shape, s)),
-        LayerOp::DenseInt8(d) => Some(dense_int8::plan(model, layer, input_shape, d)),
-        LayerOp::Requantize(r) => Some(requantize::plan(model, layer, input_shape, r)),
-    }
 }
 
 /// Memories with at least this many bits go to block RAM; smaller frozen

@@ -38,6 +38,12 @@ pub fn sum_format(input: Format) -> Option<Format> {
     Format::new(input.signed(), input.width().checked_add(1)?, input.int_bits().checked_add(1)?, Quant::Trn, Overflow::Wrap).ok()
 }
 
+/// The model file's `type` of the operator.
+pub const TYPE: &str = "add";
+
+/// What it is, for the error that lists the types.
+pub const WHAT: &str = "the exact sum of two inputs, cast to the output format (lowered to concat + a 3x3 conv2d, seed 004)";
+
 /// Most weights a lowered add may have (its weights are constants held
 /// in memory like any other layer's).
 const MAX_WEIGHTS: usize = 1 << 24;

@@ -24,6 +24,12 @@ use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "batchnorm";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "per-channel scale and shift";
+
 /// Index of the scale tensor.
 pub const SCALE: usize = 0;
 /// Index of the shift tensor.
@@ -100,7 +106,7 @@ impl BatchNorm {
 
 impl LayerKind for BatchNorm {
     fn type_name(&self) -> &'static str {
-        "batchnorm"
+        TYPE
     }
 
     fn describe(&self) -> String {

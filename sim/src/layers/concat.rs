@@ -9,6 +9,12 @@ use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "concat";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "two or more inputs as one (channels of images, or vectors one after the other)";
+
 /// Several inputs as one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Concat {
@@ -37,7 +43,7 @@ impl Concat {
 
 impl LayerKind for Concat {
     fn type_name(&self) -> &'static str {
-        "concat"
+        TYPE
     }
 
     fn describe(&self) -> String {

@@ -28,6 +28,12 @@ use crate::fixed::Format;
 use crate::model::schema::PaddingFile;
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "conv2d";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "3x3 convolution, stride 1 or 2, padding same or valid";
+
 /// Zero padding of a convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Padding {
@@ -205,7 +211,7 @@ impl Conv2d {
 
 impl LayerKind for Conv2d {
     fn type_name(&self) -> &'static str {
-        "conv2d"
+        TYPE
     }
 
     fn describe(&self) -> String {

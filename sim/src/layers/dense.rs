@@ -25,6 +25,12 @@ use crate::error::ModelError;
 use crate::fixed::{Format, Overflow};
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "dense";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "fully connected";
+
 /// Index of the weight tensor in [`LayerParams::tensors`].
 pub const W: usize = 0;
 /// Index of the bias tensor in [`LayerParams::tensors`].
@@ -181,7 +187,7 @@ impl Dense {
 
 impl LayerKind for Dense {
     fn type_name(&self) -> &'static str {
-        "dense"
+        TYPE
     }
 
     fn describe(&self) -> String {

@@ -35,6 +35,12 @@ use crate::model::schema::{ActivationFile, AffineFile, InputsFile, RoundingFile,
 use crate::model::Checker;
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "dense_int8";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "fully connected on affine int8 values, as TFLite's reference int8 kernel (issue 15)";
+
 /// Index of the weight tensor in [`LayerParams::tensors`].
 pub const W: usize = 0;
 /// Index of the bias tensor in [`LayerParams::tensors`].
@@ -589,7 +595,7 @@ pub(crate) fn check_feed(
 
 impl LayerKind for DenseInt8 {
     fn type_name(&self) -> &'static str {
-        "dense_int8"
+        TYPE
     }
 
     fn describe(&self) -> String {

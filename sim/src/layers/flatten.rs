@@ -7,6 +7,12 @@ use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "flatten";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "an image as a vector";
+
 /// An image as a vector.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Flatten {
@@ -26,7 +32,7 @@ impl Flatten {
 
 impl LayerKind for Flatten {
     fn type_name(&self) -> &'static str {
-        "flatten"
+        TYPE
     }
 
     fn describe(&self) -> String {

@@ -12,6 +12,12 @@ use crate::error::ModelError;
 use crate::fixed::Format;
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "maxpool2d";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "2x2 max-pooling, stride 2";
+
 /// A 2x2 max-pooling layer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MaxPool2d {
@@ -63,7 +69,7 @@ impl MaxPool2d {
 
 impl LayerKind for MaxPool2d {
     fn type_name(&self) -> &'static str {
-        "maxpool2d"
+        TYPE
     }
 
     fn describe(&self) -> String {

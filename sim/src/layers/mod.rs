@@ -8,14 +8,16 @@
 //! parameters), its exact forward pass and the recomputation of a few of
 //! its outputs (for the cached ES evaluator, with [`LayerKind::affected`]
 //! telling which outputs a parameter reaches), its float reference and its
-//! quantization-aware backward pass. [`crate::model::LayerOp`] is the
-//! closed set of kinds; code that is not about one kind goes through the
-//! trait and never names a kind. The generator crate holds the other half
-//! of a kind (its hardware plan, template and RTL files).
+//! quantization-aware backward pass. [`LayerOp`] is the closed set of
+//! kinds, made from the one list of [`layer_kinds!`] below; code that is
+//! not about one kind goes through the trait and never names a kind. The
+//! generator crate holds the other half of a kind (its hardware plan,
+//! template and RTL files).
 //!
-//! Adding a kind: a module here with its type and `impl LayerKind`, a
-//! variant of `LayerOp` and of the model file's `type`, and its generator
-//! half (docs/hardware.md lists the files of each kind).
+//! Adding a kind: a module here with its type, `impl LayerKind`, its
+//! reader `from_file` and its model-file `TYPE` and `WHAT`; a `pub mod`
+//! and one line in the list; and its generator half (docs/hardware.md,
+//! "Layer kinds", walks through it).
 
 pub mod add;
 pub mod fold;
@@ -47,18 +49,69 @@ use crate::model::schema::{ActivationFile, InputsFile, LayerFile};
 use crate::model::Checker;
 use crate::weights::LayerParams;
 
-/// The kinds the model file's `type` names, with what each is.
-pub const KINDS: &[(&str, &str)] = &[
-    ("dense", "fully connected"),
-    ("conv2d", "3x3 convolution, stride 1 or 2, padding same or valid"),
-    ("maxpool2d", "2x2 max-pooling, stride 2"),
-    ("batchnorm", "per-channel scale and shift"),
-    ("flatten", "an image as a vector"),
-    ("concat", "two or more inputs as one (channels of images, or vectors one after the other)"),
-    ("add", "the exact sum of two inputs, cast to the output format (lowered to concat + a 3x3 conv2d, seed 004)"),
-    ("dense_int8", "fully connected on affine int8 values, as TFLite's reference int8 kernel (issue 15)"),
-    ("requantize", "int8 to int8 with another scale and zero point, as TFLite's REQUANTIZE"),
-];
+/// Makes the registry of the kinds from one list: [`LayerOp`] (a variant
+/// per kind, holding the kind's type of the same name),
+/// [`LayerOp::kind`], the model file's types ([`file_types`]) and the
+/// reader of an entry ([`LayerOp::read`]). A line is `Kind from module;`
+/// for a kind a model file names (`module::TYPE`, `module::WHAT`,
+/// `Kind::from_file`), `Kind;` for one only the loader makes.
+macro_rules! layer_kinds {
+    ($($(#[$doc:meta])* $kind:ident $(from $module:ident)?;)*) => {
+        /// The operation a layer performs: the closed set of layer kinds.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum LayerOp {
+            $($(#[$doc])* $kind($kind),)*
+        }
+
+        impl LayerOp {
+            /// The kind, for code that is not about one kind.
+            pub fn kind(&self) -> &dyn LayerKind {
+                match self {
+                    $(LayerOp::$kind(k) => k,)*
+                }
+            }
+
+            /// The layer an entry of the model file's type `type_name`
+            /// describes, or None for a type no kind reads.
+            pub(crate) fn read(type_name: &str, input: &LayerInput) -> Option<Result<LayerOp, ModelError>> {
+                $($(if type_name == $module::TYPE {
+                    return Some($kind::from_file(input).map(LayerOp::$kind));
+                })?)*
+                None
+            }
+        }
+
+        /// The model file's types of the kinds, with what each is.
+        const KIND_TYPES: &[(&str, &str)] = &[$($(($module::TYPE, $module::WHAT),)?)*];
+    };
+}
+
+layer_kinds! {
+    /// Fully connected.
+    Dense from dense;
+    /// 3x3 convolution.
+    Conv2d from conv2d;
+    /// 2x2 max-pooling.
+    MaxPool2d from maxpool2d;
+    /// Per-channel scale and shift.
+    BatchNorm from batchnorm;
+    /// An image as a vector.
+    Flatten from flatten;
+    /// Several inputs as one (the gather itself, unchanged).
+    Concat from concat;
+    /// A range of an image's channels (made by a split, never written).
+    Slice;
+    /// Fully connected on affine int8 values (TFLite's int8 kernel).
+    DenseInt8 from dense_int8;
+    /// int8 to int8 with another scale and zero point.
+    Requantize from requantize;
+}
+
+/// The types a model file's layer may name, with what each is: the
+/// kinds' and `add` (lowered at load into kinds, [`add`]).
+pub fn file_types() -> impl Iterator<Item = (&'static str, &'static str)> {
+    KIND_TYPES.iter().copied().chain([(add::TYPE, add::WHAT)])
+}
 
 /// Operators outside the core set that seed 004 rewrites into it: the
 /// model file's `type` a user might write, and the rewrite.

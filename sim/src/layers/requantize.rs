@@ -18,6 +18,12 @@ use crate::fixed::Format;
 use crate::int8::{QuantizedMultiplier, Rounding};
 use crate::weights::LayerParams;
 
+/// The model file's `type` of the kind.
+pub const TYPE: &str = "requantize";
+
+/// What the kind is, for the error that lists the types.
+pub const WHAT: &str = "int8 to int8 with another scale and zero point, as TFLite's REQUANTIZE";
+
 /// An int8-to-int8 requantization of `shape`'s values.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Requantize {
@@ -88,7 +94,7 @@ impl Requantize {
 
 impl LayerKind for Requantize {
     fn type_name(&self) -> &'static str {
-        "requantize"
+        TYPE
     }
 
     fn describe(&self) -> String {

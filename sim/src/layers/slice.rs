@@ -9,6 +9,10 @@ use super::{Backward, LayerKind};
 use crate::fixed::Format;
 use crate::weights::LayerParams;
 
+/// The kind's name (a slice is made by a split, never written in a model
+/// file).
+pub const TYPE: &str = "slice";
+
 /// A range of an image's channels.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Slice {
@@ -35,7 +39,7 @@ impl Slice {
 
 impl LayerKind for Slice {
     fn type_name(&self) -> &'static str {
-        "slice"
+        TYPE
     }
 
     fn describe(&self) -> String {

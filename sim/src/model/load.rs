@@ -9,11 +9,11 @@ use super::schema::{
     InterfaceFile, DistributionFile, EvaluationFile, FitnessFile, InputsFile, LayerFile, LossFile, LossQuantizationFile, ModelFile, RuleFile, ShiftFile, StepRoundingFile, TrainingFile,
 };
 use super::{
-    BatchNorm, Concat, Conv2d, Dense, DenseInt8, Distribution, Evaluation, Interface, Requantize, Flatten, Gather, MaxPool2d, Fitness, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, StepRounding, Training,
+    Distribution, Evaluation, Fitness, Gather, Interface, Layer, LayerOp, LfsrWidth, Loss, LossQuantization, Model, Rule, Source, StepRounding, Training,
     DEFAULT_CLOCK_PERIOD_NS, DEFAULT_MAX_CHANNELS, DEFAULT_PART, MAX_DIM,
 };
 use crate::error::{Error, ModelError, Pos};
-use crate::layers::{LayerInput, KINDS, REWRITES};
+use crate::layers::{add, file_types, LayerInput, REWRITES};
 use crate::fixed::Format;
 
 /// Reads and validates the model file at `path`.
@@ -723,22 +723,15 @@ impl Checker<'_> {
         }
         let input = LayerInput { c: self, lf, name: &name, shape, parts, from, format, feed };
         let mut lowered = None;
-        let op = match lf.kind.value.as_str() {
-            "dense" => LayerOp::Dense(Dense::from_file(&input)?),
-            "conv2d" => LayerOp::Conv2d(Conv2d::from_file(&input)?),
-            "maxpool2d" => LayerOp::MaxPool2d(MaxPool2d::from_file(&input)?),
-            "batchnorm" => LayerOp::BatchNorm(BatchNorm::from_file(&input)?),
-            "flatten" => LayerOp::Flatten(Flatten::from_file(&input)?),
-            "concat" => LayerOp::Concat(Concat::from_file(&input)?),
-            "dense_int8" => LayerOp::DenseInt8(DenseInt8::from_file(&input)?),
-            "requantize" => LayerOp::Requantize(Requantize::from_file(&input)?),
-            "add" => {
-                let (op, l) = crate::layers::add::lower(&input)?;
+        let op = match (lf.kind.value.as_str(), LayerOp::read(&lf.kind.value, &input)) {
+            (_, Some(op)) => op?,
+            (add::TYPE, None) => {
+                let (op, l) = add::lower(&input)?;
                 lowered = Some(l);
                 op
             }
-            other => {
-                let kinds: Vec<String> = KINDS.iter().map(|(k, what)| format!("{k} ({what})")).collect();
+            (other, None) => {
+                let kinds: Vec<String> = file_types().map(|(k, what)| format!("{k} ({what})")).collect();
                 let hint = REWRITES
                     .iter()
                     .find(|(k, _)| k.eq_ignore_ascii_case(other))

@@ -17,7 +17,8 @@ pub use load::{load, parse};
 pub(crate) use load::Checker;
 
 pub use crate::layers::{
-    Activation, Affine, BatchNorm, Concat, Conv2d, Dense, DenseInt8, Flatten, LayerKind, MaxPool2d, Precision, Requantize, Slice, Trainable,
+    Activation, Affine, BatchNorm, Concat, Conv2d, Dense, DenseInt8, Flatten, LayerKind, LayerOp, MaxPool2d, Precision, Requantize, Slice,
+    Trainable,
 };
 
 use std::borrow::Cow;
@@ -91,47 +92,6 @@ pub struct Interface {
     /// Where they come from, for summaries: `the model file` or
     /// `tensor 'x' of prefix.tflite`.
     pub from: String,
-}
-
-/// The operation a layer performs: the closed set of layer kinds
-/// ([`crate::layers`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum LayerOp {
-    /// Fully connected.
-    Dense(Dense),
-    /// 3x3 convolution.
-    Conv2d(Conv2d),
-    /// 2x2 max-pooling.
-    MaxPool2d(MaxPool2d),
-    /// Per-channel scale and shift.
-    BatchNorm(BatchNorm),
-    /// An image as a vector.
-    Flatten(Flatten),
-    /// Several inputs as one (the gather itself, unchanged).
-    Concat(Concat),
-    /// A range of an image's channels (made by a split, never written).
-    Slice(Slice),
-    /// Fully connected on affine int8 values (TFLite's int8 kernel).
-    DenseInt8(DenseInt8),
-    /// int8 to int8 with another scale and zero point.
-    Requantize(Requantize),
-}
-
-impl LayerOp {
-    /// The kind, for code that is not about one kind.
-    pub fn kind(&self) -> &dyn LayerKind {
-        match self {
-            LayerOp::Dense(d) => d,
-            LayerOp::Conv2d(c) => c,
-            LayerOp::MaxPool2d(m) => m,
-            LayerOp::BatchNorm(b) => b,
-            LayerOp::Flatten(f) => f,
-            LayerOp::Concat(c) => c,
-            LayerOp::Slice(c) => c,
-            LayerOp::DenseInt8(d) => d,
-            LayerOp::Requantize(r) => r,
-        }
-    }
 }
 
 /// Where a layer's input comes from.
