@@ -18,7 +18,7 @@ use fptgen_sim::weights::Params;
 use serde::Serialize;
 
 use crate::axi::AxiPlan;
-use crate::cosim_train::Event;
+use crate::expect::Event;
 use crate::plan::NetworkPlan;
 use crate::render::{GenInfo, GeneratedFile};
 
@@ -216,7 +216,7 @@ pub fn render(model: &Model, params: &Params, n: &NetworkPlan, a: &AxiPlan, gen:
     let count = (STREAM_CYCLES / a.ii(n).max(1)).clamp(16, 1000) as usize;
     let count = count - count % a.batch as usize;
     let count = count.max(a.batch as usize);
-    let inputs = crate::cosim::stimulus(&net, count, SEED);
+    let inputs = crate::expect::stimulus(&net, count, SEED);
     let outputs = net.infer_batch(&inputs).map_err(|e| err(e.to_string()))?;
 
     let mut registers = BTreeMap::new();
@@ -316,14 +316,9 @@ fn training_data(
 ) -> Result<Training, String> {
     let (xf, yf) = (model.input_format, model.output_format());
     let training = fptgen_sim::model::Training { iterations, ..tr };
-    let (samples, targets, _) = crate::cosim_train::buffer_stimulus(net, t.m, SEED);
+    let (samples, targets, _) = crate::expect::buffer_stimulus(net, t.m, SEED);
     let buffer = Buffer::new(model, samples.clone(), targets.clone()).map_err(|e| e.to_string())?;
-    let exp = match (&n.trainer, &n.feedback) {
-        (Some(tp), _) => crate::cosim_train::es_expectation(net, training, buffer, tp, iterations),
-        (None, Some(f)) => crate::cosim_feedback::expectation(net, training, buffer, f, iterations),
-        _ => return Err("a trainer without a plan".into()),
-    }
-    .map_err(|e| e.to_string())?;
+    let exp = crate::expect::expectation(net, training, buffer, n, iterations)?;
     let mut events = [0u64; 3];
     let mut last_loss = None;
     for e in &exp.events {

@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fptgen_sim::network::Network;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use crate::bits::Bits;
+use crate::expect::stimulus;
 use crate::plan::NetworkPlan;
 use crate::render::GeneratedFile;
 
@@ -96,21 +95,6 @@ pub fn require_tool(tool: &'static str) -> Result<(), CosimError> {
             _ => Err(CosimError::MissingTool(tool)),
         },
     }
-}
-
-/// Input vectors for a run: all-maximum, all-minimum and zero codes, then
-/// uniformly random codes of the input format (ChaCha8 seeded with `seed`).
-pub fn stimulus(net: &Network, vectors: usize, seed: u64) -> Vec<Vec<i128>> {
-    let m = net.model();
-    let f = m.input_format;
-    let n = m.input_len();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut v: Vec<Vec<i128>> = vec![vec![f.max_raw(); n], vec![f.min_raw(); n], vec![0; n]];
-    while v.len() < vectors {
-        v.push((0..n).map(|_| rng.random_range(f.min_raw()..=f.max_raw())).collect());
-    }
-    v.truncate(vectors.max(1));
-    v
 }
 
 fn hex_lines(vs: &[Vec<i128>], f: fptgen_sim::fixed::Format) -> String {

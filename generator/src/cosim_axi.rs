@@ -29,8 +29,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::axi::AxiPlan;
-use crate::cosim::{build, stimulus, BuildKind, CosimError, CosimResult};
-use crate::cosim_train::{at_committed, check_answers, check_final_memories, check_memories, io, run_harness, write_buffer, Event, TrainCosimOptions};
+use crate::cosim::{build, BuildKind, CosimError, CosimResult};
+use crate::expect::{stimulus, Event};
+use crate::cosim_train::{at_committed, check_answers, check_final_memories, check_memories, io, run_harness, write_buffer, TrainCosimOptions};
 use crate::plan::NetworkPlan;
 
 fn mismatch(msg: String) -> CosimError {
@@ -210,11 +211,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opt
     let net = &Network::new(model.clone(), params)?;
 
     let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let exp = match (&plan.trainer, &plan.feedback) {
-        (Some(tp), _) => crate::cosim_train::es_expectation(net, training, buffer, tp, opts.iterations)?,
-        (None, Some(f)) => crate::cosim_feedback::expectation(net, training, buffer, f, opts.iterations)?,
-        _ => return Err(CosimError::Harness("the design has no trainer".into())),
-    };
+    let exp = crate::expect::expectation(net, training, buffer, plan, opts.iterations).map_err(CosimError::Harness)?;
     let mut counts = [0u64; 3];
     let mut last_loss = 0u64;
     for e in &exp.events {

@@ -1,10 +1,11 @@
-//! Co-simulation of on-chip ES training: the generated trainer under
-//! Verilator against `fptgen_sim::train`, bit for bit.
+//! Co-simulation of on-chip training (ES or a feedback rule): the
+//! generated trainer under Verilator against `fptgen_sim::train`, bit for
+//! bit.
 //!
 //! The harness (`sim/train_harness.cpp`) loads a buffer, trains, optionally
 //! injects inference requests and pauses at random, and logs every event.
-//! This module runs the simulator's `Trainer` on the same buffer and
-//! compares, stopping at the first difference, which it names:
+//! This module takes the simulator's prediction for the same buffer
+//! ([`crate::expect`]) and compares, stopping at the first difference, which it names:
 //! every member's loss (`st_last_loss`), the baseline loss, every block's
 //! accumulator (`mon_grad`) and updated parameter (`mon_param`) at every
 //! update; every answer to an injected request (`out_data`) against
@@ -19,17 +20,14 @@ use std::process::Command;
 
 use fptgen_sim::model::Model;
 use fptgen_sim::network::Network;
-use fptgen_sim::train::eval::{Buffer, EvalMode};
-use fptgen_sim::train::es::{GroupRecord, Trainer};
+use fptgen_sim::train::eval::Buffer;
 use fptgen_sim::train::order::ParamRef;
 use fptgen_sim::weights::Params;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use crate::bits::Bits;
-use crate::cosim::{build, stimulus, BuildKind, CosimError};
+use crate::cosim::{build, BuildKind, CosimError};
+use crate::expect::{self, buffer_stimulus, describe, Event, Stimulus};
 use crate::plan::NetworkPlan;
-use crate::train_plan::TrainHwPlan;
 
 /// How to run a training co-simulation.
 #[derive(Debug, Clone, Copy)]
@@ -147,22 +145,6 @@ pub(crate) fn hex(vals: &[i128], f: fptgen_sim::fixed::Format) -> String {
     b.to_hex()
 }
 
-/// One event of the harness's log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Event {
-    /// ES: a member's loss.
-    Loss { it: u64, group: u64, member: u64, loss: u32 },
-    /// ES: the baseline loss.
-    Base { it: u64, group: u64, loss: u32 },
-    /// ES: a block's update.
-    Update { it: u64, group: u64, block: u64, param: u128, grad: u32 },
-    /// Feedback rules: a delta (its index among the trainable layers'
-    /// outputs; the value as `value_w` bits).
-    Delta { it: u64, sample: u64, index: u64, value: u128 },
-    /// Feedback rules: a parameter written (its training-order index).
-    Write { it: u64, sample: u64, index: u64, value: u128 },
-}
-
 #[derive(Debug, Default)]
 struct Log {
     events: Vec<Event>,
@@ -217,65 +199,8 @@ fn parse_log(text: &str) -> Result<Log, CosimError> {
     Ok(log)
 }
 
-/// The events the simulator's records predict, in order.
-fn expected_events(records: &[GroupRecord], t: &TrainHwPlan) -> Vec<Event> {
-    let mask = if t.param_w >= 128 { u128::MAX } else { (1u128 << t.param_w) - 1 };
-    let mut v = Vec::new();
-    for r in records {
-        let (it, group) = (r.iteration, r.group as u64);
-        if let Some(b) = r.baseline {
-            v.push(Event::Base { it, group, loss: b });
-        }
-        for (m, &loss) in r.losses.iter().enumerate() {
-            v.push(Event::Loss { it, group, member: m as u64, loss });
-        }
-        for (j, (&after, &grad)) in r.after.iter().zip(&r.accumulators).enumerate() {
-            v.push(Event::Update { it, group, block: j as u64, param: (after as u128) & mask, grad: grad as u32 });
-        }
-    }
-    v
-}
-
-pub(crate) fn describe(e: &Event) -> String {
-    match e {
-        Event::Loss { it, group, member, loss } => {
-            format!("iteration {it} group {group} member {member}: st_last_loss = {loss}")
-        }
-        Event::Base { it, group, loss } => format!("iteration {it} group {group} baseline: st_last_loss = {loss}"),
-        Event::Update { it, group, block, param, grad } => format!(
-            "iteration {it} group {group} block {block} update: mon_param = 0x{param:x}, mon_grad = 0x{grad:08x}"
-        ),
-        Event::Delta { it, sample, index, value } => {
-            format!("iteration {it} sample {sample} delta {index}: mon_kind = 0, mon_value = 0x{value:x}")
-        }
-        Event::Write { it, sample, index, value } => {
-            format!("iteration {it} sample {sample} parameter {index} written: mon_kind = 1, mon_value = 0x{value:x}")
-        }
-    }
-}
-
 fn mismatch(msg: String) -> CosimError {
     CosimError::Mismatch(msg)
-}
-
-/// What the simulator predicts for a training run, whichever the rule.
-pub(crate) struct Expectation {
-    /// Every event, in order.
-    pub events: Vec<Event>,
-    /// The parameter changes in order, each after the state `(iteration,
-    /// group or sample)` in which requests see the parameters before it.
-    pub changes: Vec<((u64, u64), Vec<(ParamRef, i128)>)>,
-    /// The trained parameters.
-    pub final_params: Params,
-    /// Every iteration's cycles.
-    pub cycles: Vec<u64>,
-    /// What the summary counts: groups (or samples), member losses (or
-    /// deltas), updates (or writes).
-    pub counts: (usize, usize, usize),
-    /// Nonzero deltas of layers with a synthetic-gradient module.
-    pub synthetic: usize,
-    /// Per trainable layer: name, nonzero deltas, parameters changed.
-    pub trained_layers: Vec<(String, usize, usize)>,
 }
 
 /// Runs the training co-simulation of the design generated in `dir`.
@@ -295,11 +220,7 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
 
     // The simulator.
     let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let exp = match (&plan.trainer, &plan.feedback) {
-        (Some(t), _) => es_expectation(net, training, buffer, t, opts.iterations)?,
-        (None, Some(f)) => crate::cosim_feedback::expectation(net, training, buffer, f, opts.iterations)?,
-        _ => unreachable!("checked above"),
-    };
+    let exp = expect::expectation(net, training, buffer, plan, opts.iterations).map_err(CosimError::Harness)?;
     let expected = &exp.events;
 
     let obj = build(dir, BuildKind::Train)?;
@@ -383,11 +304,6 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, net: &Network, opts: TrainCosim
     Ok(result)
 }
 
-/// The training co-simulation's stimulus: `m` random samples (inputs and
-/// targets in the output format) and 64 requests, seeded by `seed`,
-/// written to `sim/run/buffer.hex` and `sim/run/requests.hex`.
-pub(crate) type Stimulus = (Vec<Vec<i128>>, Vec<Vec<i128>>, Vec<Vec<i128>>);
-
 /// Writes [`Stimulus`] for the design in `dir` and returns it.
 pub(crate) fn write_buffer(dir: &Path, net: &Network, m: usize, seed: u64) -> Result<Stimulus, CosimError> {
     let model = net.model();
@@ -410,75 +326,6 @@ pub(crate) fn write_buffer(dir: &Path, net: &Network, m: usize, seed: u64) -> Re
     )?;
 
     Ok((inputs, targets, requests))
-}
-
-/// [`Stimulus`] without writing it: `m` random samples (random inputs,
-/// random targets in the output format) and 64 requests, seeded by `seed`.
-pub(crate) fn buffer_stimulus(net: &Network, m: usize, seed: u64) -> Stimulus {
-    let model = net.model();
-    let inputs = stimulus(net, m, seed);
-    let yf = model.output_format();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
-    let targets: Vec<Vec<i128>> = (0..m)
-        .map(|_| (0..model.output_len()).map(|_| rng.random_range(yf.min_raw()..=yf.max_raw())).collect())
-        .collect();
-    let requests = stimulus(net, 64, seed ^ 0x5eed_5eed);
-    (inputs, targets, requests)
-}
-
-/// ES: the simulator's records, as events and changes.
-pub(crate) fn es_expectation(
-    net: &Network,
-    training: fptgen_sim::model::Training,
-    buffer: Buffer,
-    t: &TrainHwPlan,
-    iterations: u64,
-) -> Result<Expectation, CosimError> {
-    let inputs = buffer.inputs().to_vec();
-    let mut trainer = Trainer::with_training(net.clone(), training, buffer, EvalMode::Cached)
-        .map_err(|e| CosimError::Harness(e.to_string()))?;
-    let mut records = Vec::new();
-    trainer.run(iterations, &mut |r| records.push(r.clone())).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let cycles = match &t.diff {
-        None => vec![t.cycles_per_iteration; iterations as usize],
-        Some(d) => diff_cycles(net, &records, t, d, &inputs, trainer.training().perturb_shift, iterations)?,
-    };
-    Ok(Expectation {
-        events: expected_events(&records, t),
-        changes: records
-            .iter()
-            .map(|r| ((r.iteration, r.group as u64), r.params.iter().copied().zip(r.after.iter().copied()).collect()))
-            .collect(),
-        final_params: trainer.params().clone(),
-        cycles,
-        counts: (records.len(), records.iter().map(|r| r.losses.len()).sum(), records.iter().map(|r| r.after.len()).sum()),
-        synthetic: 0,
-        trained_layers: Vec::new(),
-    })
-}
-
-/// Every iteration's cycles of a design that evaluates by difference:
-/// the schedule ([`TrainHwPlan::diff_group_cycles`]) with the number of
-/// samples each member changes, decided as the difference unit decides
-/// it ([`fptgen_sim::train::difference::changed_samples`]) from the
-/// simulator's records; the fill after `ctl_start` falls in iteration 0.
-fn diff_cycles(
-    net: &Network,
-    records: &[fptgen_sim::train::GroupRecord],
-    t: &TrainHwPlan,
-    d: &crate::diff_plan::DiffPlan,
-    inputs: &[Vec<i128>],
-    perturb_shift: u32,
-    iterations: u64,
-) -> Result<Vec<u64>, CosimError> {
-    let counts = fptgen_sim::train::difference::changed_counts(net.model(), net.params(), records, perturb_shift, inputs)
-        .map_err(|e| CosimError::Harness(e.to_string()))?;
-    let mut cycles = vec![0u64; iterations as usize];
-    cycles[0] = t.fill_cycles;
-    for (r, changed) in records.iter().zip(&counts) {
-        cycles[r.iteration as usize] += t.diff_group_cycles(d, r.group, t.tg(r.group), changed);
-    }
-    Ok(cycles)
 }
 
 /// An answer from the log: request, iteration, group, output hex.

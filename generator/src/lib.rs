@@ -5,7 +5,8 @@
 //! it ([`render`]): Verilog from the askama templates in `templates/` and
 //! the library modules in `rtl/` ([`rtl`]), memory images, the Verilator
 //! harness and the reports. [`output`] writes the files safely,
-//! [`design`] writes a model's whole design, [`cosim`] builds and runs the
+//! [`design`] writes a model's whole design, [`expect`] says what the
+//! simulator predicts a generated trainer does, [`cosim`] builds and runs the
 //! co-simulation against the bit-accurate simulator, [`synth`] estimates
 //! the design's resources with yosys, [`sta`] estimates its worst
 //! register-to-register path from yosys's netlist, and [`sweep`] evaluates the ES trainer
@@ -16,10 +17,10 @@ pub mod bits;
 pub mod cocotb;
 pub mod cosim;
 pub mod cosim_axi;
-pub mod cosim_feedback;
 pub mod cosim_train;
 pub mod design;
 pub mod diff_plan;
+pub mod expect;
 pub mod export;
 pub mod fb_plan;
 pub mod fold;

@@ -1,7 +1,6 @@
-//! The feedback rules' side of `fptgen cosim --train`: what the simulator's
+//! The feedback rules: what the simulator's
 //! [`FeedbackTrainer`] predicts the generated trainer (`templates/fb_top.v`)
-//! does, event by event and cycle by cycle. [`crate::cosim_train`] runs the
-//! harness and compares.
+//! does, event by event and cycle by cycle.
 //!
 //! Per sample, in order: every delta of every trainable layer (its index
 //! among the layers' outputs), then every parameter written, in training
@@ -20,29 +19,28 @@ use fptgen_sim::train::eval::Buffer;
 use fptgen_sim::train::feedback::FeedbackTrainer;
 use fptgen_sim::train::order::trainable_params;
 
-use crate::cosim::CosimError;
-use crate::cosim_train::{Event, Expectation};
+use super::{Event, Expectation};
 use crate::fb_plan::FbHwPlan;
 
 /// Runs the simulator for `iterations` iterations over `buffer` and
 /// returns what the hardware must show.
-pub(crate) fn expectation(
+pub fn expectation(
     net: &Network,
     training: Training,
     buffer: Buffer,
     f: &FbHwPlan,
     iterations: u64,
-) -> Result<Expectation, CosimError> {
+) -> Result<Expectation, String> {
     let model = net.model().clone();
     let refs = trainable_params(&model);
-    let mut trainer = FeedbackTrainer::new(net.clone(), training, buffer).map_err(|e| CosimError::Harness(e.to_string()))?;
+    let mut trainer = FeedbackTrainer::new(net.clone(), training, buffer).map_err(|e| e.to_string())?;
     // Per trainable layer: its row length, rows, pixels, and the cycles of
     // a written parameter.
     let mut shape: HashMap<usize, (usize, usize, usize, u64)> = HashMap::new();
     for l in trainer.layers() {
         let name = &model.layers[l.layer].name;
         let cycles = f.layers.iter().find(|p| &p.name == name).map(|p| p.written_cycles()).ok_or_else(|| {
-            CosimError::Harness(format!("layer '{name}' trains in the simulator but has no feedback hardware"))
+            format!("layer '{name}' trains in the simulator but has no feedback hardware")
         })?;
         shape.insert(l.layer, (l.inputs, l.rows, l.pixels, cycles));
     }
