@@ -78,7 +78,7 @@ pub fn supported(model: &Model) -> Result<(), DesignError> {
     }
     if let Some(t) = &model.training {
         if t.rule != fptgen_sim::model::Rule::Es {
-            fptgen_sim::train::feedback::feedback_layers(model, t)
+            fptgen_sim::train::hardware::feedback_layers(model, t)
                 .map_err(|e| DesignError::Feedback { file: file.clone(), reason: e.to_string() })?;
         }
         let output = model.layers.last().map(|l| l.kind().output_shape()).unwrap_or_default();
@@ -124,7 +124,7 @@ pub fn load_sgm(model: &Model, n: &mut NetworkPlan) -> Result<(), DesignError> {
                  (write FILE with `fptgen train --sgm`)"
             .into(),
     })?;
-    let sgm = fptgen_sim::train::sgm::load(model, path).map_err(|e| DesignError::Feedback { file: file.clone(), reason: e.to_string() })?;
+    let sgm = fptgen_sim::train::hardware::load_sgm(model, path).map_err(|e| DesignError::Feedback { file: file.clone(), reason: e.to_string() })?;
     crate::fb_plan::attach_sgm(fb, &sgm, model).map_err(|reason| DesignError::Feedback { file, reason })
 }
 

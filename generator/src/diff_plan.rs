@@ -11,7 +11,7 @@
 
 use fptgen_sim::layers::dense::{dot_product_bits, exact_accumulation};
 use fptgen_sim::model::{Evaluation, LayerOp, Model};
-use fptgen_sim::train::difference::eligibility;
+use fptgen_sim::train::hardware::eligibility;
 use serde::Serialize;
 
 use crate::plan::HwFormat;

@@ -24,8 +24,7 @@
 //! in an uninterrupted run), counted in iteration 0.
 
 use fptgen_sim::model::{Model, Rule};
-use fptgen_sim::train::feedback::{feedback_layers, Derivative, Feedback};
-use fptgen_sim::train::sgm::{module_shapes, Sgm, SgmModule};
+use fptgen_sim::train::hardware::{feedback_layers, module_shapes, Derivative, Feedback, Sgm, SgmModule};
 use serde::Serialize;
 
 use crate::plan::{clog2, NetworkPlan};

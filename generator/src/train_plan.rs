@@ -24,7 +24,7 @@
 //! over its groups. Co-simulation measures every iteration against it.
 
 use fptgen_sim::model::{Distribution, Fitness, LossQuantization, Model, Rule};
-use fptgen_sim::train::lfsr::block_seed;
+use fptgen_sim::train::hardware::block_seed;
 use serde::Serialize;
 
 use crate::diff_plan::{self, DiffPlan, EvalChoice};
@@ -458,7 +458,7 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
     };
     plan.cycles_per_group = plan.group_cycles(p as u64);
     plan.cycles_per_iteration = (g - 1) * plan.cycles_per_group + plan.group_cycles(last_group as u64);
-    if fptgen_sim::train::difference::eligibility(model).is_ok() {
+    if fptgen_sim::train::hardware::eligibility(model).is_ok() {
         // E(c) for every c (the pipeline paced as for the whole buffer).
         plan.eval_of = (0..=plan.m).map(|c| if c == 0 { loss_wait } else { first_sample + evaluation_cycles(net, c) + 1 + loss_wait }).collect();
     }

@@ -14,7 +14,9 @@
 //!   evaluation by difference decides it;
 //! * [`es`]: the loop (groups, members, perturb/restore, fitness,
 //!   accumulators, update) in [`Trainer`], which reports every group as a
-//!   [`GroupRecord`].
+//!   [`GroupRecord`];
+//! * [`hardware`]: what the generator's hardware planning reads of the
+//!   trainers (seeds, eligibility, the feedback rules' layers and modules).
 //!
 //! ```
 //! use std::path::Path;
@@ -48,6 +50,7 @@ pub mod es;
 pub mod eval;
 pub mod feedback;
 pub mod feedback_float;
+pub mod hardware;
 pub mod lfsr;
 pub mod noise;
 pub mod order;
