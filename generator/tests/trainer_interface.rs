@@ -392,6 +392,7 @@ fn trainer_interface_protocol() {
         Command::new("verilator")
             .args(["--cc", "--exe", "--build", "-Wall", "-j", "2", "+define+FPTGEN_DUMP_FINAL", "--x-initial", "unique"])
             .args(["--top-module", "tiny", "-Mdir", "obj", "-o", "vtb", "-Irtl"])
+            .args(common::quick_build())
             .args(&rtl)
             .arg(out.join("tb.cpp")),
         "verilator build",

@@ -89,6 +89,21 @@ pub fn rtl_include() -> String {
     format!("-I{}", rtl_dir().display())
 }
 
+/// Verilator options that shorten a bench's build without changing what it
+/// computes, as the generated `sim/build.sh` does: Verilator's once-run
+/// code compiled without optimization, and every object through ccache
+/// when it is installed and usable (Verilator's runtime library, the
+/// largest part of a small bench's build, then compiles once for all the
+/// benches).
+pub fn quick_build() -> [String; 2] {
+    static CCACHE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ccache = *CCACHE.get_or_init(|| {
+        Command::new("ccache").arg("-p").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    });
+    let flags = if ccache { "OPT_SLOW=-O0 OBJCACHE=ccache" } else { "OPT_SLOW=-O0" };
+    ["-MAKEFLAGS".to_string(), flags.to_string()]
+}
+
 /// Builds `<top>.v` (in `dir`) with the library files `rtl` (names under the
 /// repository's `rtl/`) and `main.cpp` (in `dir`) with `verilator -Wall`,
 /// warnings fatal, into `dir/obj/vsim`.
@@ -97,6 +112,7 @@ pub fn verilate(dir: &Path, top: &str, rtl: &[&str]) {
     run(
         Command::new("verilator")
             .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-j", "2", "--top-module", top, "-Mdir", "obj", "-o", "vsim"])
+            .args(quick_build())
             .arg(rtl_include())
             .arg(format!("{top}.v"))
             .args(rtl.iter().map(|f| lib.join(f)))

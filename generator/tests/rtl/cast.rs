@@ -32,7 +32,7 @@ use std::process::{Command, Stdio};
 
 use fptgen_sim::fixed::{Format, Overflow, Quant};
 
-use crate::common::{require_tool, run, scratch, Rng};
+use crate::common::{quick_build, require_tool, run, scratch, Rng};
 
 /// Seed of every random choice (parameter sets and inputs).
 const SEED: u64 = 0x00f9_7c45_7ca5_7001;
@@ -867,6 +867,7 @@ fn cast_matches_quantize_exact() {
                 "vcast",
             ])
             .args(["-MAKEFLAGS", "OPT_FAST=-O1"])
+            .args(quick_build())
             .arg(format!("{top}.v"))
             .arg(rtl_cast())
             .arg("main.cpp"),

@@ -23,7 +23,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{require_tool, rtl_dir, rtl_include, run, scratch, Rng};
+use crate::common::{quick_build, require_tool, rtl_dir, rtl_include, run, scratch, Rng};
 
 /// One instance: DEPTH, COLS, COL_W, BANK_COLS, WRITABLE, STYLE.
 #[derive(Clone, Copy, Debug)]
@@ -239,6 +239,7 @@ fn verilate_with_dump_and_run(dir: &Path) -> String {
     run(
         Command::new("verilator")
             .args(["--cc", "--exe", "--build", "-Wall", "-Wno-DECLFILENAME", "-DFPTGEN_DUMP_FINAL", "-j", "2", "--top-module", "pm_top", "-Mdir", "obj", "-o", "vsim"])
+            .args(quick_build())
             .arg(rtl_include())
             .arg("pm_top.v")
             .arg(lib.join("fptgen_param_mem.v"))
