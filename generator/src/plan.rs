@@ -342,7 +342,7 @@ pub struct NetworkPlan {
     /// measured it with yosys (report.md then gives it; None after
     /// `generate`, which runs no synthesis).
     #[serde(skip)]
-    pub trainer_area: Option<crate::synth::Resources>,
+    pub trainer_area: Option<crate::part::Resources>,
 }
 
 impl NetworkPlan {

@@ -17,94 +17,10 @@ use std::process::Command;
 
 use serde::Serialize;
 
+pub use crate::part::Resources;
+
 use crate::part::Part;
 use crate::render::SynthScope;
-
-/// Xilinx primitives counted, grouped as the reports show them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Resources {
-    /// LUT1..LUT6, and INV (a LUT1 unless absorbed).
-    pub luts: u64,
-    /// LUTs used as distributed RAM or shift registers (RAM32M16, RAM64X1D,
-    /// SRL16E, ...), counted in the LUTs each primitive occupies.
-    pub lutram: u64,
-    /// Flip-flops (FDRE, FDSE, FDCE, FDPE).
-    pub ffs: u64,
-    /// Carry chains as yosys maps them (CARRY4 or CARRY8).
-    pub carry: u64,
-    /// DSP48E2 slices.
-    pub dsps: u64,
-    /// RAMB36E2 blocks.
-    pub ramb36: u64,
-    /// RAMB18E2 blocks.
-    pub ramb18: u64,
-    /// MUXF7/8/9.
-    pub muxf: u64,
-}
-
-impl Resources {
-    /// Block RAM in 36 Kb units (an 18 Kb block is half).
-    pub fn bram36(&self) -> f64 {
-        self.ramb36 as f64 + self.ramb18 as f64 / 2.0
-    }
-
-    fn add_cell(&mut self, cell: &str, n: u64) -> bool {
-        if let Some(luts) = lutram_luts(cell) {
-            self.lutram += luts * n;
-            return true;
-        }
-        let slot = match cell {
-            c if (c.starts_with("LUT") && c.len() == 4) || c == "INV" => &mut self.luts,
-            "FDRE" | "FDSE" | "FDCE" | "FDPE" => &mut self.ffs,
-            "CARRY4" | "CARRY8" => &mut self.carry,
-            "DSP48E2" | "DSP48E1" => &mut self.dsps,
-            "RAMB36E2" | "RAMB36E1" => &mut self.ramb36,
-            "RAMB18E2" | "RAMB18E1" => &mut self.ramb18,
-            "MUXF7" | "MUXF8" | "MUXF9" => &mut self.muxf,
-            _ => return false,
-        };
-        *slot += n;
-        true
-    }
-
-    fn scaled(&self, k: u64) -> Resources {
-        Resources {
-            luts: self.luts * k,
-            lutram: self.lutram * k,
-            ffs: self.ffs * k,
-            carry: self.carry * k,
-            dsps: self.dsps * k,
-            ramb36: self.ramb36 * k,
-            ramb18: self.ramb18 * k,
-            muxf: self.muxf * k,
-        }
-    }
-
-    fn plus(&self, o: &Resources) -> Resources {
-        Resources {
-            luts: self.luts + o.luts,
-            lutram: self.lutram + o.lutram,
-            ffs: self.ffs + o.ffs,
-            carry: self.carry + o.carry,
-            dsps: self.dsps + o.dsps,
-            ramb36: self.ramb36 + o.ramb36,
-            ramb18: self.ramb18 + o.ramb18,
-            muxf: self.muxf + o.muxf,
-        }
-    }
-}
-
-/// LUTs a distributed-RAM or shift-register primitive occupies (UG574).
-fn lutram_luts(cell: &str) -> Option<u64> {
-    Some(match cell {
-        "RAM32M16" | "RAM64M8" | "RAM256X1D" => 8,
-        "RAM32M" | "RAM64M" | "RAM128X1D" | "RAM256X1S" => 4,
-        "RAM32X1D" | "RAM64X1D" | "RAM128X1S" => 2,
-        "RAM32X1S" | "RAM64X1S" => 1,
-        c if c.starts_with("SRL") => 1,
-        _ => return None,
-    })
-}
 
 /// One module of the design, summed over its instances (and
 /// parameterizations).
