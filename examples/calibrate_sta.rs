@@ -1,4 +1,4 @@
-//! Calibration data for fptgen's timing estimate (generator/src/sta.rs)
+//! Calibration data for fptgen's timing estimate (flow/src/sta.rs)
 //! against published routed Vivado reports of UltraScale+ designs (issue
 //! 37, item 3, part b). The numbers and the method are in
 //! docs/results/calibration.md; this program regenerates them.
@@ -14,7 +14,7 @@
 //!   source it came from, each with its path and commit.
 //! * `table` (the default) re-runs our method on the same Verilog: yosys
 //!   `synth_xilinx -family xcu -noiopad`, `flatten`, `write_json`, and
-//!   `fptgen_generator::sta::analyze` on the netlist with the top module's
+//!   `fptgen_flow::sta::analyze` on the netlist with the top module's
 //!   ports removed (Vivado's reports are out of context, where the ports are
 //!   unconstrained, so only register-to-register paths are compared). It
 //!   prints the table of estimate against routed delay, and fits the
@@ -37,7 +37,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use fptgen_generator::sta;
+use fptgen_flow::sta;
 use serde_json::{json, Value};
 
 /// The lakeroad-evaluation commit every number and source is read from.

@@ -5,7 +5,7 @@
 //! pipeline a black box: `fptgen synth --trainer-only`) and the device's
 //! time per training sample at the model's clock, from the generated
 //! schedule (co-simulated in CI on smaller networks:
-//! `generator/tests/cosim_feedback_random.rs`, `cosim_train_random.rs`).
+//! `flow/tests/cosim_feedback_random.rs`, `cosim_train_random.rs`).
 //!
 //! ES's time per sample is one iteration over the buffer divided by M (every
 //! member evaluates every buffered sample); a feedback rule's is one
@@ -29,7 +29,8 @@
 use std::path::{Path, PathBuf};
 
 use fptgen_generator::render::SynthScope;
-use fptgen_generator::{design, synth};
+use fptgen_generator::design;
+use fptgen_flow::synth;
 use fptgen_sim::layers::dense::Trainable;
 use fptgen_sim::model::{LayerOp, Model, Rule};
 use fptgen_sim::weights::{self, Conversion};

@@ -4,7 +4,7 @@
 //! --from-tflite` makes its archive; `simulate` runs it as the kernel read
 //! from the TFLite file; `generate` writes its design (the co-simulations
 //! are `tests/cosim_examples.rs`, `tests/litert_rtl.rs` and
-//! `generator/tests/cosim_int8.rs`).
+//! `flow/tests/cosim_int8.rs`).
 
 mod common;
 use common::{fptgen, root};

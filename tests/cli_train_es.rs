@@ -287,7 +287,7 @@ fn runs_a_feedback_rule_like_the_library_and_generate_refuses_it() {
     let loaded = weights::load_from(&model, &c.path("weights.es.npz"), Conversion::Exact).expect("loads against the model");
     assert_eq!(&loaded, trainer.params());
     // The device's trainer for the rule (co-simulated in
-    // generator/tests/cosim_feedback_random.rs).
+    // flow/tests/cosim_feedback_random.rs).
     let (code, _, err) = c.run(&["generate", "model.yaml", "-o", "out"]);
     assert_eq!(code, 0, "{err}");
     let report = std::fs::read_to_string(c.path("out/report.md")).expect("report.md");

@@ -147,7 +147,7 @@ fn cosim_jet_tagging() {
 /// output layer under dfa. jet_tagging's trainer under sgm is
 /// co-simulated in tests/cli_sgm.rs, int8_head's under dfa below; random
 /// networks with hidden dense, conv and int8 layers under every rule are
-/// in generator/tests/cosim_feedback_random.rs and cosim_int8.rs; every
+/// in flow/tests/cosim_feedback_random.rs and cosim_int8.rs; every
 /// rule on every example: examples/rule_examples.sh (docs/results/rules.md).
 #[test]
 fn cosim_feedback_rules_on_the_examples() {

@@ -322,7 +322,7 @@ fn render(kind: &str) -> String {
         "synth" => (synth(), "`fptgen synth` (yosys `synth_xilinx -family xcu`, estimates; LUTs include LUTs used as memory)"),
         "examples" => (examples(), "`fptgen generate` and `fptgen synth` (yosys estimates; LUTs include LUTs used as memory)"),
         "routed" => (routed(), "`fptgen implement` (yosys `synth_ecp5`, nextpnr-ecp5 with Project Trellis timing; routed, not estimated)"),
-        "timing" => (timing(), "`fptgen synth`'s timing estimate (generator/src/sta.rs)"),
+        "timing" => (timing(), "`fptgen synth`'s timing estimate (flow/src/sta.rs)"),
         "blocks" => (blocks(), "`fptgen synth examples/mnist/model.yaml --blocks P --trainer-only` and `fptgen generate` (report.json)"),
         "units" => (units(), "`fptgen synth examples/mnist/model.yaml --blocks P --trainer-only` (reports/synth_trainer.json)"),
         other => panic!("unknown generated block `{other}`"),

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use fptgen_generator::cosim;
+use fptgen_flow::cosim;
 use fptgen_generator::output::write_dir;
 use fptgen_generator::plan::plan;
 use fptgen_generator::render::{render, GenInfo};

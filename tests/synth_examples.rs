@@ -70,7 +70,7 @@ fn check(name: &str, trainer: bool) {
     }
     assert!(r["logic_levels"].as_u64().expect("logic_levels") > 0);
     // The timing estimate of the worst register-to-register path
-    // (generator/src/sta.rs): plausible values, reported.
+    // (flow/src/sta.rs): plausible values, reported.
     let t = &r["timing"];
     assert!(u(t, "lut_levels") >= 1, "{t}");
     let (delay, fmax) = (t["delay_ns"].as_f64().expect("delay_ns"), t["fmax_mhz"].as_f64().expect("fmax_mhz"));

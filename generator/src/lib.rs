@@ -5,19 +5,14 @@
 //! it ([`render`]): Verilog from the askama templates in `templates/` and
 //! the library modules in `rtl/` ([`rtl`]), memory images, the Verilator
 //! harness and the reports. [`output`] writes the files safely,
-//! [`design`] writes a model's whole design, [`expect`] says what the
-//! simulator predicts a generated trainer does, [`cosim`] builds and runs the
-//! co-simulation against the bit-accurate simulator, [`synth`] estimates
-//! the design's resources with yosys, [`sta`] estimates its worst
-//! register-to-register path from yosys's netlist, and [`sweep`] evaluates the ES trainer
-//! over a grid of populations and block counts.
+//! [`design`] writes a model's whole design, and [`expect`] says what the
+//! simulator predicts a generated trainer does. Model in, files out: the
+//! flow around a design (co-simulation, synthesis, place and route,
+//! sweeps) is the crate `fptgen-flow`.
 
 pub mod axi;
 pub mod bits;
 pub mod cocotb;
-pub mod cosim;
-pub mod cosim_axi;
-pub mod cosim_train;
 pub mod design;
 pub mod diff_plan;
 pub mod expect;
@@ -25,16 +20,12 @@ pub mod export;
 pub mod fb_plan;
 pub mod fold;
 pub mod fusesoc;
-pub mod implement;
 pub mod layers;
 pub mod output;
 pub mod part;
 pub mod plan;
 pub mod render;
 pub mod rtl;
-pub mod sta;
-pub mod sweep;
-pub mod synth;
 pub mod timing;
 pub mod train_plan;
 pub mod wiring;

@@ -33,7 +33,7 @@ impl Resources {
 
     /// Counts `n` cells of the primitive `cell` (yosys's name); false for
     /// a primitive not counted.
-    pub(crate) fn add_cell(&mut self, cell: &str, n: u64) -> bool {
+    pub fn add_cell(&mut self, cell: &str, n: u64) -> bool {
         if let Some(luts) = lutram_luts(cell) {
             self.lutram += luts * n;
             return true;
@@ -53,7 +53,7 @@ impl Resources {
     }
 
     /// Every count times `k`.
-    pub(crate) fn scaled(&self, k: u64) -> Resources {
+    pub fn scaled(&self, k: u64) -> Resources {
         Resources {
             luts: self.luts * k,
             lutram: self.lutram * k,
@@ -67,7 +67,7 @@ impl Resources {
     }
 
     /// The counts of both.
-    pub(crate) fn plus(&self, o: &Resources) -> Resources {
+    pub fn plus(&self, o: &Resources) -> Resources {
         Resources {
             luts: self.luts + o.luts,
             lutram: self.lutram + o.lutram,

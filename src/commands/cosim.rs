@@ -3,8 +3,9 @@
 use std::path::Path;
 
 use anyhow::bail;
-use fptgen_generator::{cosim, design};
-use fptgen_generator::cosim_train::{self, TrainCosimOptions};
+use fptgen_generator::design;
+use fptgen_flow::cosim;
+use fptgen_flow::cosim_train::{self, TrainCosimOptions};
 use fptgen_sim::network::Network;
 
 /// The most input values (`--vectors` times the model's inputs) one
@@ -113,7 +114,7 @@ fn run_axi(
     seed: u64,
     train: Option<TrainArgs>,
 ) -> anyhow::Result<()> {
-    let r = fptgen_generator::cosim_axi::run(dir, plan, a, net, vectors, seed)?;
+    let r = fptgen_flow::cosim_axi::run(dir, plan, a, net, vectors, seed)?;
     println!("AXI: {}", r.summary());
     if let Some(m) = &r.first_mismatch {
         bail!("output differs from the simulator: {m}");
@@ -130,7 +131,7 @@ fn run_axi(
     }
     if let Some(t) = train {
         let opts = TrainCosimOptions { iterations: t.iterations, interrupt_permille: (t.interrupt_rate * 1000.0).round() as u32, seed };
-        let r = fptgen_generator::cosim_axi::run_train(dir, plan, a, net, opts)?;
+        let r = fptgen_flow::cosim_axi::run_train(dir, plan, a, net, opts)?;
         println!("training: {}", r.summary());
     }
     Ok(())

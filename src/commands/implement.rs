@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use fptgen_generator::{design, implement, output, part};
+use fptgen_generator::{design, output, part};
+use fptgen_flow::implement;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::TrainingOverrides;

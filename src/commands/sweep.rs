@@ -1,15 +1,15 @@
 //! `fptgen sweep`: area, training time and accuracy (or loss) of the ES
 //! trainer over a grid of populations N and block counts P (see
-//! [`fptgen_generator::sweep`]): parses the options, prints the progress and
+//! [`fptgen_flow::sweep`]): parses the options, prints the progress and
 //! the table.
 
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 use fptgen_generator::render::SynthScope;
-use fptgen_generator::sweep::grid::list;
-use fptgen_generator::sweep::plan::{PLAN, SBATCH};
-use fptgen_generator::sweep::{plan_here, run_all, Grid, Plan, Spec};
+use fptgen_flow::sweep::grid::list;
+use fptgen_flow::sweep::plan::{PLAN, SBATCH};
+use fptgen_flow::sweep::{plan_here, run_all, Grid, Plan, Spec};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// `fptgen sweep`'s options.

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use anyhow::bail;
-use fptgen_generator::sweep::grid::list;
-use fptgen_generator::sweep::plan::SBATCH;
-use fptgen_generator::sweep::report::table;
-use fptgen_generator::sweep::{merge, Plan, RESULTS};
+use fptgen_flow::sweep::grid::list;
+use fptgen_flow::sweep::plan::SBATCH;
+use fptgen_flow::sweep::report::table;
+use fptgen_flow::sweep::{merge, Plan, RESULTS};
 
 /// Merges the sweep in `out`. The outputs are written whenever every
 /// result file present is readable; the exit status is then 1 if a point

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::bail;
-use fptgen_generator::sweep::Runner;
+use fptgen_flow::sweep::Runner;
 
 /// Runs task `index` of the plan in `out`. Exit status 1 if the point
 /// failed (its result file, with the error, is written all the same) or

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use fptgen_generator::render::SynthScope;
-use fptgen_generator::{design, output, part, synth};
+use fptgen_generator::{design, output, part};
+use fptgen_flow::synth;
 
 use super::TrainingOverrides;
 

@@ -22,9 +22,9 @@ use super::run::Spec;
 use super::sbatch::script;
 use super::training::Baseline;
 use super::SweepError;
-use crate::output;
-use crate::render::{GeneratedFile, SynthScope};
-use crate::VERSION;
+use fptgen_generator::output;
+use fptgen_generator::render::{GeneratedFile, SynthScope};
+use fptgen_generator::VERSION;
 
 /// The plan's file name in OUT.
 pub const PLAN: &str = "plan.json";

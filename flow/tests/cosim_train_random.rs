@@ -13,8 +13,8 @@
 //! samples each member changes). Needs Verilator: fails (does not skip)
 //! without it.
 
-use fptgen_generator::cosim;
-use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
+use fptgen_flow::cosim;
+use fptgen_flow::cosim_train::{run_train, TrainCosimOptions};
 use fptgen_generator::output::write_dir;
 use fptgen_generator::plan::plan;
 use fptgen_generator::render::{render, GenInfo};
@@ -23,6 +23,8 @@ use fptgen_sim::network::Network;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
+// The RTL tests' helpers (random networks, Verilator), shared with fptgen-generator.
+#[path = "../../generator/tests/common/mod.rs"]
 mod common;
 use common::random_net::{cnn, graph, network};
 

@@ -10,7 +10,7 @@
 //! dense_int8 layers (docs/training.md, "dense_int8 layers"), bit for bit.
 //! Needs Verilator: the tests fail (they do not skip) without it.
 
-use fptgen_generator::cosim;
+use fptgen_flow::cosim;
 use fptgen_generator::output::write_dir;
 use fptgen_generator::plan::plan;
 use fptgen_generator::render::{render, GenInfo};
@@ -138,7 +138,7 @@ fn random_int8_networks_are_bit_exact_with_predicted_cycles() {
 /// fixed seeds both layers get nonzero deltas and change parameters.
 #[test]
 fn random_int8_networks_train_bit_exact_with_the_feedback_rules() {
-    use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
+    use fptgen_flow::cosim_train::{run_train, TrainCosimOptions};
     cosim::require_tool("verilator").unwrap_or_else(|e| panic!("{e}"));
     let requant = prop::option::of((affine(), prop::sample::select(vec!["single", "double"])));
     let strat = (1usize..=24, affine(), requant, layer(), layer(), 1usize..=4, 0i32..=6, any::<u64>());

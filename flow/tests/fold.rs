@@ -4,7 +4,7 @@
 //! a network with a folded and a kept batch norm is bit-exact, cycle for
 //! cycle, against the unfolded simulator in Verilator.
 
-use fptgen_generator::cosim;
+use fptgen_flow::cosim;
 use fptgen_generator::design::write_design;
 use fptgen_generator::fold::fold;
 use fptgen_sim::model::{self, Model};

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::plan::{result_path, Plan, Task};
 use super::results::PointResult;
 use super::SweepError;
-use crate::output;
+use fptgen_generator::output;
 
 /// A result file's `format`.
 pub const FORMAT: &str = "fptgen sweep result 1";

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::designs::{Design, SHORT};
 use super::results::Area;
 use super::SweepError;
-use crate::output;
-use crate::render::{GenInfo, GeneratedFile, SynthScope};
+use fptgen_generator::output;
+use fptgen_generator::render::{GenInfo, GeneratedFile, SynthScope};
 use crate::synth::{self, SynthError, SynthReport};
 
 /// The record of a cached estimate, relative to its design directory.
@@ -176,7 +176,7 @@ mod tests {
     }
 
     fn gen() -> GenInfo {
-        GenInfo { version: crate::VERSION, source: "test.yaml".into() }
+        GenInfo { version: fptgen_generator::VERSION, source: "test.yaml".into() }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::evaluate::Evaluation;
 use super::plan::Plan;
 use super::results::PointResult;
-use crate::VERSION;
+use fptgen_generator::VERSION;
 
 /// The CSV columns, in order.
 pub const COLUMNS: [&str; 24] = [

@@ -17,9 +17,9 @@ use super::results::PointResult;
 use super::run::Spec;
 use super::training::train_point;
 use super::SweepError;
-use crate::design::gen_info;
-use crate::part;
-use crate::render::GenInfo;
+use fptgen_generator::design::gen_info;
+use fptgen_generator::part;
+use fptgen_generator::render::GenInfo;
 use crate::synth;
 
 /// A plan opened to run its tasks.

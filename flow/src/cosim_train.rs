@@ -5,14 +5,14 @@
 //! The harness (`sim/train_harness.cpp`) loads a buffer, trains, optionally
 //! injects inference requests and pauses at random, and logs every event.
 //! This module takes the simulator's prediction for the same buffer
-//! ([`crate::expect`]) and compares, stopping at the first difference, which it names:
+//! ([`fptgen_generator::expect`]) and compares, stopping at the first difference, which it names:
 //! every member's loss (`st_last_loss`), the baseline loss, every block's
 //! accumulator (`mon_grad`) and updated parameter (`mon_param`) at every
 //! update; every answer to an injected request (`out_data`) against
 //! inference with the parameters committed when the request was accepted;
 //! the final contents of every trainable memory; and, in a run without
 //! interruptions, every iteration's cycle count against the schedule of
-//! [`crate::train_plan`].
+//! [`fptgen_generator::train_plan`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,10 +24,10 @@ use fptgen_sim::train::eval::Buffer;
 use fptgen_sim::train::order::ParamRef;
 use fptgen_sim::weights::Params;
 
-use crate::bits::Bits;
+use fptgen_generator::bits::Bits;
 use crate::cosim::{build, BuildKind, CosimError};
-use crate::expect::{self, buffer_stimulus, describe, Event, Stimulus};
-use crate::plan::NetworkPlan;
+use fptgen_generator::expect::{self, buffer_stimulus, describe, Event, Stimulus};
+use fptgen_generator::plan::NetworkPlan;
 
 /// How to run a training co-simulation.
 #[derive(Debug, Clone, Copy)]
@@ -316,12 +316,12 @@ pub(crate) fn write_buffer(dir: &Path, net: &Network, m: usize, seed: u64) -> Re
         text += &format!("{} {}\n", hex(x, model.input_format), hex(y, yf));
     }
     let request_text: String = requests.iter().map(|x| hex(x, model.input_format) + "\n").collect();
-    crate::output::add_files(
+    fptgen_generator::output::add_files(
         dir,
-        crate::output::COSIM,
+        fptgen_generator::output::COSIM,
         &[
-            crate::render::GeneratedFile::text("sim/run/buffer.hex", text),
-            crate::render::GeneratedFile::text("sim/run/requests.hex", request_text),
+            fptgen_generator::render::GeneratedFile::text("sim/run/buffer.hex", text),
+            fptgen_generator::render::GeneratedFile::text("sim/run/requests.hex", request_text),
         ],
     )?;
 

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::render::{GeneratedFile, SynthScope};
-use crate::VERSION;
+use fptgen_generator::render::{GeneratedFile, SynthScope};
+use fptgen_generator::VERSION;
 
 /// The design directories yosys reads from: a point's design is its files
 /// under these.

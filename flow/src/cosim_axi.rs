@@ -28,11 +28,11 @@ use fptgen_sim::weights::Params;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::axi::AxiPlan;
+use fptgen_generator::axi::AxiPlan;
 use crate::cosim::{build, BuildKind, CosimError, CosimResult};
-use crate::expect::{stimulus, Event};
+use fptgen_generator::expect::{stimulus, Event};
 use crate::cosim_train::{at_committed, check_answers, check_final_memories, check_memories, io, run_harness, write_buffer, TrainCosimOptions};
-use crate::plan::NetworkPlan;
+use fptgen_generator::plan::NetworkPlan;
 
 fn mismatch(msg: String) -> CosimError {
     CosimError::Mismatch(msg)
@@ -60,7 +60,7 @@ fn expect_reg(regs: &HashMap<String, u64>, name: &str, want: u64, what: &str) ->
 
 /// fptgen's version as the `VERSION` register holds it.
 fn version() -> u64 {
-    let v: Vec<u64> = crate::VERSION.split('.').map(|s| s.parse().unwrap_or(0)).collect();
+    let v: Vec<u64> = fptgen_generator::VERSION.split('.').map(|s| s.parse().unwrap_or(0)).collect();
     v.first().copied().unwrap_or(0) << 16 | v.get(1).copied().unwrap_or(0) << 8 | v.get(2).copied().unwrap_or(0)
 }
 
@@ -137,7 +137,7 @@ impl AxiTrainResult {
 /// Random initial codes for every trainable tensor of `plan` (within each
 /// tensor's clamp range), as parameters of the model and as the memory
 /// images the harness writes (`sim/run/<image>.load`).
-fn new_params(net: &Network, plan: &NetworkPlan, seed: u64) -> (Params, Vec<crate::render::GeneratedFile>, usize) {
+fn new_params(net: &Network, plan: &NetworkPlan, seed: u64) -> (Params, Vec<fptgen_generator::render::GeneratedFile>, usize) {
     let model = net.model();
     let mut params = net.params().clone();
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xa11c_e5ed);
@@ -154,7 +154,7 @@ fn new_params(net: &Network, plan: &NetworkPlan, seed: u64) -> (Params, Vec<crat
             }
             count += m.mem.depth * m.mem.cols;
             let base = m.mem.file.rsplit('/').next().unwrap_or(&m.mem.file).to_string();
-            files.push(crate::render::GeneratedFile::text(format!("sim/run/{base}.load"), m.image(t)));
+            files.push(fptgen_generator::render::GeneratedFile::text(format!("sim/run/{base}.load"), m.image(t)));
         }
     }
     (params, files, count)
@@ -207,11 +207,11 @@ pub fn run_train(dir: &Path, plan: &NetworkPlan, a: &AxiPlan, net: &Network, opt
     let training = fptgen_sim::model::Training { iterations: opts.iterations, ..training };
     let (inputs, targets, requests) = write_buffer(dir, net, t.m, opts.seed)?;
     let (params, loads, written) = new_params(net, plan, opts.seed);
-    crate::output::add_files(dir, crate::output::COSIM, &loads)?;
+    fptgen_generator::output::add_files(dir, fptgen_generator::output::COSIM, &loads)?;
     let net = &Network::new(model.clone(), params)?;
 
     let buffer = Buffer::new(model, inputs, targets).map_err(|e| CosimError::Harness(e.to_string()))?;
-    let exp = crate::expect::expectation(net, training, buffer, plan, opts.iterations).map_err(CosimError::Harness)?;
+    let exp = fptgen_generator::expect::expectation(net, training, buffer, plan, opts.iterations).map_err(CosimError::Harness)?;
     let mut counts = [0u64; 3];
     let mut last_loss = 0u64;
     for e in &exp.events {

@@ -17,10 +17,10 @@ use std::process::Command;
 
 use serde::Serialize;
 
-pub use crate::part::Resources;
+pub use fptgen_generator::part::Resources;
 
-use crate::part::Part;
-use crate::render::SynthScope;
+use fptgen_generator::part::Part;
+use fptgen_generator::render::SynthScope;
 
 /// One module of the design, summed over its instances (and
 /// parameterizations).
@@ -372,7 +372,7 @@ pub fn run(
 #[derive(askama::Template)]
 #[template(path = "synth_report.md")]
 struct ReportMd<'a> {
-    gen: &'a crate::render::GenInfo,
+    gen: &'a fptgen_generator::render::GenInfo,
     r: &'a SynthReport,
     part_name: &'a str,
 }
@@ -400,16 +400,16 @@ impl ReportMd<'_> {
 /// (`synth_trainer.*` for the trainer alone).
 pub fn report_files(
     r: &SynthReport,
-    gen: &crate::render::GenInfo,
+    gen: &fptgen_generator::render::GenInfo,
     part_name: &str,
-) -> Result<Vec<crate::render::GeneratedFile>, askama::Error> {
+) -> Result<Vec<fptgen_generator::render::GeneratedFile>, askama::Error> {
     use askama::Template;
     let md = ReportMd { gen, r, part_name }.render()?;
     let json = serde_json::to_string_pretty(r).map_err(|e| askama::Error::Custom(Box::new(e)))?;
     let base = if r.trainer_only { SynthScope::Trainer } else { SynthScope::Design }.report();
     Ok(vec![
-        crate::render::GeneratedFile::text(format!("reports/{base}.md"), md),
-        crate::render::GeneratedFile::text(format!("reports/{base}.json"), json),
+        fptgen_generator::render::GeneratedFile::text(format!("reports/{base}.md"), md),
+        fptgen_generator::render::GeneratedFile::text(format!("reports/{base}.json"), json),
     ])
 }
 

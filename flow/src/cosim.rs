@@ -6,10 +6,10 @@ use std::process::Command;
 
 use fptgen_sim::network::Network;
 
-use crate::bits::Bits;
-use crate::expect::stimulus;
-use crate::plan::NetworkPlan;
-use crate::render::GeneratedFile;
+use fptgen_generator::bits::Bits;
+use fptgen_generator::expect::stimulus;
+use fptgen_generator::plan::NetworkPlan;
+use fptgen_generator::render::GeneratedFile;
 
 /// What a co-simulation run measured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub enum CosimError {
     Sim(#[from] fptgen_sim::network::SimError),
     /// An output file could not be written.
     #[error(transparent)]
-    Output(#[from] crate::output::OutputError),
+    Output(#[from] fptgen_generator::output::OutputError),
     /// The trace could not be put in place.
     #[error(transparent)]
     Trace(#[from] fptgen_sim::error::Error),
@@ -174,7 +174,7 @@ pub fn build(dir: &Path, kind: BuildKind) -> Result<PathBuf, CosimError> {
 }
 
 /// Runs the co-simulation of the design generated in `dir` (see
-/// [`crate::render`]) for `net`: writes the stimulus and the simulator's
+/// [`fptgen_generator::render`]) for `net`: writes the stimulus and the simulator's
 /// expected outputs, builds with Verilator, runs, and parses the result.
 pub fn run(
     dir: &Path,
@@ -216,9 +216,9 @@ pub fn run_harness(
     let dir = &std::path::absolute(dir).map_err(|err| CosimError::Io { path: dir.to_path_buf(), err })?;
     let expected = net.infer_batch(inputs)?;
     let m = net.model();
-    crate::output::add_files(
+    fptgen_generator::output::add_files(
         dir,
-        crate::output::COSIM,
+        fptgen_generator::output::COSIM,
         &[
             GeneratedFile::text("sim/run/inputs.hex", hex_lines(inputs, m.input_format)),
             GeneratedFile::text("sim/run/expected.hex", hex_lines(&expected, m.output_format())),

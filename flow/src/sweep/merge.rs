@@ -14,8 +14,8 @@ use super::report::json;
 use super::result_file::ResultFile;
 use super::results::PointResult;
 use super::{SweepError, RESULTS};
-use crate::output;
-use crate::render::GeneratedFile;
+use fptgen_generator::output;
+use fptgen_generator::render::GeneratedFile;
 
 /// A plan's results, gathered.
 #[derive(Debug, Clone, PartialEq)]

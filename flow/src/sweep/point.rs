@@ -9,7 +9,7 @@ use fptgen_sim::weights::Params;
 use super::designs::{design_hash, yosys_reads};
 use super::results::Time;
 use super::SweepError;
-use crate::render::{render, GenInfo, GeneratedFile, SynthScope};
+use fptgen_generator::render::{render, GenInfo, GeneratedFile, SynthScope};
 
 /// What one point needs after planning and rendering.
 #[derive(Debug, Clone)]
@@ -46,7 +46,7 @@ pub fn prepare(
     *t = t.resolve(basis.as_ref());
     t.check().map_err(SweepError::Config)?;
     let m = t.buffer;
-    let (plan, params) = crate::design::lower(&model, params);
+    let (plan, params) = fptgen_generator::design::lower(&model, params);
     let params = &params;
     let (Some(tp), Some(hw)) = (&plan.training, &plan.trainer) else {
         return Err(SweepError::NoPlan);
@@ -72,7 +72,7 @@ mod tests {
     use fptgen_sim::weights;
 
     use super::*;
-    use crate::design::gen_info;
+    use fptgen_generator::design::gen_info;
 
     /// The tiny example: 2 inputs, 2 outputs, T = 6 trainable parameters,
     /// M = 4, 5 ns clock, antithetic fitness.

@@ -52,7 +52,7 @@ use fptgen_sim::train::TrainError;
 use fptgen_sim::ModelError;
 use plotters::drawing::DrawingAreaErrorKind;
 
-use crate::output::OutputError;
+use fptgen_generator::output::OutputError;
 use crate::synth::SynthError;
 
 /// The files a sweep's merge writes into OUT (besides the plan's, the

@@ -18,8 +18,8 @@ use super::plan::{Plan, PLAN, SBATCH};
 use super::task::Runner;
 use super::training::{Baseline, TrainInput};
 use super::{SweepError, RESULTS};
-use crate::output;
-use crate::render::SynthScope;
+use fptgen_generator::output;
+use fptgen_generator::render::SynthScope;
 use crate::synth;
 
 /// What to sweep: the model and its parameters, the grid, the scope of

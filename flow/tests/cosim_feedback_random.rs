@@ -9,8 +9,8 @@
 //! simulator's `FeedbackTrainer` (`cosim_train::run_train`). Needs
 //! Verilator: fails (does not skip) without it.
 
-use fptgen_generator::cosim;
-use fptgen_generator::cosim_train::{run_train, TrainCosimOptions};
+use fptgen_flow::cosim;
+use fptgen_flow::cosim_train::{run_train, TrainCosimOptions};
 use fptgen_generator::output::write_dir;
 use fptgen_generator::plan::plan;
 use fptgen_generator::render::{render, GenInfo};
@@ -20,6 +20,8 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
+// The RTL tests' helpers (random networks, Verilator), shared with fptgen-generator.
+#[path = "../../generator/tests/common/mod.rs"]
 mod common;
 use common::random_net::{cnn, network};
 

@@ -24,8 +24,8 @@ use std::process::{Command, Stdio};
 use askama::Template;
 use serde::Serialize;
 
-use crate::part::Ecp5Part;
-use crate::render::{GenInfo, GeneratedFile};
+use fptgen_generator::part::Ecp5Part;
+use fptgen_generator::render::{GenInfo, GeneratedFile};
 
 /// What can go wrong in `fptgen implement`.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +74,7 @@ pub enum ImplementError {
     },
     /// Writing the scripts or reports into the design directory failed.
     #[error(transparent)]
-    Output(#[from] crate::output::OutputError),
+    Output(#[from] fptgen_generator::output::OutputError),
     /// Rendering a script or report failed.
     #[error(transparent)]
     Render(#[from] askama::Error),
@@ -386,7 +386,7 @@ fn run_logged(dir: &Path, tool: &str, args: &[String], log: &str, progress: &mut
 
 /// Writes `files` into the design directory (group `implement`).
 fn add(dir: &Path, files: &[GeneratedFile]) -> Result<(), ImplementError> {
-    Ok(crate::output::add_files(dir, crate::output::IMPLEMENT, files)?)
+    Ok(fptgen_generator::output::add_files(dir, fptgen_generator::output::IMPLEMENT, files)?)
 }
 
 /// Places and routes the design that `fptgen generate` wrote in `dir`
@@ -419,9 +419,9 @@ pub fn run(
         .collect();
     rtl_files.sort();
     // The shell is the library's (a design does not include it).
-    add(dir, &[GeneratedFile::text(format!("impl/{}", crate::rtl::IO_SHELL.0), crate::rtl::IO_SHELL.1.to_string())])?;
+    add(dir, &[GeneratedFile::text(format!("impl/{}", fptgen_generator::rtl::IO_SHELL.0), fptgen_generator::rtl::IO_SHELL.1.to_string())])?;
     let mut read: Vec<String> = rtl_files.iter().map(|f| format!("rtl/{f}")).collect();
-    read.push(format!("impl/{}", crate::rtl::IO_SHELL.0));
+    read.push(format!("impl/{}", fptgen_generator::rtl::IO_SHELL.0));
     read.push(format!("impl/{top}_ecp5.v"));
     let clock_mhz = 1000.0 / clock_period_ns;
     let synth = SynthScript { gen, top, part, rtl_files: &read }.render()?;

@@ -9,7 +9,7 @@
 //! plan's. Needs Verilator: the test fails (it does not skip) without it.
 
 
-use fptgen_generator::cosim;
+use fptgen_flow::cosim;
 use fptgen_generator::output::write_dir;
 use fptgen_generator::plan::plan;
 use fptgen_generator::render::{render, GenInfo};
@@ -17,6 +17,8 @@ use fptgen_sim::model;
 use fptgen_sim::network::Network;
 use proptest::prelude::*;
 
+// The RTL tests' helpers (random networks, Verilator), shared with fptgen-generator.
+#[path = "../../generator/tests/common/mod.rs"]
 mod common;
 use common::random_net::{cnn, graph, network};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};

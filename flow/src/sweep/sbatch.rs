@@ -10,7 +10,7 @@ use askama::Template;
 use super::grid::list;
 use super::plan::Plan;
 use super::SweepError;
-use crate::VERSION;
+use fptgen_generator::VERSION;
 
 #[derive(Template)]
 #[template(path = "sweep.sbatch")]
