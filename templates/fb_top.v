@@ -12,7 +12,7 @@
  *   - per trainable layer (fptgen_fb_layer) the capture of its input and f'(output), the
  *     feedback from a 32-bit LFSR (B is never stored), the deltas and the power-of-two steps:
 {%- for l in t.layers %}
- *       {= l.name =}: {% if let Some(cv) = l.conv %}conv2d {= cv.h =}x{= cv.w =}x{= cv.cin =} -> {= cv.oh =}x{= cv.ow =}x{= cv.filters =} (fptgen_fb_conv), {% endif %}{= l.n_in =} x {= l.n_out =}, {% if l.mode == 0 %}g = e (the output layer){% else if l.mode == 1 %}g = B e (dfa){% else if l.mode == 2 %}g = -B[:, k*] (drtp){% else %}g = R(U h, {= l.sgm.as_ref().unwrap().shift_g() =}), h = sat(R(V [a, t] + c, {= l.sgm.as_ref().unwrap().shift_h() =})) (sgm, fptgen_fb_sgm){% endif %}, {= l.derivative() =}{= l.offset() =}, steps {= l.weight_step() =} (weights) and {= l.bias_step() =} (biases), {= l.rounding_words() =}
+ *       {= l.name =}: {= l.summary() =}
 {%- endfor %}
  *   - the parameter cursor (fptgen_param_cursor) and one update unit: clamp(p - step);
  *   - a {= t.m =}-sample buffer (fptgen_sample_buf, inputs as {= t.words =} word(s) of {= t.word_w =} bits),

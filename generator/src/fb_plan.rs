@@ -230,6 +230,33 @@ impl FbLayer {
         }
     }
 
+    /// The layer in one line, for the design's header comment: its
+    /// geometry, its feedback signal `g`, `f'`, the input offset, the steps
+    /// and their rounding.
+    pub fn summary(&self) -> String {
+        let conv = match &self.conv {
+            Some(cv) => format!("conv2d {}x{}x{} -> {}x{}x{} (fptgen_fb_conv), ", cv.h, cv.w, cv.cin, cv.oh, cv.ow, cv.filters),
+            None => String::new(),
+        };
+        let g = match (self.mode, &self.sgm) {
+            (0, _) => "g = e (the output layer)".to_string(),
+            (1, _) => "g = B e (dfa)".to_string(),
+            (2, _) => "g = -B[:, k*] (drtp)".to_string(),
+            (_, Some(s)) => format!("g = R(U h, {}), h = sat(R(V [a, t] + c, {})) (sgm, fptgen_fb_sgm)", s.shift_g(), s.shift_h()),
+            (m, None) => unreachable!("mode {m} is sgm's and has its module"),
+        };
+        format!(
+            "{conv}{} x {}, {g}, {}{}, steps {} (weights) and {} (biases), {}",
+            self.n_in,
+            self.n_out,
+            self.derivative(),
+            self.offset(),
+            self.weight_step(),
+            self.bias_step(),
+            self.rounding_words()
+        )
+    }
+
     /// The weight step's factor, `2^-k` (or `2^k` for a left shift).
     pub fn weight_step(&self) -> String {
         power_of_two(-self.shift_w)
