@@ -10,9 +10,13 @@
 //!    converted to the input format (saturating, so pixels stay in range).
 //!    The same standard-normal draws are scaled for every sigma.
 //! 3. The first half of the noisy validation images is the pool ES learns
-//!    from (the first M fill the on-chip buffer); the second half is held
-//!    out, and accuracy is always measured there, in the bit-accurate
-//!    simulator.
+//!    from (the first M fill the on-chip buffer). Accuracy is measured in
+//!    the bit-accurate simulator on the images `--eval` names: `pool`
+//!    (the default), the pool's second half, as the pages measured before
+//!    issue 40's protocol; `validation`, the first 5,000 MNIST test images
+//!    with their own noise, where every step and option is chosen;
+//!    `heldout`, the last 5,000 test images, reported once the choices
+//!    are made (docs/results/rules.md, "Under the protocol").
 //! 4. ES retrains a subset of the parameters with the hardware's exact
 //!    algorithm (`fptgen_sim::train::Trainer`, N, k, P, M below), for each
 //!    subset, each precision of the trained layer and each sigma; with
@@ -119,9 +123,21 @@ struct Args {
     /// outputs on the same images.
     #[arg(long, allow_hyphen_values = true)]
     target_low: Option<f64>,
-    /// Seeds the pixel noise and the LFSRs.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seeds of the pixel noise, the LFSRs and the host's fits; with
+    /// several (`--seed 1,2,3`) every run is repeated per seed and the
+    /// table gives the mean and the range.
+    #[arg(long = "seed", value_delimiter = ',', default_value = "1")]
+    seeds: Vec<u64>,
+    /// Where accuracy is measured: pool (the pool's second half), validation
+    /// (MNIST test images 0..5,000) or heldout (test images 5,000..10,000).
+    #[arg(long, default_value = "pool", value_parser = ["pool", "validation", "heldout"])]
+    eval: String,
+    /// ES's fitness signal (docs/training.md): antithetic, ranks, baseline or plain.
+    #[arg(long, default_value = "antithetic", value_parser = parse_fitness)]
+    fitness: Fitness,
+    /// ES's loss quantization: po2 or exact.
+    #[arg(long, default_value = "po2", value_parser = parse_quantization)]
+    loss_quantization: LossQuantization,
     /// Only redraw the table and plot from an earlier run's DIR/results.json (no training).
     #[arg(long, value_name = "DIR")]
     replot: Option<PathBuf>,
@@ -169,6 +185,22 @@ struct Args {
     backprop_loss: String,
 }
 
+/// `--fitness`: a fitness mode by its model-file name.
+fn parse_fitness(s: &str) -> Result<Fitness, String> {
+    [Fitness::Antithetic, Fitness::Ranks, Fitness::Baseline, Fitness::Plain]
+        .into_iter()
+        .find(|f| f.to_string() == s)
+        .ok_or_else(|| format!("{s}: expected antithetic, ranks, baseline or plain"))
+}
+
+/// `--loss-quantization`: po2 or exact.
+fn parse_quantization(s: &str) -> Result<LossQuantization, String> {
+    [LossQuantization::Po2, LossQuantization::Exact]
+        .into_iter()
+        .find(|q| q.to_string() == s)
+        .ok_or_else(|| format!("{s}: expected po2 or exact"))
+}
+
 /// `--step-rounding`: auto, nearest or stochastic.
 fn parse_rounding(s: &str) -> Result<StepRounding, String> {
     [StepRounding::Auto, StepRounding::Nearest, StepRounding::Stochastic]
@@ -204,6 +236,9 @@ fn parse_lr_base(s: &str) -> Result<LrBase, String> {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Row {
     subset: String,
+    /// The seed of the run (results written before seeds were a list: 1).
+    #[serde(default = "first_seed")]
+    seed: u64,
     precision: u32,
     sigma: f64,
     params: usize,
@@ -220,6 +255,22 @@ struct Row {
     #[serde(default)]
     float_after: Option<f64>,
 }
+
+fn first_seed() -> u64 {
+    1
+}
+
+/// One noisy copy of the data for a sigma and a seed: the pool (whose
+/// first M images fill the buffer) and the images accuracy is measured on.
+struct Noisy {
+    sigma: f64,
+    seed: u64,
+    pool: Dataset,
+    eval: Dataset,
+}
+
+/// Salt of the evaluation images' pixel noise (the pool's is the seed).
+const EVAL_NOISE: u64 = 0xE7A1_0000;
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
@@ -240,23 +291,38 @@ fn main() -> anyhow::Result<()> {
     if a.buffer > half {
         bail!("--buffer {} is more than the {half} pool images", a.buffer);
     }
-    let noisy: Vec<(f64, Dataset)> = a.sigmas.iter().map(|&s| (s, add_noise(&base, &val, s, a.seed))).collect();
+    let test_half = splits.test.len() / 2;
+    let eval_images = match a.eval.as_str() {
+        "validation" => Some(splits.test.slice(0..test_half)),
+        "heldout" => Some(splits.test.slice(test_half..splits.test.len())),
+        _ => None,
+    };
+    let mut noisy: Vec<Noisy> = Vec::new();
+    for &seed in &a.seeds {
+        for &sigma in &a.sigmas {
+            let d = add_noise(&base, &val, sigma, seed);
+            let eval = match &eval_images {
+                Some(e) => add_noise(&base, e, sigma, seed ^ EVAL_NOISE),
+                None => d.slice(half..d.len()),
+            };
+            noisy.push(Noisy { sigma, seed, pool: d.slice(0..half), eval });
+        }
+    }
     let deployed = Network::new(base.clone(), params.clone())?;
     let (high, low) = medians(&deployed, &splits.train.slice(0..5000.min(splits.train.len())))?;
     let targets = (a.target_high.unwrap_or(high), a.target_low.unwrap_or(low));
     println!("targets: {} for the label's output, {} for the others (clean medians {high} and {low})", targets.0, targets.1);
-    println!("deployed {}: held-out accuracy per sigma (bit-accurate):", base.name);
-    for (s, d) in &noisy {
-        let held = d.slice(half..d.len());
-        println!("  sigma {s}: {:.2}%", pct(accuracy(&deployed, &held)?, held.len()));
+    println!("deployed {}: accuracy on the {} images per sigma and seed (bit-accurate):", base.name, a.eval);
+    for n in &noisy {
+        println!("  sigma {}, seed {}: {:.2}%", n.sigma, n.seed, pct(accuracy(&deployed, &n.eval)?, n.eval.len()));
     }
 
     let mut jobs = Vec::new();
     for (i, subset) in a.subsets.iter().enumerate() {
         let precisions = if i == 0 { &a.precisions } else { &a.other_precisions };
         for (j, &w) in precisions.iter().enumerate() {
-            for (si, (s, _)) in noisy.iter().enumerate() {
-                if i > 0 || j == 0 || a.sweep_sigmas.contains(s) {
+            for (si, n) in noisy.iter().enumerate() {
+                if i > 0 || j == 0 || a.sweep_sigmas.contains(&n.sigma) {
                     jobs.push((subset.clone(), w, si));
                 }
             }
@@ -269,7 +335,7 @@ fn main() -> anyhow::Result<()> {
         let mut codes = Vec::new();
         let mut labels = Vec::new();
         for (k, &s) in std::iter::once(&0.0).chain(&a.sgm_noise).enumerate() {
-            let d = if s == 0.0 { clean.clone() } else { add_noise(&base, &clean, s, a.seed ^ 0x5C5C_0000 ^ k as u64) };
+            let d = if s == 0.0 { clean.clone() } else { add_noise(&base, &clean, s, a.seeds[0] ^ 0x5C5C_0000 ^ k as u64) };
             for i in 0..d.len() {
                 codes.extend_from_slice(d.input(i));
                 labels.push(d.label(i));
@@ -284,43 +350,48 @@ fn main() -> anyhow::Result<()> {
         .par_iter()
         .map(|(subset, w, si)| {
             let t0 = Instant::now();
-            let (sigma, d) = &noisy[*si];
-            let r = run(&a, &base, &params, subset, *w, (*sigma, d), targets, half, &pre).map(|mut r| {
+            let n = &noisy[*si];
+            let (sigma, seed) = (n.sigma, n.seed);
+            let r = run(&a, &base, &params, subset, *w, n, targets, &pre).map(|mut r| {
                 r.seconds = t0.elapsed().as_secs_f64();
                 r
             });
             let n = done.fetch_add(1, Ordering::SeqCst) + 1;
             match &r {
                 Ok(r) => println!(
-                    "[{n}/{total}, {:.0} s] {} {}-bit sigma {}: {:.2}% -> {:.2}% (buffer loss {} -> {}, {:.0} s)",
+                    "[{n}/{total}, {:.0} s] {} {}-bit sigma {} seed {}: {:.2}% -> {:.2}% (buffer loss {} -> {}, {:.0} s)",
                     start.elapsed().as_secs_f64(),
                     r.subset,
                     r.precision,
                     r.sigma,
+                    r.seed,
                     100.0 * r.before,
                     100.0 * r.after,
                     r.loss_before,
                     r.loss_after,
                     r.seconds
                 ),
-                Err(e) => println!("[{n}/{total}] {subset} {w}-bit sigma {sigma}: failed: {e:#}"),
+                Err(e) => println!("[{n}/{total}] {subset} {w}-bit sigma {sigma} seed {seed}: failed: {e:#}"),
             }
             r
         })
         .collect();
     let rows: Vec<Row> = rows.into_iter().collect::<anyhow::Result<_>>()?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let mut csv = String::from("subset,precision,sigma,params,groups,perturb_shift,lr_shift,before,after,loss_before,loss_after,seconds\n");
+    let mut csv = String::from("subset,precision,sigma,seed,params,groups,perturb_shift,lr_shift,before,after,loss_before,loss_after,seconds\n");
     for r in &rows {
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{},{},{},{:.1}",
-            r.subset, r.precision, r.sigma, r.params, r.groups, r.perturb_shift, r.lr_shift, r.before, r.after, r.loss_before, r.loss_after, r.seconds
+            "{},{},{},{},{},{},{},{},{},{},{},{},{:.1}",
+            r.subset, r.precision, r.sigma, r.seed, r.params, r.groups, r.perturb_shift, r.lr_shift, r.before, r.after, r.loss_before, r.loss_after, r.seconds
         );
     }
     std::fs::write(a.out.join("results.csv"), csv)?;
     let settings = format!(
-        "N {}, k {}, P {}, M {}, perturbation 2^-{}, lr_base {}, targets {}/{}, seed {}",
+        "rule {}, fitness {}, {}, N {}, k {}, P {}, M {}, perturbation 2^-{}, lr_base {}, targets {}/{}, seeds {:?}, accuracy on {}",
+        a.rule,
+        a.fitness,
+        a.loss_quantization,
         a.population,
         a.iterations,
         if a.blocks == 0 { "all".to_string() } else { a.blocks.to_string() },
@@ -329,7 +400,8 @@ fn main() -> anyhow::Result<()> {
         a.lr_base,
         targets.0,
         targets.1,
-        a.seed
+        a.seeds,
+        a.eval
     );
     std::fs::write(a.out.join("results.json"), serde_json::to_string_pretty(&serde_json::json!({ "settings": settings, "rows": rows }))?)?;
     std::fs::write(a.out.join("table.md"), table(&rows))?;
@@ -426,11 +498,11 @@ fn run(
     params: &Params,
     subset: &str,
     bits: u32,
-    (sigma, d): (f64, &Dataset),
+    noisy: &Noisy,
     (t_high, t_low): (f64, f64),
-    half: usize,
     pre: &Dataset,
 ) -> anyhow::Result<Row> {
+    let (sigma, seed, d, held) = (noisy.sigma, noisy.seed, &noisy.pool, &noisy.eval);
     let (m, p) = variant(base, params, subset, bits)?;
     let t: u64 = m.trainable_params();
     let trained =
@@ -447,9 +519,9 @@ fn run(
             LrBase::Base(b) => (b - f).clamp(-31, 31),
             LrBase::Auto => 0,
         },
-        fitness: Fitness::Antithetic,
-        loss_quantization: LossQuantization::Po2,
-        seed: a.seed,
+        fitness: a.fitness,
+        loss_quantization: a.loss_quantization,
+        seed,
         ..Training::default()
     };
     let training = match a.lr_base {
@@ -466,9 +538,8 @@ fn run(
     let targets = (0..a.buffer).map(|i| (0..m.output_len()).map(|o| if o == d.label(i) { hi } else { lo }).collect()).collect();
     let inputs = (0..a.buffer).map(|i| d.input(i).to_vec()).collect();
     let buffer = Buffer::new(&m, inputs, targets)?;
-    let held = d.slice(half..d.len());
     let net = Network::new(m, p)?;
-    let before = accuracy(&net, &held)? as f64 / held.len() as f64;
+    let before = accuracy(&net, held)? as f64 / held.len() as f64;
     let rule = match a.rule.as_str() {
         "es" => Rule::Es,
         "dfa" => Rule::Dfa,
@@ -484,7 +555,7 @@ fn run(
                 "ce" => Loss::CrossEntropy,
                 other => bail!("--backprop-loss {other}: expected mae, mse or ce"),
             };
-            let config = QatConfig { batch: a.backprop_batch, lr: a.backprop_lr, total_epochs: a.iterations as usize, seed: a.seed, loss };
+            let config = QatConfig { batch: a.backprop_batch, lr: a.backprop_lr, total_epochs: a.iterations as usize, seed, loss };
             let loss_before = naive_loss(net.model(), net.params(), &buffer);
             let (model, params) = net.into_parts();
             let mut qat = Qat::from_params(model, &params, config, true);
@@ -492,9 +563,10 @@ fn run(
             for _ in 0..a.iterations {
                 qat.epoch(&data, &mut |_| {});
             }
-            let after = accuracy(&qat.network()?, &held)? as f64 / held.len() as f64;
+            let after = accuracy(&qat.network()?, held)? as f64 / held.len() as f64;
             let loss_after = naive_loss(qat.model(), &qat.params(), &buffer);
             return Ok(Row {
+                seed,
                 float_after: None,
                 subset: subset.to_string(),
                 precision: bits,
@@ -520,7 +592,7 @@ fn run(
             let samples: Vec<(Vec<i128>, Vec<i128>)> = (0..pre.len())
                 .map(|i| (pre.input(i).to_vec(), (0..net.model().output_len()).map(|o| if o == pre.label(i) { hi } else { lo }).collect()))
                 .collect();
-            let (sgm, reports) = fptgen_sim::train::sgm::fit(net.model(), net.params(), &samples, 1e-6, a.seed).map_err(|e| anyhow!(e))?;
+            let (sgm, reports) = fptgen_sim::train::sgm::fit(net.model(), net.params(), &samples, 1e-6, seed).map_err(|e| anyhow!(e))?;
             for r in &reports {
                 println!("  {subset} sigma {sigma}: module of layer {} fitted, cosine {:.3} (dfa {:.3})", r.layer, r.cosine, r.cosine_dfa);
             }
@@ -544,11 +616,12 @@ fn run(
         let mut trainer = FeedbackTrainer::with_sgm(net, training, buffer, sgm.as_ref())?;
         let loss_before = trainer.loss();
         let loss_after = trainer.run(a.iterations, &mut |_| {});
-        let after = accuracy(&Network::new(trainer.model().clone(), trainer.params().clone())?, &held)? as f64 / held.len() as f64;
+        let after = accuracy(&Network::new(trainer.model().clone(), trainer.params().clone())?, held)? as f64 / held.len() as f64;
         if let Some(f) = float_after {
             println!("  {subset} sigma {sigma}: float reference {:.2}%, device {:.2}%", 100.0 * f, 100.0 * after);
         }
         return Ok(Row {
+            seed,
             float_after,
             subset: subset.to_string(),
             precision: bits,
@@ -567,8 +640,9 @@ fn run(
     let mut trainer = Trainer::with_training(net, training, buffer, EvalMode::Batched)?;
     let loss_before = trainer.loss();
     trainer.run(a.iterations, &mut |_| {})?;
-    let after = accuracy(&trainer.network()?, &held)? as f64 / held.len() as f64;
+    let after = accuracy(&trainer.network()?, held)? as f64 / held.len() as f64;
     Ok(Row {
+        seed,
         float_after: None,
         subset: subset.to_string(),
         precision: bits,
@@ -644,19 +718,32 @@ fn table(rows: &[Row]) -> String {
     s += &"---|".repeat(cols.len());
     s += "\n";
     for sigma in sigmas(rows) {
-        let before = rows.iter().find(|r| r.sigma == sigma).map(|r| r.before);
-        let _ = write!(s, "| {sigma} | {} |", before.map(|b| format!("{:.2}%", 100.0 * b)).unwrap_or_default());
+        // The deployed network's accuracy per seed (the noise draw differs).
+        let mut seen = Vec::new();
+        let before: Vec<f64> = rows.iter().filter(|r| r.sigma == sigma && !seen.contains(&r.seed) && { seen.push(r.seed); true }).map(|r| r.before).collect();
+        let _ = write!(s, "| {sigma} | {} |", spread(&before).unwrap_or_default());
         for (sub, w) in &cols {
-            let cell = rows
-                .iter()
-                .find(|r| r.sigma == sigma && &r.subset == sub && r.precision == *w)
-                .map(|r| format!("{:.2}% ({:+.2})", 100.0 * r.after, 100.0 * (r.after - r.before)))
-                .unwrap_or_default();
-            let _ = write!(s, " {cell} |");
+            let cell: Vec<&Row> = rows.iter().filter(|r| r.sigma == sigma && &r.subset == sub && r.precision == *w).collect();
+            let after: Vec<f64> = cell.iter().map(|r| r.after).collect();
+            let gain = cell.iter().map(|r| r.after - r.before).sum::<f64>() / cell.len().max(1) as f64;
+            let text = spread(&after).map(|t| format!("{t} ({:+.2})", 100.0 * gain)).unwrap_or_default();
+            let _ = write!(s, " {text} |");
         }
         s += "\n";
     }
     s
+}
+
+/// An accuracy in percent, or over several seeds their mean and range:
+/// `91.20% (90.80..91.64)`.
+fn spread(v: &[f64]) -> Option<String> {
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    match v.len() {
+        0 => None,
+        1 => Some(format!("{:.2}%", 100.0 * mean)),
+        _ => Some(format!("{:.2}% ({:.2}..{:.2})", 100.0 * mean, 100.0 * lo, 100.0 * hi)),
+    }
 }
 
 /// Accuracy against sigma: the deployed network, and after ES per subset
@@ -682,9 +769,11 @@ fn plot(rows: &[Row], path: &std::path::Path) -> anyhow::Result<()> {
         .map_err(|e| anyhow!("{e}"))?;
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut deployed: Vec<(f64, f64)> = Vec::new();
+    // Means over the seeds.
+    let mean = |v: Vec<f64>| (!v.is_empty()).then(|| 100.0 * v.iter().sum::<f64>() / v.len() as f64);
     for &s in &sigmas {
-        if let Some(r) = rows.iter().find(|r| r.sigma == s) {
-            deployed.push((s, 100.0 * r.before));
+        if let Some(b) = mean(rows.iter().filter(|r| r.sigma == s && r.subset == rows[0].subset && r.precision == rows[0].precision).map(|r| r.before).collect()) {
+            deployed.push((s, b));
         }
     }
     let mut keys: Vec<(String, u32)> = Vec::new();
@@ -696,7 +785,7 @@ fn plot(rows: &[Row], path: &std::path::Path) -> anyhow::Result<()> {
     for (sub, w) in keys {
         let pts = sigmas
             .iter()
-            .filter_map(|&s| rows.iter().find(|r| r.sigma == s && r.subset == sub && r.precision == w).map(|r| (s, 100.0 * r.after)))
+            .filter_map(|&s| mean(rows.iter().filter(|r| r.sigma == s && r.subset == sub && r.precision == w).map(|r| r.after).collect()).map(|a| (s, a)))
             .collect();
         series.push((format!("ES {sub} {w}-bit"), pts));
     }

@@ -322,15 +322,20 @@ enum Command {
         /// weights on the training samples (least squares, then 8-bit
         /// codes; docs/training.md, "Synthetic-gradient modules") and write
         /// the archive the training section's `sgm:` names (or --output).
-        /// Takes --data, --validation, --limit, --output, --seed and --noise.
+        /// Takes --data, --validation, --limit, --output, --seed, --noise and --clean.
         #[arg(long, conflicts_with_all = ["epochs", "batch", "lr", "loss", "log"])]
         sgm: bool,
         /// With --sgm: also fit on copies of the samples with Gaussian
         /// noise of these standard deviations (real input units) added to
         /// every input value (seeded by --seed), so that the modules see
-        /// the drift the device will meet (docs/results/rules.md).
-        #[arg(long, value_delimiter = ',', requires = "sgm", value_parser = args::positive_real(1e6))]
+        /// the drift the device will meet (docs/results/rules.md). Default:
+        /// 0.1, 0.3, 0.6 and 0.9 times the span of the samples' input
+        /// values (max - min); --clean fits on the samples alone.
+        #[arg(long, value_delimiter = ',', requires = "sgm", conflicts_with = "clean", value_parser = args::positive_real(1e6))]
         noise: Vec<f64>,
+        /// With --sgm: fit on the clean samples only (no noisy copies).
+        #[arg(long, requires = "sgm")]
+        clean: bool,
     },
     /// Write seeded random weights for a model, for bring-up before training.
     ///
@@ -575,7 +580,8 @@ fn main() -> ExitCode {
             commands::train_distill::run(&model, &teacher, &o)
         }
         Command::Train { data: None, .. } => Err(anyhow::anyhow!("--data is required without --teacher")),
-        Command::Train { model, data: Some(data), sgm: true, validation, limit, output, seed, noise, .. } => {
+        Command::Train { model, data: Some(data), sgm: true, validation, limit, output, seed, noise, clean, .. } => {
+            let noise = if clean { commands::train_sgm::Noise::Clean } else if noise.is_empty() { commands::train_sgm::Noise::Spread } else { commands::train_sgm::Noise::Levels(noise) };
             commands::train_sgm::run(&model, &data, &commands::train_sgm::Options { validation, limit, output: output.as_deref(), seed, noise })
         }
         Command::Train { model, data: Some(data), epochs, batch, lr, loss, seed, validation, limit, output, log, sgm: false, .. } => {

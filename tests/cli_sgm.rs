@@ -138,6 +138,20 @@ fn train_sgm_under_another_rule_needs_output_and_refuses_models_without_hidden_t
     // With -o the modules are fitted for --rule sgm --sgm FILE.
     let (code, out, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0", "-o", "other.npz"], dir.path());
     assert_eq!(code, 0, "{out}\n{err}");
+    // By default the fit also takes four noisy copies, 0.1 to 0.9 of the
+    // span of the input values (the data: codes -4096..4095 of 1/1024).
+    assert!(out.contains("on 250 samples: 50 training samples") && out.contains("the default spread"), "{out}");
+    let levels: Vec<f64> = out.split("Gaussian input noise [").nth(1).and_then(|s| s.split(']').next()).expect("levels").split(", ").map(|v| v.parse().expect("number")).collect();
+    // The 800 values are uniform in [-4, 4): their span is nearly 8.
+    let span = levels[0] / 0.1;
+    assert!(span > 7.9 && span <= 8.0, "{levels:?}");
+    for (got, k) in levels.iter().zip([0.1, 0.3, 0.6, 0.9]) {
+        assert!((got - k * span).abs() < 1e-9, "{levels:?}");
+    }
+    std::fs::remove_file(dir.path().join("other.npz")).expect("rm");
+    let (code, out, err) = fptgen(&["train", m, "--data", d, "--sgm", "--validation", "0", "-o", "other.npz", "--clean"], dir.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("on 50 samples: 50 training samples") && out.contains("clean only"), "{out}");
     let (code, out, err) = fptgen(&["generate", m, "--rule", "sgm", "--sgm", "other.npz", "-o", "gen"], dir.path());
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(dir.path().join("gen/mem/fc3_sgm_u.hex").is_file(), "{out}");

@@ -147,6 +147,21 @@ fn trains_like_the_library_and_writes_weights_and_log() {
     assert!(!out.contains("accuracy"), "{out}");
     let log = std::fs::read_to_string(c.path("t.csv")).expect("log");
     assert!(log.lines().skip(1).all(|l| l.ends_with(',')), "{log}");
+
+    // `fitness: ranks` in the model file reaches the trainer: the same
+    // losses as the library's with that section.
+    let text = std::fs::read_to_string(c.path("model.yaml")).expect("model");
+    std::fs::write(c.path("ranks.yaml"), text.replace("  population: 4 ", "  fitness: ranks\n  population: 4 ")).expect("write");
+    let (code, out, err) = c.run(&["train-es", "ranks.yaml", "--data", "data.npz", "-o", "ranks.npz"]);
+    assert_eq!(code, 0, "{err}");
+    let ranks = fptgen_sim::model::load(&c.path("ranks.yaml")).expect("model");
+    assert_eq!(ranks.training.expect("section").fitness, fptgen_sim::model::Fitness::Ranks);
+    let params = weights::load(&ranks, Conversion::Exact).expect("weights");
+    let mut trainer = Trainer::new(Network::new(ranks, params).expect("net"), trainer.evaluator().buffer().clone(), EvalMode::Naive).expect("trainer");
+    for i in 1..=2 {
+        let l = trainer.run_iteration(&mut |_| {}).expect("runs");
+        assert!(out.contains(&format!("iteration {i}: loss {l} ")), "iteration {i} loss {l} in:\n{out}");
+    }
 }
 
 #[test]

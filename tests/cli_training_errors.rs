@@ -120,6 +120,31 @@ fn odd_population_with_antithetic() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// `fitness: ranks` mirrors pairs as `antithetic` does (an odd population
+/// is refused at its line); the simulator takes it, the generator refuses
+/// it by name (no ranking unit yet) and writes nothing.
+#[test]
+fn ranks_fitness() {
+    let err = Case::new(&edit("population: 6", "population: 5").replace("fitness: antithetic", "fitness: ranks")).check_fails();
+    expect_at(&err, 19, 15, &["population is 5", "ranks", "even"]);
+    let case = Case::new(&edit("fitness: antithetic", "fitness: ranks"));
+    let (code, out, err) = case.check();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("; ranks, po2, uniform 5 bits"), "{out}");
+    // The automatic step of ranks (docs/training.md): round(5.88 +
+    // log2(2 * 6 * 5 * 341 * 0.72135) + log2(3) / 2 + 1 - 2 * 3) =
+    // round(5.88 + 13.8493 + 0.7925 - 5) = round(15.52) = 16; E[e^2] of 5
+    // uniform bits is (4^5 - 1) / 3 = 341, sigma 1 as written, F_w 3.
+    let auto = Case::new(&edit("fitness: antithetic", "fitness: ranks").replace("lr_shift: 6", "lr_shift: auto"));
+    let (code, out, err) = auto.check();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("sigma 1, lr_shift 16 (auto)"), "{out}");
+    let (code, out, err) = common::fptgen(&["generate", "model.yaml", "-o", "out"], case.dir.path());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("model.yaml") && err.contains("fitness: ranks has no hardware yet"), "{err}");
+    assert!(!case.dir.path().join("out").exists(), "generate wrote its output directory");
+}
+
 #[test]
 fn counts_of_zero() {
     for (from, to, line, words) in [

@@ -52,6 +52,16 @@ pub enum DesignError {
         /// What does not fit.
         err: crate::axi::AxiError,
     },
+    /// A training option the on-chip trainer does not implement yet.
+    #[error("{file}: {what} has no hardware yet: {hint}")]
+    NoHardware {
+        /// The model file.
+        file: String,
+        /// The option, as the model file writes it.
+        what: String,
+        /// What the user can do instead.
+        hint: &'static str,
+    },
     /// The on-chip trainer does not take an image output yet.
     #[error("{file}: the network's output is an image ({shape}); the on-chip trainer takes networks whose output is a vector only so far (end the network with flatten and dense, generate it without its training: section, or train it with fptgen train-es)")]
     TrainerImages {
@@ -65,7 +75,8 @@ pub enum DesignError {
 /// Refuses a graph that is not a chain (a layer with `inputs:` other than
 /// the previous layer, a concat, a lowered add), a model with a layer kind
 /// the generator cannot build yet ([`crate::layers::has_hardware`]), or a
-/// trainer for image streams.
+/// trainer for image streams, or a training option without hardware
+/// (`fitness: ranks`).
 pub fn supported(model: &Model) -> Result<(), DesignError> {
     let file = model.source.display().to_string();
     if let Some(l) = model.layers.iter().find(|l| !layers::has_hardware(l)) {
@@ -77,6 +88,13 @@ pub fn supported(model: &Model) -> Result<(), DesignError> {
         });
     }
     if let Some(t) = &model.training {
+        if t.rule == fptgen_sim::model::Rule::Es && t.fitness == fptgen_sim::model::Fitness::Ranks {
+            return Err(DesignError::NoHardware {
+                file,
+                what: "training: fitness: ranks".into(),
+                hint: "fptgen train-es simulates it; generate the design with fitness antithetic, baseline or plain",
+            });
+        }
         if t.rule != fptgen_sim::model::Rule::Es {
             fptgen_sim::train::hardware::feedback_layers(model, t)
                 .map_err(|e| DesignError::Feedback { file: file.clone(), reason: e.to_string() })?;

@@ -426,6 +426,9 @@ pub fn train_plan(model: &Model, net: &NetworkPlan) -> Option<TrainHwPlan> {
             Fitness::Antithetic => 0,
             Fitness::Baseline => 1,
             Fitness::Plain => 2,
+            // No ranking unit yet: design::supported refuses it, and
+            // fptgen_es_ctrl stops at elaboration on FITNESS > 2.
+            Fitness::Ranks => 3,
         },
         exact: u32::from(tr.loss_quantization == LossQuantization::Exact),
         uniform: u32::from(uniform),

@@ -140,7 +140,7 @@ fn random_buffer(m: &Model, samples: usize, codes: &mut Codes) -> Buffer {
 }
 
 fn training_strategy() -> impl Strategy<Value = Training> {
-    let fitness = prop::sample::select(vec![Fitness::Antithetic, Fitness::Baseline, Fitness::Plain]);
+    let fitness = prop::sample::select(vec![Fitness::Antithetic, Fitness::Baseline, Fitness::Plain, Fitness::Ranks]);
     let quant = prop::sample::select(vec![LossQuantization::Po2, LossQuantization::Exact]);
     let width = prop::sample::select(vec![LfsrWidth::W8, LfsrWidth::W16, LfsrWidth::W32]);
     let dist = prop::sample::select(vec![Distribution::Rademacher, Distribution::Uniform]);
@@ -391,9 +391,9 @@ fn zero_noise_changes_nothing() {
 
 /// A first layer that is trainable, followed by a layer with zero weights:
 /// the output is the second layer's bias whatever the first layer does, so
-/// the loss is constant. Antithetic pairs and the baseline cancel it
-/// exactly (every accumulator stays 0); `plain` adds `Q(L) * e` anyway and
-/// moves the parameters on noise alone.
+/// the loss is constant. Antithetic pairs, ranks (all tied) and the
+/// baseline cancel it exactly (every accumulator stays 0); `plain` adds
+/// `Q(L) * e` anyway and moves the parameters on noise alone.
 #[test]
 fn antithetic_pairs_cancel_a_constant_loss() {
     let yaml = "name: t\ninput: {shape: [3], format: 'ap_fixed<8,3>'}\nweights: w.npz\nlayers:\n\
@@ -407,7 +407,7 @@ fn antithetic_pairs_cancel_a_constant_loss() {
     p.layers[1].tensors[W].iter_mut().for_each(|w| *w = 0);
     p.layers[1].tensors[B] = vec![5, -7];
     let buffer = random_buffer(&m, 8, &mut codes);
-    for fitness in [Fitness::Antithetic, Fitness::Baseline, Fitness::Plain] {
+    for fitness in [Fitness::Antithetic, Fitness::Baseline, Fitness::Plain, Fitness::Ranks] {
         for distribution in [Distribution::Rademacher, Distribution::Uniform] {
             let t = Training {
                 population: 6,
@@ -424,7 +424,7 @@ fn antithetic_pairs_cancel_a_constant_loss() {
             assert!(records.iter().all(|r| r.losses.iter().all(|&l| l == constant)), "the loss does not depend on layer a");
             let moved = records.iter().any(|r| r.accumulators.iter().any(|&g| g != 0));
             match fitness {
-                Fitness::Antithetic | Fitness::Baseline => {
+                Fitness::Antithetic | Fitness::Baseline | Fitness::Ranks => {
                     assert!(!moved, "{fitness}: accumulators must stay 0");
                     assert_eq!(after, p, "{fitness}: parameters must not move");
                 }
@@ -512,6 +512,108 @@ fn hand_worked_group() {
     // G = (351 - 414) * 1000 = -63000; / 8 = -7875; w = 4 + 7875 clamps to 127.
     assert_eq!(r.accumulators, vec![-63000]);
     assert_eq!(r.after, vec![127]);
+    // Ranks, exact, N = 4, the noise of the first case: losses 12, 24, 0,
+    // 36. Ranks (better minus worse): 12 has one better (0), two worse:
+    // -1; 24: 2 - 1 = 1; 0: -3; 36: 3. Pairs: s = -1 - 1 = -2, G += -2 *
+    // 1; s = -3 - 3 = -6, G += -6 * 3 = -18; G = -20. -20 / 8 = -2.5 ties
+    // to even: -2; w = 6.
+    let r = run(Fitness::Ranks, LossQuantization::Exact, 4, vec![1, 3]);
+    assert_eq!(r.noise, vec![vec![1], vec![-1], vec![3], vec![-3]]);
+    assert_eq!(r.losses, vec![12, 24, 0, 36]);
+    assert_eq!(r.accumulators, vec![-20]);
+    assert_eq!(r.after, vec![6]);
+    // po2: Q(-2) = -2, Q(-6) = -4: G = -2 - 12 = -14; -14 / 8 = -1.75
+    // rounds to -2; w = 6.
+    let r = run(Fitness::Ranks, LossQuantization::Po2, 4, vec![1, 3]);
+    assert_eq!(r.accumulators, vec![-14]);
+    assert_eq!(r.after, vec![6]);
+}
+
+/// Every group's accumulators and update, recomputed from its record (the
+/// member losses, the baseline, the noise) by a reference written apart
+/// from the trainer: the fitness signals from the tables of
+/// docs/training.md, the ranks of `ranks` as Salimans et al. compute them
+/// (positions in the sorted losses, here with ties given their mean
+/// position, the utility `rank / (N - 1) - 1/2` in floating point, scaled
+/// by `2 (N - 1)`), the quantization by doubling, the saturating sum member
+/// by member in 128 bits, the rounded update by floating-point rounding
+/// to even. Random networks, every fitness, quantization and noise setting.
+#[test]
+fn group_updates_equal_an_independent_reference() {
+    fn q(s: i128, quant: LossQuantization) -> i128 {
+        if quant == LossQuantization::Exact || s == 0 {
+            return s;
+        }
+        let mut p = 1i128;
+        while p * 2 <= s.abs() {
+            p *= 2;
+        }
+        p * s.signum()
+    }
+    fn twice_centered_ranks(l: &[u32]) -> Vec<i128> {
+        let n = l.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| l[i]);
+        let mut rank = vec![0f64; n];
+        let mut i = 0;
+        while i < n {
+            let mut j = i;
+            while j + 1 < n && l[order[j + 1]] == l[order[i]] {
+                j += 1;
+            }
+            for k in i..=j {
+                rank[order[k]] = (i + j) as f64 / 2.0;
+            }
+            i = j + 1;
+        }
+        let scale = 2.0 * (n as f64 - 1.0);
+        rank.iter().map(|r| if n == 1 { 0 } else { ((r / (n as f64 - 1.0) - 0.5) * scale).round() as i128 }).collect()
+    }
+    let seen = std::cell::Cell::new([0usize; 4]);
+    runner(64, 31)
+        .run(&random_case(), |(m, p, t, seed)| {
+            let buffer = random_buffer(&m, t.buffer, &mut Codes(seed));
+            let (records, _, _) = train(&m, &p, t, &buffer, EvalMode::Cached, 2);
+            for r in &records {
+                let n = r.losses.len();
+                let mut signals: Vec<(i128, usize)> = Vec::new();
+                match t.fitness {
+                    Fitness::Antithetic => (0..n / 2).for_each(|i| signals.push((i128::from(r.losses[2 * i]) - i128::from(r.losses[2 * i + 1]), 2 * i))),
+                    Fitness::Ranks => {
+                        let u = twice_centered_ranks(&r.losses);
+                        (0..n / 2).for_each(|i| signals.push((u[2 * i] - u[2 * i + 1], 2 * i)));
+                    }
+                    Fitness::Baseline => {
+                        let b = i128::from(r.baseline.expect("a baseline"));
+                        (0..n).for_each(|i| signals.push((i128::from(r.losses[i]) - b, i)));
+                    }
+                    Fitness::Plain => (0..n).for_each(|i| signals.push((i128::from(r.losses[i]), i))),
+                }
+                for j in 0..r.params.len() {
+                    let mut g: i128 = 0;
+                    for &(s, k) in &signals {
+                        g = (g + q(s, t.loss_quantization) * i128::from(r.noise[k][j])).clamp(i128::from(i32::MIN), i128::from(i32::MAX));
+                    }
+                    prop_assert_eq!(i128::from(r.accumulators[j]), g, "block {} of {:?}", j, r.losses);
+                    let step = if t.lr_shift >= 0 {
+                        let x = g as f64 / 2f64.powi(t.lr_shift);
+                        let f = x.floor();
+                        let d = x - f;
+                        (if d > 0.5 || (d == 0.5 && f.rem_euclid(2.0) == 1.0) { f + 1.0 } else { f }) as i128
+                    } else {
+                        g << -t.lr_shift
+                    };
+                    let (lo, hi) = fptgen_sim::train::order::clamp_range(&r.params[j].format(&m));
+                    prop_assert_eq!(r.after[j], (r.before[j] - step).clamp(lo, hi));
+                }
+                let mut s = seen.get();
+                s[t.fitness as usize] += usize::from(r.accumulators.iter().any(|&g| g != 0));
+                seen.set(s);
+            }
+            Ok(())
+        })
+        .expect("the trainer's updates equal the reference's");
+    assert!(seen.get().iter().all(|&k| k >= 5), "groups with a non-zero accumulator per fitness: {:?}", seen.get());
 }
 
 // ---------------------------------------------------------------------------

@@ -25,9 +25,19 @@ pub struct Options<'a> {
     pub output: Option<&'a Path>,
     /// Seeds the noise of `noise`.
     pub seed: u64,
-    /// Also fit on copies of the samples with Gaussian input noise of
-    /// these standard deviations (real input units).
-    pub noise: Vec<f64>,
+    /// Which noisy copies of the samples the fit also takes.
+    pub noise: Noise,
+}
+
+/// The noisy copies of the samples besides the clean ones.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Noise {
+    /// None (`--clean`).
+    Clean,
+    /// The default spread ([`sgm::default_noise`] of the samples).
+    Spread,
+    /// Gaussian input noise of these standard deviations (real input units).
+    Levels(Vec<f64>),
 }
 
 /// Runs `fptgen train --sgm` on `model_path` with the training samples of
@@ -71,16 +81,21 @@ pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()
     }
     let targets = data::es::label_targets(&model, data_dir, train.labels())?;
     let mut samples: Vec<(Vec<i128>, Vec<i128>)> = train.inputs().into_iter().zip(targets.iter().cloned()).collect();
+    let levels = match &o.noise {
+        Noise::Clean => Vec::new(),
+        Noise::Spread => sgm::default_noise(&model, &train),
+        Noise::Levels(v) => v.clone(),
+    };
     // Noisy copies, each with its own draws (as examples/mnist_noise's
     // --sgm-noise makes them).
-    for (k, &sigma) in o.noise.iter().enumerate() {
+    for (k, &sigma) in levels.iter().enumerate() {
         let noisy = data::noise::add_gaussian_noise(&model, &train, sigma, o.seed ^ 0x5C5C_0000 ^ (k as u64 + 1));
         samples.extend(noisy.inputs().into_iter().zip(targets.iter().cloned()));
     }
-    let noise = if o.noise.is_empty() {
-        String::new()
-    } else {
-        format!(" (and copies with Gaussian input noise {:?}, seed {})", o.noise, o.seed)
+    let noise = match &o.noise {
+        Noise::Clean => " (clean only: --clean)".to_string(),
+        Noise::Spread => format!(" and copies with Gaussian input noise {levels:?} (the default spread: 0.1, 0.3, 0.6 and 0.9 times the span of the samples' input values; --clean for none), seed {}", o.seed),
+        Noise::Levels(_) => format!(" and copies with Gaussian input noise {levels:?}, seed {}", o.seed),
     };
     println!(
         "fitting the synthetic-gradient modules of {} ({} module(s)) on {} samples: {} training samples from {}{noise}",
@@ -108,8 +123,8 @@ pub fn run(model_path: &Path, data_dir: &Path, o: &Options) -> anyhow::Result<()
         NamedArray { name: "meta/seed".into(), shape: vec![1], values: OutValues::U64(vec![o.seed]) },
         NamedArray { name: "meta/cosine".into(), shape: vec![reports.len()], values: OutValues::F64(reports.iter().map(|r| r.cosine).collect()) },
     ];
-    if !o.noise.is_empty() {
-        meta.push(NamedArray { name: "meta/noise".into(), shape: vec![o.noise.len()], values: OutValues::F64(o.noise.clone()) });
+    if !levels.is_empty() {
+        meta.push(NamedArray { name: "meta/noise".into(), shape: vec![levels.len()], values: OutValues::F64(levels.clone()) });
     }
     sgm::save(&model, &modules, &out, &meta)?;
     println!("wrote {}", out.display());

@@ -554,10 +554,11 @@ impl Checker<'_> {
             Some(FitnessFile::Antithetic) => Fitness::Antithetic,
             Some(FitnessFile::Baseline) => Fitness::Baseline,
             Some(FitnessFile::Plain) => Fitness::Plain,
+            Some(FitnessFile::Ranks) => Fitness::Ranks,
         };
-        if fitness == Fitness::Antithetic && population % 2 == 1 {
+        if fitness.mirrored() && population % 2 == 1 {
             let msg = format!(
-                "population is {population}; fitness antithetic evaluates mirrored pairs (+e, -e), \
+                "population is {population}; fitness {fitness} evaluates mirrored pairs (+e, -e), \
                  so the population must be even"
             );
             return Err(match (&f.population, &f.fitness) {

@@ -448,6 +448,22 @@ pub enum Fitness {
     Baseline,
     /// Signal `L_m` (the paper's literal rule).
     Plain,
+    /// Mirrored pairs `(+e, -e)` as [`Fitness::Antithetic`], the losses
+    /// replaced by centered ranks (Salimans et al. 2017, fitness shaping):
+    /// member `m`'s rank signal is `r_m = #{k : L_k < L_m} - #{k : L_k >
+    /// L_m}` over the group's N members (twice its centered rank, ties
+    /// sharing their mean rank), and a pair's signal is `r(+e) - r(-e)`;
+    /// the step no longer depends on the loss's scale, and one outlier
+    /// moves it no more than any other member ([`crate::train::fitness`]).
+    Ranks,
+}
+
+impl Fitness {
+    /// Whether the odd members mirror the member before (`(+e, -e)`
+    /// pairs), which needs an even population.
+    pub fn mirrored(self) -> bool {
+        matches!(self, Fitness::Antithetic | Fitness::Ranks)
+    }
 }
 
 impl std::fmt::Display for Fitness {
@@ -456,6 +472,7 @@ impl std::fmt::Display for Fitness {
             Fitness::Antithetic => "antithetic",
             Fitness::Baseline => "baseline",
             Fitness::Plain => "plain",
+            Fitness::Ranks => "ranks",
         })
     }
 }
@@ -483,7 +500,7 @@ impl std::fmt::Display for LossQuantization {
 ///
 /// Invariants (checked by [`load`]): `population`, `blocks` and `buffer` are
 /// between 1 and [`MAX_DIM`]; `iterations` is between 1 and `u32::MAX`;
-/// `population` is even with [`Fitness::Antithetic`]; `noise.bits` is in
+/// `population` is even with a mirrored fitness ([`Fitness::mirrored`]); `noise.bits` is in
 /// `1..=noise.width`; `perturb_shift` is at most 31 and `|lr_shift|` at most 31.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Training {
@@ -694,8 +711,8 @@ impl Training {
         if !dim.contains(&self.population) {
             return Err(format!("population is {}; it must be between 1 and {MAX_DIM}", self.population));
         }
-        if self.fitness == Fitness::Antithetic && self.population % 2 == 1 {
-            return Err(format!("population is {}; fitness antithetic needs an even population", self.population));
+        if self.fitness.mirrored() && self.population % 2 == 1 {
+            return Err(format!("population is {}; fitness {} needs an even population", self.population, self.fitness));
         }
         if !(1..=u64::from(u32::MAX)).contains(&self.iterations) {
             return Err(format!("iterations is {}; it must be between 1 and {}", self.iterations, u32::MAX));

@@ -532,6 +532,8 @@ pub enum FitnessFile {
     Baseline,
     /// The signal is a member's loss (the paper's literal rule).
     Plain,
+    /// Mirrored pairs whose signal is the difference of their centered ranks.
+    Ranks,
 }
 
 /// Loss quantizations accepted in a model file.

@@ -7,7 +7,7 @@
 //! do not depend on the losses, so the simulator draws every member's
 //! noise first and evaluates all members at once,
 //! [`Evaluator::evaluate_members`]; the results are the same.) The fitness
-//! signal of a member (or of an antithetic pair) is quantized and scales
+//! signal of a member (or of a mirrored pair, [`super::fitness`]) is quantized and scales
 //! each block's noise value into the block's saturating 32-bit gradient
 //! accumulator. After the last member each block subtracts its accumulator
 //! divided by `2^lr_shift`, rounded to nearest with ties to even, and
@@ -26,7 +26,6 @@ use crate::weights::Params;
 use super::eval::{Buffer, EvalMode, Evaluator};
 use super::noise::NoiseSource;
 use super::order::{trainable_params, ParamRef};
-use super::po2::quantize_signal;
 use super::TrainError;
 
 /// What one group did: enough to check the hardware at every update.
@@ -39,7 +38,8 @@ pub struct GroupRecord {
     /// The group's parameters, one per active block (block `j` owns entry `j`).
     pub params: Vec<ParamRef>,
     /// `[member][block]`: the noise value `e_j` member `m` applied (for odd
-    /// antithetic members, the negated value of the member before).
+    /// members of a mirrored fitness, the negated value of the member
+    /// before).
     pub noise: Vec<Vec<i64>>,
     /// `L_base`, the loss of the unperturbed parameters (`baseline` only).
     pub baseline: Option<u32>,
@@ -240,7 +240,7 @@ impl Trainer {
     /// values as the member-by-member order).
     fn draw_group(&mut self, active: usize) -> Vec<Vec<i64>> {
         let t = self.training;
-        let mirrored = |m: usize| t.fitness == Fitness::Antithetic && m % 2 == 1;
+        let mirrored = |m: usize| t.fitness.mirrored() && m % 2 == 1;
         let mut noise = std::mem::take(&mut self.spare_noise);
         noise.resize_with(t.population, Vec::new);
         // Without a test override, per chunk of blocks, the drawing
@@ -314,28 +314,12 @@ impl Trainer {
         let member_losses = self.evaluator.evaluate_members(&mut self.params, &refs, &members);
         self.members = members;
         let member_losses = member_losses?;
-        // Per member, in order, its quantized signal and the member whose
-        // noise it scales; then every block's accumulator over them in
-        // member order (blocks are independent: chunks run in parallel).
-        let mut losses: Vec<u32> = Vec::with_capacity(t.population);
-        let mut terms: Vec<(i128, usize)> = Vec::with_capacity(t.population);
-        for (m, &loss) in member_losses.iter().enumerate() {
-            let mirrored = t.fitness == Fitness::Antithetic && m % 2 == 1;
-            // The signal and the noise it scales.
-            let signal = match t.fitness {
-                Fitness::Antithetic if mirrored => {
-                    let prev = losses.last().copied().unwrap_or(loss);
-                    Some((i64::from(prev) - i64::from(loss), m.checked_sub(1)))
-                }
-                Fitness::Antithetic => None,
-                Fitness::Baseline => Some((i64::from(loss) - i64::from(baseline.unwrap_or(loss)), Some(m))),
-                Fitness::Plain => Some((i64::from(loss), Some(m))),
-            };
-            if let Some((s, Some(scaled))) = signal {
-                terms.push((i128::from(quantize_signal(s, t.loss_quantization)), scaled));
-            }
-            losses.push(loss);
-        }
+        // Per signal, in order, its quantized value and the member whose
+        // noise it scales (super::fitness); then every block's accumulator
+        // over them in order (blocks are independent: chunks run in
+        // parallel).
+        let terms = super::fitness::terms(t.fitness, t.loss_quantization, &member_losses, baseline);
+        let losses = member_losses;
         const ACC_CHUNK: usize = 256;
         acc.par_chunks_mut(ACC_CHUNK).enumerate().for_each(|(c, acc)| {
             let base = c * ACC_CHUNK;

@@ -12,6 +12,8 @@
 //! * [`steps`]: ES's automatic step sizes (`lr_shift: auto`);
 //! * [`difference`]: which samples a member changes, as the hardware's
 //!   evaluation by difference decides it;
+//! * [`fitness`]: the fitness signal (antithetic pairs, baseline, plain,
+//!   centered ranks);
 //! * [`es`]: the loop (groups, members, perturb/restore, fitness,
 //!   accumulators, update) in [`Trainer`], which reports every group as a
 //!   [`GroupRecord`];
@@ -50,6 +52,7 @@ pub mod es;
 pub mod eval;
 pub mod feedback;
 pub mod feedback_float;
+pub mod fitness;
 pub mod hardware;
 pub mod lfsr;
 pub mod noise;

@@ -399,6 +399,28 @@ fn graph_gradient(model: &Model, params: &Params, x: &[i128], outs: &[Vec<i128>]
     g
 }
 
+/// The input noise levels `fptgen train --sgm` fits the modules on by
+/// default, besides the clean samples, as fractions of the span of the
+/// samples' real input values (`max - min` over every value): a spread of
+/// drifts chosen without knowing the device's (docs/training.md,
+/// "Synthetic-gradient modules"; measured on the validation images of
+/// docs/results/rules.md, "Under the protocol").
+pub const NOISE_SPREAD: [f64; 4] = [0.1, 0.3, 0.6, 0.9];
+
+/// [`NOISE_SPREAD`] in real input units for the samples `d` of `model`:
+/// the standard deviations of the Gaussian input noise
+/// (`crate::data::noise`) of the default fit. Empty when every input value
+/// is the same (no span to scale).
+pub fn default_noise(model: &Model, d: &crate::data::Dataset) -> Vec<f64> {
+    let f = model.input_format;
+    let (lo, hi) = (0..d.len()).flat_map(|i| d.input(i).iter().copied()).fold((i128::MAX, i128::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
+    if lo >= hi {
+        return Vec::new();
+    }
+    let span = f.to_f64(hi) - f.to_f64(lo);
+    NOISE_SPREAD.iter().map(|k| k * span).collect()
+}
+
 /// Fits the modules of `model` (with parameters `params`) to the true
 /// gradients ([`true_gradient`]) of the samples `(x, t)` (input and target
 /// codes), by least squares in two stages, and quantizes them:
