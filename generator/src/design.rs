@@ -107,14 +107,15 @@ pub fn supported(model: &Model) -> Result<(), DesignError> {
     Ok(())
 }
 
-/// What every file generated from `model` says about its origin: this
-/// fptgen's version and the model file.
-/// `report.md` of the design of `model` planned as `n` (for a report
-/// rewritten with what a later step measured, such as the trainer's area).
-pub fn report_md(model: &Model, n: &NetworkPlan) -> Result<crate::render::GeneratedFile, DesignError> {
-    Ok(crate::render::report_md(n, &gen_info(model))?)
+/// `report.md` of the design of `model` planned as `n`, rewritten with the
+/// trainer's added area as `fptgen synth --trainer-only` measured it.
+pub fn report_md_with_trainer_area(model: &Model, n: &NetworkPlan, area: crate::part::Resources) -> Result<crate::render::GeneratedFile, DesignError> {
+    let n = NetworkPlan { trainer_area: Some(area), ..n.clone() };
+    Ok(crate::render::report_md(&n, &gen_info(model))?)
 }
 
+/// What every file generated from `model` says about its origin: this
+/// fptgen's version and the model file.
 pub fn gen_info(model: &Model) -> GenInfo {
     GenInfo { version: VERSION, source: model.source.display().to_string() }
 }

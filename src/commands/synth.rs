@@ -30,9 +30,7 @@ pub fn run(
     output::add_files(&dir, output::SYNTH, &files)?;
     if trainer_only {
         // report.md gives the trainer's added area from now on.
-        let mut n = n.clone();
-        n.trainer_area = Some(r.total);
-        let report = design::report_md(&model, &n)?;
+        let report = design::report_md_with_trainer_area(&model, &n, r.total)?;
         output::add_files(&dir, output::DESIGN, &[report])?;
     }
     let share = |x: f64| format!("{x:.2}%");
