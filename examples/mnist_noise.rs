@@ -387,21 +387,24 @@ fn main() -> anyhow::Result<()> {
         );
     }
     std::fs::write(a.out.join("results.csv"), csv)?;
+    // The options of the rule that ran (ES's fitness and steps mean
+    // nothing to the feedback rules or the ceiling).
+    let rule = match a.rule.as_str() {
+        "es" => format!(
+            "rule es, fitness {}, {}, N {}, P {}, perturbation 2^-{}, lr_base {}",
+            a.fitness,
+            a.loss_quantization,
+            a.population,
+            if a.blocks == 0 { "all".to_string() } else { a.blocks.to_string() },
+            a.perturb_exp,
+            a.lr_base
+        ),
+        "backprop" => format!("rule backprop, {} loss, Adam {}, batch {}", a.backprop_loss, a.backprop_lr, a.backprop_batch),
+        other => format!("rule {other}, lr_shift {}, step rounding {}", a.feedback_lr_shift, a.step_rounding.name()),
+    };
     let settings = format!(
-        "rule {}, fitness {}, {}, N {}, k {}, P {}, M {}, perturbation 2^-{}, lr_base {}, targets {}/{}, seeds {:?}, accuracy on {}",
-        a.rule,
-        a.fitness,
-        a.loss_quantization,
-        a.population,
-        a.iterations,
-        if a.blocks == 0 { "all".to_string() } else { a.blocks.to_string() },
-        a.buffer,
-        a.perturb_exp,
-        a.lr_base,
-        targets.0,
-        targets.1,
-        a.seeds,
-        a.eval
+        "{rule}, k {}, M {}, targets {}/{}, seeds {:?}, accuracy on {}",
+        a.iterations, a.buffer, targets.0, targets.1, a.seeds, a.eval
     );
     std::fs::write(a.out.join("results.json"), serde_json::to_string_pretty(&serde_json::json!({ "settings": settings, "rows": rows }))?)?;
     std::fs::write(a.out.join("table.md"), table(&rows))?;
