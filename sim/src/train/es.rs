@@ -313,13 +313,12 @@ impl Trainer {
         });
         let member_losses = self.evaluator.evaluate_members(&mut self.params, &refs, &members);
         self.members = members;
-        let member_losses = member_losses?;
+        let losses = member_losses?;
         // Per signal, in order, its quantized value and the member whose
         // noise it scales (super::fitness); then every block's accumulator
         // over them in order (blocks are independent: chunks run in
         // parallel).
-        let terms = super::fitness::terms(t.fitness, t.loss_quantization, &member_losses, baseline);
-        let losses = member_losses;
+        let terms = super::fitness::terms(t.fitness, t.loss_quantization, &losses, baseline);
         const ACC_CHUNK: usize = 256;
         acc.par_chunks_mut(ACC_CHUNK).enumerate().for_each(|(c, acc)| {
             let base = c * ACC_CHUNK;
