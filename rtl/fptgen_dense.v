@@ -28,15 +28,16 @@
  *   is then at most two adders (or one multiplier) deep. docs/hardware.md,
  *   "Adder trees", has the argument.
  *
- * Pipeline: issue (counters, x slice, memory address) -> s1 (memory data,
- * registered x slice) -> [tree only: products -> T tree stages ->]
+ * Pipeline: issue (counters, x slice, memory address) -> m (memory data,
+ * registered x slice) -> [MEM_REG only: the same registered again ->] s1
+ * -> [tree only: products -> T tree stages ->]
  * accumulate (acc registers; on the last synapse fold the activation and
  * output cast go to the output buffer). A vector is accepted on an edge,
  * its last fold is issued NF*SF-1 cycles later, and the next vector can be
  * accepted on the edge after that (initiation interval NF*SF); its output
  * is valid NF*SF+1 edges after acceptance for the chain, NF*SF+3+T for the
  * tree (T = ceil(clog2(SIMD)/2), 0 for SIMD = 1), one more with packed
- * multipliers. in/out are valid/ready streams of whole vectors (element k
+ * multipliers and one more with MEM_REG. in/out are valid/ready streams of whole vectors (element k
  * at bits [k*W +: W]); the pipeline stalls only when a vector finishes
  * while the output register is full and not taken (until then, vectors
  * are accepted and folded as usual), so nothing is lost.
@@ -101,6 +102,13 @@ module fptgen_dense #(
     // multiply is (2*W_W + X_W + 3) x (X_W + 1) bits, one DSP48E2 when that
     // is at most 27 x 18 (the generator checks). Adds 1 cycle of latency.
     parameter integer PACK = 0,
+    // 1: the parameter memories' read data (and the stage's control) are
+    // registered once more in fabric before any arithmetic, so that no
+    // path starts at a block RAM's read port without its output register
+    // (the generator sets it for Lattice ECP5 parts, whose DP16KD has 4.26
+    // ns of clock-to-output that way). Adds 1 cycle of latency. 0: the
+    // arithmetic starts at the memories' read registers.
+    parameter integer MEM_REG = 0,
     // (The weight memory has NF*SF words of PE*SIMD columns, the bias memory
     // NF words of PE columns; the module derives their address and
     // column-select widths, clog2 of those counts.)
@@ -188,6 +196,9 @@ generate
     if (PACK != 0 && (PACK != 1 || TREE != 1)) begin : g_error_pack_needs_tree
         fptgen_param_error_dense_pack_needs_tree error_inst ();
     end
+    if (MEM_REG != 0 && MEM_REG != 1) begin : g_error_mem_reg_not_0_or_1
+        fptgen_param_error_dense_mem_reg_not_0_or_1 error_inst ();
+    end
 endgenerate
 
 localparam integer NF_LAST_I = NF - 1;
@@ -263,29 +274,29 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// s1: parameter memories (one-cycle read) and the registered x slice
-reg                 s1_valid_reg;
-reg                 s1_first_reg;
-reg                 s1_last_reg;
-reg                 s1_done_reg;
-reg [NF_W-1:0]      s1_nf_reg;
-reg [SIMD*X_W-1:0]  s1_x_reg;
+// m: the parameter memories' read (one cycle) and the registered x slice
+reg                 m_valid_reg;
+reg                 m_first_reg;
+reg                 m_last_reg;
+reg                 m_done_reg;
+reg [NF_W-1:0]      m_nf_reg;
+reg [SIMD*X_W-1:0]  m_x_reg;
 
 always @(posedge clk) begin
     if (rst) begin
-        s1_valid_reg <= 1'b0;
+        m_valid_reg <= 1'b0;
     end else if (!stall) begin
-        s1_valid_reg <= busy_reg;
+        m_valid_reg <= busy_reg;
     end
 end
 
 always @(posedge clk) begin
     if (!stall) begin
-        s1_first_reg <= (sf_reg == {SF_W{1'b0}});
-        s1_last_reg <= last_sf;
-        s1_done_reg <= last_sf && last_nf;
-        s1_nf_reg <= nf_reg;
-        s1_x_reg <= x_fold[sf_reg];
+        m_first_reg <= (sf_reg == {SF_W{1'b0}});
+        m_last_reg <= last_sf;
+        m_done_reg <= last_sf && last_nf;
+        m_nf_reg <= nf_reg;
+        m_x_reg <= x_fold[sf_reg];
     end
 end
 
@@ -313,6 +324,72 @@ generate
         .tr_en(b_tr_en), .tr_we(b_tr_we), .tr_addr(b_tr_addr), .tr_col(b_tr_col),
         .tr_wdata(b_tr_wdata), .tr_rdata(b_tr_rdata)
     );
+endgenerate
+
+// ---------------------------------------------------------------------------
+// s1: the stage the arithmetic starts from: the memory stage itself
+// (MEM_REG = 0), or its copy one register later (MEM_REG = 1), so that the
+// weights and biases leave fabric flip-flops rather than a block RAM's
+// read port (ECP5's DP16KD without its output register: 4.26 ns of
+// clock-to-output)
+wire                 s1_valid;
+wire                 s1_first;
+wire                 s1_last;
+wire                 s1_done;
+wire [NF_W-1:0]      s1_nf;
+wire [SIMD*X_W-1:0]  s1_x;
+wire [PE*SIMD*W_W-1:0] s1_w;
+wire [PE*B_W-1:0]    s1_b;
+
+generate
+    if (MEM_REG != 0) begin : g_mem_reg
+        reg                   valid_reg;
+        reg                   first_reg;
+        reg                   last_reg;
+        reg                   done_reg;
+        reg [NF_W-1:0]        nf_q;
+        reg [SIMD*X_W-1:0]    x_q;
+        reg [PE*SIMD*W_W-1:0] w_q;
+        reg [PE*B_W-1:0]      b_q;
+
+        always @(posedge clk) begin
+            if (rst) begin
+                valid_reg <= 1'b0;
+            end else if (!stall) begin
+                valid_reg <= m_valid_reg;
+            end
+        end
+
+        always @(posedge clk) begin
+            if (!stall) begin
+                first_reg <= m_first_reg;
+                last_reg <= m_last_reg;
+                done_reg <= m_done_reg;
+                nf_q <= m_nf_reg;
+                x_q <= m_x_reg;
+                w_q <= w_rd;
+                b_q <= b_rd;
+            end
+        end
+
+        assign s1_valid = valid_reg;
+        assign s1_first = first_reg;
+        assign s1_last = last_reg;
+        assign s1_done = done_reg;
+        assign s1_nf = nf_q;
+        assign s1_x = x_q;
+        assign s1_w = w_q;
+        assign s1_b = b_q;
+    end else begin : g_mem_direct
+        assign s1_valid = m_valid_reg;
+        assign s1_first = m_first_reg;
+        assign s1_last = m_last_reg;
+        assign s1_done = m_done_reg;
+        assign s1_nf = m_nf_reg;
+        assign s1_x = m_x_reg;
+        assign s1_w = w_rd;
+        assign s1_b = b_rd;
+    end
 endgenerate
 
 // ---------------------------------------------------------------------------
@@ -358,21 +435,21 @@ generate
     if (TREE == 0) begin : g_chain
         // Per PE: bias then the SIMD products in input order, one saturating
         // (or wrapping) cast after every addition, as the simulator's definition.
-        assign fin_valid = s1_valid_reg;
-        assign fin_last = s1_last_reg;
-        assign fin_done = s1_done_reg;
-        assign fin_nf = s1_nf_reg;
-        assign b_bias = b_rd;
+        assign fin_valid = s1_valid;
+        assign fin_last = s1_last;
+        assign fin_done = s1_done;
+        assign fin_nf = s1_nf;
+        assign b_bias = s1_b;
 
         for (p = 0; p < PE; p = p + 1) begin : g_pe
             reg  [A_W-1:0] acc_reg;
             wire [A_W-1:0] chain [0:SIMD];
 
-            assign chain[0] = s1_first_reg ? bias_acc[p*A_W +: A_W] : acc_reg;
+            assign chain[0] = s1_first ? bias_acc[p*A_W +: A_W] : acc_reg;
 
             for (l = 0; l < SIMD; l = l + 1) begin : g_lane
-                wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
-                wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                wire [W_W-1:0] w = s1_w[(p*SIMD + l)*W_W +: W_W];
+                wire [X_W-1:0] x = s1_x[l*X_W +: X_W];
                 wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
                 wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
                 wire signed [P_W-1:0] prod = w_ext * x_ext;
@@ -398,7 +475,7 @@ generate
             end
 
             always @(posedge clk) begin
-                if (s1_valid_reg && !stall) begin
+                if (s1_valid && !stall) begin
                     acc_reg <= chain[SIMD];
                 end
             end
@@ -428,20 +505,20 @@ generate
                 c_last_reg <= {(D + 2){1'b0}};
                 c_done_reg <= {(D + 2){1'b0}};
             end else if (!stall) begin
-                c_valid_reg <= {c_valid_reg[D:0], s1_valid_reg};
-                c_last_reg <= {c_last_reg[D:0], s1_last_reg};
-                c_done_reg <= {c_done_reg[D:0], s1_done_reg};
+                c_valid_reg <= {c_valid_reg[D:0], s1_valid};
+                c_last_reg <= {c_last_reg[D:0], s1_last};
+                c_done_reg <= {c_done_reg[D:0], s1_done};
             end
         end
 
         always @(posedge clk) begin
             if (!stall) begin
-                c_first_reg <= {c_first_reg[D:0], s1_first_reg};
-                c_nf_reg[0] <= s1_nf_reg;
+                c_first_reg <= {c_first_reg[D:0], s1_first};
+                c_nf_reg[0] <= s1_nf;
                 for (k = 1; k <= D + 1; k = k + 1) begin
                     c_nf_reg[k] <= c_nf_reg[k-1];
                 end
-                c_b_reg[0] <= b_rd;
+                c_b_reg[0] <= s1_b;
                 for (k = 1; k <= D; k = k + 1) begin
                     c_b_reg[k] <= c_b_reg[k-1];
                 end
@@ -464,8 +541,8 @@ generate
         if (PACK == 0) begin : g_single
             for (p = 0; p < PE; p = p + 1) begin : g_pe
                 for (l = 0; l < SIMD; l = l + 1) begin : g_lane
-                    wire [W_W-1:0] w = w_rd[(p*SIMD + l)*W_W +: W_W];
-                    wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                    wire [W_W-1:0] w = s1_w[(p*SIMD + l)*W_W +: W_W];
+                    wire [X_W-1:0] x = s1_x[l*X_W +: X_W];
                     wire signed [W_W:0] w_ext = {W_S != 0 ? w[W_W-1] : 1'b0, w};
                     wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
                     wire signed [P_W-1:0] prod = w_ext * x_ext;
@@ -487,9 +564,9 @@ generate
             // of an odd PE) share lane l's multiplier.
             for (p = 0; p < PE; p = p + 2) begin : g_pair
                 for (l = 0; l < SIMD; l = l + 1) begin : g_lane
-                    wire [W_W-1:0] w_lo = w_rd[(p*SIMD + l)*W_W +: W_W];
+                    wire [W_W-1:0] w_lo = s1_w[(p*SIMD + l)*W_W +: W_W];
                     wire [W_W-1:0] w_hi;
-                    wire [X_W-1:0] x = s1_x_reg[l*X_W +: X_W];
+                    wire [X_W-1:0] x = s1_x[l*X_W +: X_W];
                     wire signed [W_W:0] lo_ext = {W_S != 0 ? w_lo[W_W-1] : 1'b0, w_lo};
                     wire signed [W_W:0] hi_ext = {W_S != 0 ? w_hi[W_W-1] : 1'b0, w_hi};
                     wire signed [X_W:0] x_ext = {X_S != 0 ? x[X_W-1] : 1'b0, x};
@@ -509,7 +586,7 @@ generate
                     reg  [TW-1:0] hi_reg;
 
                     if (p + 1 < PE) begin : g_hi
-                        assign w_hi = w_rd[((p + 1)*SIMD + l)*W_W +: W_W];
+                        assign w_hi = s1_w[((p + 1)*SIMD + l)*W_W +: W_W];
                         assign prod_q[((p + 1)*SIMD + l)*TW +: TW] = hi_reg;
                     end else begin : g_no_hi
                         assign w_hi = {W_W{1'b0}};

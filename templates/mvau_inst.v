@@ -18,6 +18,7 @@ fptgen_dense #(
     .RELU({= d.relu =}),
     .TREE({= d.tree =}),
     .PACK({= d.pack =}),
+    .MEM_REG({= d.mem_reg =}),
     .W_WRITABLE({% if wm.trainable %}1{% else %}0{% endif %}),
     .W_STYLE("{= wm.mem.style =}"),
     .W_FILE("{= wm.mem.file =}"),

@@ -61,7 +61,7 @@ pub struct Conv2dPlan {
 pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], c: &Conv2d) -> LayerPlan {
     let [h, w, ch] = c.input;
     let ([oh, ow], _) = c.geometry();
-    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), &c.mvau, c.filters, layer.input_format);
+    let (dp, memories) = mvau(model, &layer.name, &layer.kind().tensors(), &c.mvau, c.filters, layer.input_format);
     let line_bits = (2 * w * ch) as u64 * u64::from(layer.input_format.width());
     let cp = Conv2dPlan {
         h,

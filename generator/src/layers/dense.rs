@@ -25,7 +25,9 @@
 //!   `simd = 1`) plus the product and accumulator registers;
 //! * with `multipliers: packed` the products of neurons `2q` and `2q + 1`
 //!   come from one multiplier, registered, then separated into the product
-//!   registers: one more edge of latency.
+//!   registers: one more edge of latency;
+//! * on a Lattice ECP5 part the memories' read data are registered once
+//!   more before any arithmetic ([`mem_reg_for`]): one more edge.
 //!
 //! Its memories: the weights `[outputs, inputs]` as that matrix folded
 //! `pe x simd` (`NF * SF` words of `pe * simd` columns), the biases
@@ -77,11 +79,27 @@ pub struct DensePlan {
     /// (`multipliers: packed`; `rtl/fptgen_dense.v`'s `PACK`), one more
     /// stage; 0: a multiplier per product.
     pub pack: u32,
+    /// 1: the parameter memories' read data are registered once more
+    /// before any arithmetic (`rtl/fptgen_dense.v`'s `MEM_REG`), one more
+    /// stage: set for the parts whose block RAM, read without its output
+    /// register, starts the slowest path ([`mem_reg_for`]); 0: the
+    /// arithmetic starts at the memories' read registers.
+    pub mem_reg: u32,
+}
+
+/// `MEM_REG` for a design on `part`: 1 for a Lattice ECP5, whose DP16KD
+/// block RAM has 4.26 ns of clock-to-output without its output register
+/// (routed: jet_tagging's worst path at 65 MHz started there,
+/// docs/results/ecp5.md); 0 for the Xilinx parts, whose estimate takes
+/// 0.83 ns for it (docs/hardware.md, "Timing estimate"), so that their
+/// latencies and baselines stay as they are.
+pub(super) fn mem_reg_for(part: &str) -> u32 {
+    u32::from(matches!(crate::part::ecp5(part), Ok(Some(_))))
 }
 
 /// The plan of `layer` of `model`, a dense layer `d` fed `input_shape`.
 pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dense) -> LayerPlan {
-    let (dp, memories) = mvau(&layer.name, &layer.kind().tensors(), d, d.outputs, layer.input_format);
+    let (dp, memories) = mvau(model, &layer.name, &layer.kind().tensors(), d, d.outputs, layer.input_format);
     super::layer_plan(model, layer, input_shape, memories, KindPlan::Dense(dp))
 }
 
@@ -90,8 +108,9 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
 /// matrix folded `pe x simd`, the biases as a `rows x 1` matrix folded
 /// `pe x 1`, in `fptgen_dense` instance `u_dense` of the layer's module;
 /// an adder tree where `d`'s accumulation of inputs in `input_format` is
-/// order-free.
-pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, input_format: Format) -> (DensePlan, Vec<TensorMem>) {
+/// order-free; the memories' read registered once more where `model`'s
+/// part needs it ([`mem_reg_for`]).
+pub(super) fn mvau(model: &Model, layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, input_format: Format) -> (DensePlan, Vec<TensorMem>) {
     let memories = vec![
         TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem").banked(),
         TensorMem::new(layer, B, &specs[B], [rows, 1], [d.pe, 1], "u_dense.u_bmem").banked(),
@@ -102,6 +121,7 @@ pub(super) fn mvau(layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, in
     // The model's loader refuses `packed` where it does not apply
     // (fptgen_sim::layers::dense::packing_refusal), so here it has a tree.
     plan.pack = u32::from(d.multipliers == Multipliers::Packed && tree);
+    plan.mem_reg = mem_reg_for(&model.part);
     (plan, memories)
 }
 
@@ -122,6 +142,7 @@ impl DensePlan {
             acc: acc.into(),
             tree: u32::from(tree),
             pack: 0,
+            mem_reg: 0,
         }
     }
 
@@ -136,19 +157,21 @@ impl DensePlan {
     /// Pipeline stages between the issue stage and the output register
     /// ([`DenseUnit`]): s1 alone for the chain; s1, the packed products
     /// (with `pack`), the products, the tree's stages and the accumulators
-    /// for the tree.
+    /// for the tree; one more before s1 with `mem_reg`.
     pub fn depth(&self) -> usize {
-        if self.tree == 1 { 3 + self.pack as usize + self.tree_stages() } else { 1 }
+        let arithmetic = if self.tree == 1 { 3 + self.pack as usize + self.tree_stages() } else { 1 };
+        arithmetic + self.mem_reg as usize
     }
 
     /// The accumulation as `report.md` names it.
     pub fn accumulation(&self) -> String {
-        if self.tree == 1 {
+        let how = if self.tree == 1 {
             let packed = if self.pack == 1 { ", products packed two to a multiplier" } else { "" };
-            format!("adder tree ({} stages){packed}", self.depth() - 1)
+            format!("adder tree ({} stages){packed}", self.depth() - 1 - self.mem_reg as usize)
         } else {
             "in-order chain".to_string()
-        }
+        };
+        if self.mem_reg == 1 { format!("{how}, parameters registered after the read") } else { how }
     }
 
     /// The unit's blocks in the cycle model.
