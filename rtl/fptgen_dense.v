@@ -109,6 +109,11 @@ module fptgen_dense #(
     // ns of clock-to-output that way). Adds 1 cycle of latency. 0: the
     // arithmetic starts at the memories' read registers.
     parameter integer MEM_REG = 0,
+    // 1: the input vector is rotated by one synapse fold per issued fold,
+    // the fold issued always its lowest SIMD inputs (the generator sets it
+    // for Lattice ECP5 parts); 0: the fold is selected from the held vector
+    // by the synapse-fold counter, an SF-way multiplexer. Same cycles.
+    parameter integer X_ROTATE = 0,
     // (The weight memory has NF*SF words of PE*SIMD columns, the bias memory
     // NF words of PE columns; the module derives their address and
     // column-select widths, clog2 of those counts.)
@@ -199,6 +204,9 @@ generate
     if (MEM_REG != 0 && MEM_REG != 1) begin : g_error_mem_reg_not_0_or_1
         fptgen_param_error_dense_mem_reg_not_0_or_1 error_inst ();
     end
+    if (X_ROTATE != 0 && X_ROTATE != 1) begin : g_error_x_rotate_not_0_or_1
+        fptgen_param_error_dense_x_rotate_not_0_or_1 error_inst ();
+    end
 endgenerate
 
 localparam integer NF_LAST_I = NF - 1;
@@ -248,28 +256,47 @@ always @(posedge clk) begin
     end
 end
 
+// The input vector and the fold being issued (x_now), by X_ROTATE:
+// 0: the vector is held and x_now is its fold sf_reg, an SF-way
+//    multiplexer;
+// 1: the vector is rotated by one synapse fold (SIMD inputs) on every
+//    issued fold, so that the fold being issued is always its lowest SIMD
+//    inputs: no multiplexer on the issue path (at SIMD 1 a 784-input layer
+//    had a 784-way one, driven by sf_reg: brevitas_mnist's worst routed
+//    path on ECP5, docs/results/ecp5.md). After SF folds the vector is back
+//    in place for the next neuron fold; a vector accepted on the edge that
+//    issues the last fold replaces it.
+wire [XP*X_W-1:0]   x_in;
+wire [SIMD*X_W-1:0] x_now;
+genvar f;
+
 generate
     if (XP > IN) begin : g_x_pad
-        always @(posedge clk) begin
-            if (accept) begin
-                x_reg <= {{((XP - IN) * X_W){1'b0}}, in_data};
-            end
-        end
+        assign x_in = {{((XP - IN) * X_W){1'b0}}, in_data};
     end else begin : g_x_nopad
+        assign x_in = in_data;
+    end
+    if (X_ROTATE != 0 && SF > 1) begin : g_x_rotate
         always @(posedge clk) begin
             if (accept) begin
-                x_reg <= in_data;
+                x_reg <= x_in;
+            end else if (busy_reg && !stall) begin
+                x_reg <= {x_reg[SIMD*X_W-1:0], x_reg[XP*X_W-1:SIMD*X_W]};
             end
         end
-    end
-endgenerate
-
-// The SIMD inputs of each synapse fold
-wire [SIMD*X_W-1:0] x_fold [0:SF-1];
-generate
-    genvar f;
-    for (f = 0; f < SF; f = f + 1) begin : g_x_fold
-        assign x_fold[f] = x_reg[f*SIMD*X_W +: SIMD*X_W];
+        assign x_now = x_reg[SIMD*X_W-1:0];
+    end else begin : g_x_select
+        // The SIMD inputs of each synapse fold
+        wire [SIMD*X_W-1:0] x_fold [0:SF-1];
+        for (f = 0; f < SF; f = f + 1) begin : g_x_fold
+            assign x_fold[f] = x_reg[f*SIMD*X_W +: SIMD*X_W];
+        end
+        always @(posedge clk) begin
+            if (accept) begin
+                x_reg <= x_in;
+            end
+        end
+        assign x_now = x_fold[sf_reg];
     end
 endgenerate
 
@@ -296,7 +323,7 @@ always @(posedge clk) begin
         m_last_reg <= last_sf;
         m_done_reg <= last_sf && last_nf;
         m_nf_reg <= nf_reg;
-        m_x_reg <= x_fold[sf_reg];
+        m_x_reg <= x_now;
     end
 end
 

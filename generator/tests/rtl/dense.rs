@@ -11,12 +11,13 @@
 //! SIMD`, column `(o % PE) * SIMD + i % SIMD`; bias `o` at word `o / PE`,
 //! column `o % PE`; banked images where W_BANK_COLS / B_BANK_COLS > 0).
 //!
-//! Sixteen configurations in one build: PE from 1 to OUT and SIMD from 1
+//! Seventeen configurations in one build: PE from 1 to OUT and SIMD from 1
 //! to IN, non-dividing PE and SIMD (padding neurons and inputs), chain and
 //! tree (tree depths T = 0, 1, 2), packed multipliers with even, odd and
 //! single PE, every quantization and overflow mode in the accumulator and
 //! the output, signed and unsigned formats of 1 to 40 bits, ROM, block,
-//! LUTRAM and banked parameter memories. Each instance runs a script: a
+//! LUTRAM and banked parameter memories, the extra memory register
+//! (MEM_REG) and the rotated input vector (X_ROTATE). Each instance runs a script: a
 //! trainer block (reads and writes of single weights and biases through
 //! the trainer ports, read-first, checked the cycle after; writes to ROMs
 //! are ignored and their read data is 0), then four streams of vectors
@@ -165,6 +166,8 @@ struct Cfg {
     pack: bool,
     /// MEM_REG: the memories' read data registered once more.
     mem_reg: bool,
+    /// X_ROTATE: the input vector rotated instead of a fold selected.
+    x_rotate: bool,
     /// Writable, STYLE, BANK_COLS of the weight and bias memories.
     w_mem: (bool, &'static str, usize),
     b_mem: (bool, &'static str, usize),
@@ -206,7 +209,7 @@ impl Cfg {
 
     fn params(&self, i: usize) -> String {
         format!(
-            ".IN({}), .OUT({}), .PE({}), .SIMD({}), {}, {}, {}, {}, {}, .RELU({}), .TREE({}), .PACK({}), .MEM_REG({}), \
+            ".IN({}), .OUT({}), .PE({}), .SIMD({}), {}, {}, {}, {}, {}, .RELU({}), .TREE({}), .PACK({}), .MEM_REG({}), .X_ROTATE({}), \
              .W_WRITABLE({}), .W_STYLE(\"{}\"), .W_FILE(\"w{i}.hex\"), .W_BANK_COLS({}), \
              .B_WRITABLE({}), .B_STYLE(\"{}\"), .B_FILE(\"b{i}.hex\"), .B_BANK_COLS({})",
             self.inp,
@@ -222,6 +225,7 @@ impl Cfg {
             u8::from(self.tree),
             u8::from(self.pack),
             u8::from(self.mem_reg),
+            u8::from(self.x_rotate),
             u8::from(self.w_mem.0),
             self.w_mem.1,
             self.w_mem.2,
@@ -280,52 +284,55 @@ impl Cfg {
 const CFGS: &[Cfg] = &[
     Cfg { why: "chain, PE 1 x SIMD 1 (fully folded), saturating accumulator that overflows, rounded products, quantized_relu output, trainable weights and biases",
           inp: 5, out: 3, pe: 1, simd: 1, x: fx(8, 4, true), w: fx(8, 6, true), b: fx(8, 4, true), a: fm(12, 8, true, 6, 1), y: fm(8, 5, false, 6, 1),
-          relu: true, tree: false, pack: false, mem_reg: false, w_mem: (true, "block", 0), b_mem: (true, "auto", 0) },
+          relu: true, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (true, "block", 0), b_mem: (true, "auto", 0) },
     Cfg { why: "chain, PE = OUT and SIMD = IN (one fold, II 1), wrapping accumulator, frozen (ROM) parameters",
           inp: 6, out: 4, pe: 4, simd: 6, x: fx(6, 3, true), w: fx(5, 2, true), b: fx(6, 2, true), a: fm(10, 5, true, 0, 0), y: fm(7, 3, true, 1, 0),
-          relu: false, tree: false, pack: false, mem_reg: false, w_mem: (false, "auto", 0), b_mem: (false, "auto", 0) },
+          relu: false, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (false, "auto", 0), b_mem: (false, "auto", 0) },
     Cfg { why: "chain, PE 2 and SIMD 3 dividing neither OUT 5 nor IN 7, unsigned inputs and biases, SAT_SYM accumulator, banked LUTRAM weights",
           inp: 7, out: 5, pe: 2, simd: 3, x: fx(6, 6, false), w: fx(5, 3, true), b: fx(4, 1, false), a: fm(10, 7, true, 2, 3), y: fm(6, 2, true, 3, 2),
-          relu: true, tree: false, pack: false, mem_reg: false, w_mem: (true, "distributed", 4), b_mem: (true, "block", 1) },
+          relu: true, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (true, "distributed", 4), b_mem: (true, "block", 1) },
     Cfg { why: "tree over SIMD = IN = 8 (T 2), PE 3 of OUT 6, 12-bit wrapping accumulator narrower than the tree (TW = A_W - SHIFT), trainable biases",
           inp: 8, out: 6, pe: 3, simd: 8, x: fx(6, 2, true), w: fx(6, 3, true), b: fx(8, 3, true), a: fm(12, 6, true, 5, 0), y: fm(8, 2, true, 5, 1),
-          relu: false, tree: true, pack: false, mem_reg: false, w_mem: (false, "block", 0), b_mem: (true, "block", 0) },
+          relu: false, tree: true, pack: false, mem_reg: false, x_rotate: false, w_mem: (false, "block", 0), b_mem: (true, "block", 0) },
     Cfg { why: "tree, packed multipliers, PE 4 of OUT 7 (a padding neuron), SIMD 3 of IN 9 (T 1), saturating accumulator that cannot overflow, unsigned inputs",
           inp: 9, out: 7, pe: 4, simd: 3, x: fx(8, 8, false), w: fx(8, 7, true), b: fx(8, 4, true), a: fm(32, 15, true, 6, 1), y: fm(8, 4, false, 6, 1),
-          relu: true, tree: true, pack: true, mem_reg: false, w_mem: (true, "block", 0), b_mem: (false, "auto", 0) },
+          relu: true, tree: true, pack: true, mem_reg: false, x_rotate: false, w_mem: (true, "block", 0), b_mem: (false, "auto", 0) },
     Cfg { why: "tree, packed multipliers, odd PE 3 = OUT (the last pair single), SIMD 1 (T 0), 9-bit wrapping accumulator, bias rounded into it",
           inp: 4, out: 3, pe: 3, simd: 1, x: fx(4, 2, true), w: fx(6, 3, true), b: fx(10, 7, true), a: fm(9, 5, true, 4, 0), y: fm(5, 1, true, 6, 3),
-          relu: false, tree: true, pack: true, mem_reg: false, w_mem: (false, "auto", 0), b_mem: (true, "distributed", 0) },
+          relu: false, tree: true, pack: true, mem_reg: false, x_rotate: false, w_mem: (false, "auto", 0), b_mem: (true, "distributed", 0) },
     Cfg { why: "tree, SIMD 2 of IN 5 (T 1, a padding input), unsigned weights, inputs, biases and wrapping accumulator, one-bank weight images",
           inp: 5, out: 2, pe: 1, simd: 2, x: fx(4, 2, false), w: fx(4, 4, false), b: fx(5, 2, false), a: fm(8, 6, false, 0, 0), y: fm(6, 3, false, 2, 1),
-          relu: true, tree: true, pack: false, mem_reg: false, w_mem: (true, "block", 2), b_mem: (true, "auto", 0) },
+          relu: true, tree: true, pack: false, mem_reg: false, x_rotate: false, w_mem: (true, "block", 2), b_mem: (true, "auto", 0) },
     Cfg { why: "tree, packed multipliers, SIMD 5 of IN 10 (3 levels with pass-through nodes, T 2), PE 2 of OUT 4, 24-bit wrapping accumulator, banked weights",
           inp: 10, out: 4, pe: 2, simd: 5, x: fx(8, 4, true), w: fx(8, 6, true), b: fx(12, 6, true), a: fm(24, 12, true, 0, 0), y: fm(10, 6, true, 2, 1),
-          relu: false, tree: true, pack: true, mem_reg: false, w_mem: (true, "block", 3), b_mem: (true, "block", 0) },
+          relu: false, tree: true, pack: true, mem_reg: false, x_rotate: false, w_mem: (true, "block", 3), b_mem: (true, "block", 0) },
     Cfg { why: "smallest: IN 1, OUT 1, a 1-bit signed input, a 1-bit unsigned weight, TRN_ZERO / SAT_SYM accumulator, 1-bit output",
           inp: 1, out: 1, pe: 1, simd: 1, x: fx(1, 0, true), w: fx(1, 1, false), b: fx(2, 1, true), a: fm(2, 1, true, 1, 3), y: fm(1, 0, false, 5, 1),
-          relu: true, tree: false, pack: false, mem_reg: false, w_mem: (true, "block", 0), b_mem: (true, "block", 0) },
+          relu: true, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (true, "block", 0), b_mem: (true, "block", 0) },
     Cfg { why: "chain, wide formats (16-bit inputs and weights, 40-bit accumulator), PE = OUT 2, SIMD 2 of IN 3",
           inp: 3, out: 2, pe: 2, simd: 2, x: fx(16, 8, true), w: fx(16, 12, true), b: fx(16, 8, true), a: fm(40, 18, true, 6, 1), y: fm(16, 8, true, 2, 1),
-          relu: false, tree: false, pack: false, mem_reg: false, w_mem: (true, "block", 0), b_mem: (true, "block", 0) },
+          relu: false, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (true, "block", 0), b_mem: (true, "block", 0) },
     Cfg { why: "chain, unsigned saturating accumulator fed signed products (clamped at 0), RND_ZERO products, PE = OUT 3, SIMD 2 of IN 4",
           inp: 4, out: 3, pe: 3, simd: 2, x: fx(6, 3, true), w: fx(6, 3, true), b: fx(6, 3, true), a: fm(8, 5, false, 3, 1), y: fm(6, 3, false, 4, 2),
-          relu: true, tree: false, pack: false, mem_reg: false, w_mem: (false, "block", 0), b_mem: (false, "auto", 0) },
+          relu: true, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (false, "block", 0), b_mem: (false, "auto", 0) },
     Cfg { why: "chain, OUT 5 over PE 4 (a partial last fold), truncated products, SAT_ZERO accumulator, bias and output casts shifting left",
           inp: 3, out: 5, pe: 4, simd: 1, x: fx(5, 1, true), w: fx(5, 2, true), b: fx(4, 0, true), a: fm(7, 2, true, 0, 2), y: fm(8, 4, true, 0, 1),
-          relu: false, tree: false, pack: false, mem_reg: false, w_mem: (true, "distributed", 0), b_mem: (false, "auto", 0) },
+          relu: false, tree: false, pack: false, mem_reg: false, x_rotate: false, w_mem: (true, "distributed", 0), b_mem: (false, "auto", 0) },
     Cfg { why: "conv-like: IN 18 = 9 taps x 2 channels, SIMD 9 (4 levels, T 2), PE 2 of OUT 4, tree with a saturating accumulator that cannot overflow",
           inp: 18, out: 4, pe: 2, simd: 9, x: fx(8, 8, false), w: fx(4, 3, true), b: fx(8, 4, true), a: fm(20, 11, true, 3, 1), y: fm(8, 4, false, 4, 1),
-          relu: true, tree: true, pack: false, mem_reg: false, w_mem: (false, "block", 0), b_mem: (false, "auto", 0) },
+          relu: true, tree: true, pack: false, mem_reg: false, x_rotate: false, w_mem: (false, "block", 0), b_mem: (false, "auto", 0) },
     Cfg { why: "tree, packed multipliers with PE 1 (no pair), SIMD = IN 4 (T 1), OUT 1, 6-bit wrapping accumulator narrower than the tree, trainable weights",
           inp: 4, out: 1, pe: 1, simd: 4, x: fx(3, 1, true), w: fx(3, 1, true), b: fx(3, 0, true), a: fm(6, 2, true, 0, 0), y: fm(4, 1, true, 2, 0),
-          relu: true, tree: true, pack: true, mem_reg: false, w_mem: (true, "block", 0), b_mem: (false, "auto", 0) },
+          relu: true, tree: true, pack: true, mem_reg: false, x_rotate: false, w_mem: (true, "block", 0), b_mem: (false, "auto", 0) },
     Cfg { why: "MEM_REG: chain, PE 2 of OUT 3, SIMD 1 of IN 5, parameters registered once more after the block RAM read, trainable weights and biases",
           inp: 5, out: 3, pe: 2, simd: 1, x: fx(8, 4, true), w: fx(8, 6, true), b: fx(8, 4, true), a: fm(12, 8, true, 6, 1), y: fm(8, 5, false, 6, 1),
-          relu: true, tree: false, pack: false, mem_reg: true, w_mem: (true, "block", 0), b_mem: (true, "block", 0) },
+          relu: true, tree: false, pack: false, mem_reg: true, x_rotate: true, w_mem: (true, "block", 0), b_mem: (true, "block", 0) },
     Cfg { why: "MEM_REG: tree, packed multipliers, SIMD 3 of IN 7 (T 1), PE 3 of OUT 5, wrapping accumulator, banked block RAM weights",
           inp: 7, out: 5, pe: 3, simd: 3, x: fx(6, 3, true), w: fx(6, 4, true), b: fx(8, 4, true), a: fm(20, 7, true, 0, 0), y: fm(8, 4, true, 2, 1),
-          relu: false, tree: true, pack: true, mem_reg: true, w_mem: (true, "block", 3), b_mem: (true, "auto", 0) },
+          relu: false, tree: true, pack: true, mem_reg: true, x_rotate: true, w_mem: (true, "block", 3), b_mem: (true, "auto", 0) },
+    Cfg { why: "X_ROTATE alone: chain, SIMD 2 of IN 7 (4 folds, a padding input), PE 2 of OUT 5 (3 neuron folds over the rotated vector), LUTRAM weights",
+          inp: 7, out: 5, pe: 2, simd: 2, x: fx(6, 3, true), w: fx(5, 3, true), b: fx(6, 3, true), a: fm(12, 6, true, 2, 1), y: fm(6, 3, true, 2, 1),
+          relu: true, tree: false, pack: false, mem_reg: false, x_rotate: true, w_mem: (true, "distributed", 0), b_mem: (true, "auto", 0) },
 ];
 
 /// One step of an instance's script (run by the C++ bench, one after

@@ -104,6 +104,7 @@ const CASES: &[Case] = &[
             // Packed products feed only the adder tree (TREE is 0 by default).
             ("PACK", 1, "fptgen_param_error_dense_pack_needs_tree"),
             ("MEM_REG", 2, "fptgen_param_error_dense_mem_reg_not_0_or_1"),
+            ("X_ROTATE", 2, "fptgen_param_error_dense_x_rotate_not_0_or_1"),
         ],
     },
     Case {
