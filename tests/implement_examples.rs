@@ -114,15 +114,24 @@ fn routed_as_baseline(name: &str) {
 /// fast tier.
 const FULL_TIER_VARIANTS: [&str; 4] = ["jet_tagging_ecp5", "int8_head_ecp5", "residual_ecp5", "all_operators_ecp5"];
 
-/// Every ECP5 variant with a baseline is routed by a test: tiny's above or
-/// one of [`FULL_TIER_VARIANTS`].
+/// The ECP5 variants whose baselines have exact figures only: written,
+/// generated and co-simulated, not yet routed (issue 37;
+/// docs/results/ecp5.md says why).
+const NOT_YET_ROUTED: [&str; 2] = ["mnist_cnn_ecp5", "mnist_ecp5"];
+
+/// Every ECP5 variant with a baseline is routed by a test (tiny's above or
+/// one of [`FULL_TIER_VARIANTS`]) or named as not yet routed.
 #[test]
 fn every_ecp5_variant_has_its_routing_test() {
     let mut variants: Vec<&str> = baseline::DESIGNS.iter().filter(|d| d.model.ends_with("model_ecp5.yaml") && d.name != "tiny_ecp5").map(|d| d.name).collect();
-    let mut tested = FULL_TIER_VARIANTS.to_vec();
+    let mut tested = [FULL_TIER_VARIANTS.as_slice(), NOT_YET_ROUTED.as_slice()].concat();
     variants.sort_unstable();
     tested.sort_unstable();
     assert_eq!(variants, tested, "an ECP5 variant in tests/common/baseline.rs without its test here, or the reverse");
+    for name in NOT_YET_ROUTED {
+        let b = baseline::read_json(&common::root().join(format!("tests/baselines/{name}.json")));
+        assert!(b.get("routed").is_none(), "{name} has a routed baseline: give it its test and take it off NOT_YET_ROUTED");
+    }
 }
 
 #[test]
