@@ -54,11 +54,27 @@ fn pack_some(m: &mut model::Model, seed: u64) {
     }
 }
 
-fn check(yaml: &str, seed: u64, units: &std::sync::Mutex<(usize, usize, usize)>) -> Result<(), TestCaseError> {
+/// Every other network (by a bit of `seed`) is generated for a Lattice
+/// ECP5 part, as if its model file said `part: LFE5U-85F-8BG381C`: its
+/// matrix-vector units then register their memories' read data once more
+/// and rotate their input vectors (rtl/fptgen_dense.v's MEM_REG and
+/// X_ROTATE). Returns whether it did.
+fn ecp5_some(m: &mut model::Model, seed: u64) -> bool {
+    let ecp5 = (seed >> 7) & 1 == 1;
+    if ecp5 {
+        m.part = "LFE5U-85F-8BG381C".into();
+    }
+    ecp5
+}
+
+fn check(yaml: &str, seed: u64, units: &std::sync::Mutex<(usize, usize, usize)>, ecp5: &std::sync::Mutex<usize>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
     let path = dir.path().join("model.yaml");
     let mut m = model::parse(yaml, &path).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
     pack_some(&mut m, seed);
+    if ecp5_some(&mut m, seed) {
+        *ecp5.lock().unwrap() += 1;
+    }
     let params = fptgen_sim::weights::random(&m, seed);
     let n = plan(&m);
     let (t, c, k) = accumulations(&n);
@@ -83,10 +99,11 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
     let mut runner = common::runner(seed, common::draws(16, 28), 8);
     let drawn = std::sync::Mutex::new(Vec::new());
     let units = std::sync::Mutex::new((0, 0, 0));
+    let ecp5 = std::sync::Mutex::new(0);
     runner
         .run(&prop_oneof![2 => network(false), 3 => cnn(false), 2 => graph(false)], |(yaml, seed)| {
             drawn.lock().unwrap().push(yaml.clone());
-            check(&yaml, seed, &units)
+            check(&yaml, seed, &units, &ecp5)
         })
         .unwrap_or_else(|e| panic!("{}: {e}", common::replay("cosim_random", "random_networks_are_bit_exact", seed)));
     if seed != 42 {
@@ -99,6 +116,9 @@ fn random_networks_are_bit_exact_with_predicted_cycles() {
     eprintln!("cosim_random: {trees} adder trees ({packed} with packed multipliers), {chains} in-order chains");
     assert!(trees >= 10 && chains >= 10, "{trees} adder trees and {chains} in-order chains");
     assert!(packed >= 4, "only {packed} of {trees} adder trees had packed multipliers");
+    let ecp5 = ecp5.into_inner().unwrap();
+    eprintln!("cosim_random: {ecp5} networks generated for ECP5 (MEM_REG, X_ROTATE)");
+    assert!(ecp5 >= 4, "only {ecp5} random networks were generated for ECP5");
     // The draw covered every image operator and geometry.
     let drawn = drawn.into_inner().unwrap();
     let images = drawn.iter().filter(|y| y.contains("type: conv2d") || y.contains("type: maxpool2d") || y.contains("type: batchnorm")).count();
@@ -181,7 +201,7 @@ fn packed_multipliers_are_bit_exact() {
             };
             yaml += &packed_unit("d2", "dense", &format!("    inputs: {inputs}\n    outputs: {n2}\n"), &w2, y1.2, &y2, 2 + pe2 % (n2 - 1), 1 + simd2 % inputs);
             *expected.lock().unwrap() += 2;
-            check(&yaml, seed, &units)
+            check(&yaml, seed, &units, &std::sync::Mutex::new(0))
         })
         .unwrap_or_else(|e| panic!("{e}"));
     let (trees, chains, packed) = units.into_inner().unwrap();
