@@ -99,7 +99,7 @@ pub struct DensePlan {
 /// Kintex estimate takes 0.83 ns for the block RAM read; turning the two on
 /// for Kintex too moves every Kintex synthesis baseline (mnist_ii56's alone
 /// is an hour of yosys) and is left for its own change.
-pub(super) fn ecp5_only(part: &str) -> u32 {
+fn ecp5_only(part: &str) -> u32 {
     u32::from(matches!(crate::part::ecp5(part), Ok(Some(_))))
 }
 
@@ -127,8 +127,7 @@ pub(super) fn mvau(model: &Model, layer: &str, specs: &[TensorSpec], d: &Dense, 
     // The model's loader refuses `packed` where it does not apply
     // (fptgen_sim::layers::dense::packing_refusal), so here it has a tree.
     plan.pack = u32::from(d.multipliers == Multipliers::Packed && tree);
-    plan.mem_reg = ecp5_only(&model.part);
-    plan.x_rotate = ecp5_only(&model.part);
+    plan.for_part(&model.part);
     (plan, memories)
 }
 
@@ -152,6 +151,13 @@ impl DensePlan {
             mem_reg: 0,
             x_rotate: 0,
         }
+    }
+
+    /// Sets the options `part` asks for ([`ecp5_only`]: `mem_reg` and
+    /// `x_rotate`).
+    pub(super) fn for_part(&mut self, part: &str) {
+        self.mem_reg = ecp5_only(part);
+        self.x_rotate = ecp5_only(part);
     }
 
     /// Registered stages of the adder tree (`rtl/fptgen_dense.v`'s `T`): a

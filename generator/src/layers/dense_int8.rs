@@ -73,8 +73,7 @@ pub(super) fn plan(model: &Model, layer: &Layer, input_shape: &[usize], d: &Dens
     };
     let tree = exact_accumulation(&unit, offset_fixed()).is_some();
     let mut dense = DensePlan::new([d.outputs, d.inputs], [d.pe, d.simd], false, [specs[W].format, specs[B].format, acc], tree);
-    dense.mem_reg = super::dense::ecp5_only(&model.part);
-    dense.x_rotate = super::dense::ecp5_only(&model.part);
+    dense.for_part(&model.part);
     let requant = RequantPlan::new(d.outputs, d.rounding, d.input_q().zero_point(), (d.output_q().zero_point(), d.activation_range().0, d.activation_range().1), |c| d.multiplier(c));
     let kp = DenseInt8Plan { dense, x_off: offset_format(), acc: acc.into(), requant };
     super::layer_plan(model, layer, input_shape, memories, KindPlan::DenseInt8(kp))
